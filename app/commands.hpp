@@ -1,0 +1,10 @@
+// One setup function per subcommand, each in its own file (cmd_<name>.cpp).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace attnlab::app {
+
+void setup_pe(CLI::App& app);
+
+}  // namespace attnlab::app

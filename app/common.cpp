@@ -1,0 +1,81 @@
+#include "common.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
+
+namespace attnlab::app {
+
+int& exit_status()
+{
+    static int status = 0;
+    return status;
+}
+
+void add_common_options(CLI::App& sub, CommonOpts& o)
+{
+    sub.add_option("--seed", o.seed, "Seed of the random inputs (same numbers on every platform)");
+    add_enum_option(sub, "--dtype", o.dtype, "Precision the experiment computes in");
+    add_enum_option(sub, "--format", o.format, "Output format");
+    sub.add_option("--tensor", o.tensor,
+                   "Tensor to print (CSV prints exactly one; default: the command's main tensor)");
+    sub.add_option("--show", o.show, "Tensors to print, comma-separated (default: all)")
+        ->delimiter(',');
+    sub.add_flag("--wide", o.wide, "CSV: print a rank-2 tensor as one row per first-axis index");
+    sub.add_flag("--full", o.full, "Text: print every element of large tensors");
+    sub.add_flag("--quiet", o.quiet, "Print only the check lines (JSON: no tensors)");
+    sub.add_option("--tol", o.tol, "Replace every numeric tolerance of the checks")
+        ->check(CLI::NonNegativeNumber);
+    sub.add_option("--max-memory", o.max_memory_gib, "Memory budget in GiB; larger requests are refused")
+        ->check(CLI::PositiveNumber);
+}
+
+namespace {
+
+bool use_color()
+{
+    const char* no_color = std::getenv("NO_COLOR");
+    if (no_color != nullptr && no_color[0] != '\0') return false;
+    const char* term = std::getenv("TERM");
+    if (term != nullptr && std::string(term) == "dumb") return false;
+    return isatty(STDOUT_FILENO) == 1;
+}
+
+}  // namespace
+
+int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>& experiment)
+{
+    if (o.format == Format::csv && o.quiet) {
+        throw InputError("--quiet prints only check lines; it does not combine with --format csv");
+    }
+    if (o.wide && o.format != Format::csv) throw InputError("--wide applies to --format csv only");
+    if (o.format == Format::csv && o.show.size() + (o.tensor.empty() ? 0 : 1) > 1) {
+        throw InputError("--format csv prints one tensor; name it with --tensor");
+    }
+    RunContext ctx;
+    ctx.dtype = o.dtype;
+    ctx.seed = o.seed;
+    ctx.tol = o.tol;
+    ctx.max_memory_bytes = o.max_memory_gib * 1024.0 * 1024.0 * 1024.0;
+    ctx.show = o.show;
+    if (!o.tensor.empty()) ctx.show.push_back(o.tensor);
+    ctx.main_only = o.format == Format::csv && ctx.show.empty();
+    if (o.quiet) ctx.main_only = true;  // tensors are not printed
+
+    const Report report = experiment(ctx);
+    RenderOptions ropts;
+    ropts.format = o.format;
+    ropts.tensor = o.tensor.empty() && !o.show.empty() ? o.show.front() : o.tensor;
+    ropts.wide = o.wide;
+    ropts.full = o.full;
+    ropts.quiet = o.quiet;
+    ropts.color = o.format == Format::text && use_color();
+    const std::string out = render(report, ropts);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+    return report.passed() ? 0 : 1;
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,57 @@
+// Option plumbing shared by every subcommand: the global options of the experiment contract
+// (seed, dtype, format, tolerance, memory budget, which tensors) and the one function that
+// runs an experiment, renders it and turns the verdict into the exit status.
+#pragma once
+
+#include "attnlab/render.hpp"
+#include "attnlab/report.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnlab::app {
+
+struct CommonOpts {
+    std::uint64_t seed = 0;
+    DType dtype = DType::float32;
+    Format format = Format::text;
+    std::string tensor;
+    std::vector<std::string> show;
+    bool wide = false;
+    bool full = false;
+    bool quiet = false;
+    std::optional<double> tol;
+    double max_memory_gib = 2.0;
+};
+
+// Registers the global options on a subcommand.
+void add_common_options(CLI::App& sub, CommonOpts& o);
+
+// An enum option validated against the enum's one table of names; --help lists the names.
+template <class E>
+CLI::Option* add_enum_option(CLI::App& sub, const std::string& flag, E& target,
+                             const std::string& help)
+{
+    std::vector<std::string> names;
+    for (const auto& entry : enum_names(E{})) names.emplace_back(entry.second);
+    return sub
+        .add_option_function<std::string>(
+            flag, [&target](const std::string& s) { target = enum_map<E>().at(s); }, help)
+        ->check(CLI::IsMember(names))
+        ->type_name("")
+        ->default_str(name_of(target));
+}
+
+// Runs one experiment, prints its rendering, returns the exit status (0 all invariants held,
+// 1 some failed). Input errors propagate as exceptions to main, which prints them and exits 2.
+int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>& experiment);
+
+// Where each subcommand stores its exit status for main to return.
+int& exit_status();
+
+}  // namespace attnlab::app

@@ -1,0 +1,76 @@
+// attnlab: every experiment of the articles on position in self-attention, run on the CPU,
+// with each claim turned into a measured check.
+//
+// Exit status: 0 every check of the program's own invariants held, 1 one failed,
+// 2 a usage or input error (one line on stderr, nothing on stdout).
+#include "attnlab/report.hpp"
+#include "attnlab/version.hpp"
+#include "commands.hpp"
+#include "common.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstdio>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace {
+
+int fail(const std::string& message)
+{
+    std::string line = message;
+    for (char& c : line) {
+        if (c == '\n') c = ' ';
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    fmt::print(stderr, "attnlab: error: {}\n", line);
+    return 2;
+}
+
+bool has_subcommand(const CLI::App& app, const std::string& name)
+{
+    for (const auto* sub : app.get_subcommands({})) {
+        if (sub->get_name() == name) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"attnlab: how self-attention sees word order, as measured experiments.\n"
+                 "Each subcommand prints its tensors with shapes and axis names, then checks "
+                 "every claim with a measured figure and a tolerance.",
+                 "attnlab"};
+    app.set_version_flag("--version", std::string("attnlab ") + attnlab::kVersion);
+    app.require_subcommand(1);
+    app.option_defaults()->always_capture_default();
+    app.footer("Exit status: 0 all checks passed, 1 a check failed, 2 usage or input error.\n"
+               "Run 'attnlab <command> --help' for a command's options.");
+
+    attnlab::app::setup_pe(app);
+
+    try {
+        if (argc > 1 && argv[1][0] != '-' && !has_subcommand(app, argv[1])) {
+            std::vector<std::string> names;
+            for (const auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+            return fail(fmt::format("unknown command '{}'; commands: {}", argv[1],
+                                    fmt::join(names, ", ")));
+        }
+        app.parse(argc, argv);
+    } catch (const CLI::Success& e) {
+        return app.exit(e);  // --help, --version
+    } catch (const CLI::ParseError& e) {
+        return fail(std::string(e.what()) + "; see --help");
+    } catch (const attnlab::InputError& e) {
+        return fail(e.what());
+    } catch (const std::bad_alloc&) {
+        return fail("out of memory; reduce the sizes or --max-memory");
+    } catch (const std::exception& e) {
+        return fail(std::string("internal error: ") + e.what());
+    }
+    return attnlab::app::exit_status();
+}

@@ -1,0 +1,55 @@
+// Every convention the program offers is an enum with one table of names. The CLI's
+// validators, the JSON params and the text output all read that one table, so a spelling
+// can never differ between them.
+//
+// Each enum E provides, next to its definition, a function found by argument-dependent
+// lookup:   constexpr auto enum_names(E) -> std::array<std::pair<E, std::string_view>, N>
+#pragma once
+
+#include <array>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace attnlab {
+
+template <class E>
+std::string name_of(E value)
+{
+    for (const auto& [e, name] : enum_names(E{})) {
+        if (e == value) return std::string(name);
+    }
+    throw std::logic_error("enum value without a name");
+}
+
+// name -> value, in the form CLI11's CheckedTransformer takes.
+template <class E>
+std::map<std::string, E> enum_map()
+{
+    std::map<std::string, E> out;
+    for (const auto& [e, name] : enum_names(E{})) out.emplace(std::string(name), e);
+    return out;
+}
+
+// "a|b|c", for messages.
+template <class E>
+std::string enum_choices()
+{
+    std::string out;
+    for (const auto& [e, name] : enum_names(E{})) {
+        if (!out.empty()) out += '|';
+        out += name;
+    }
+    return out;
+}
+
+enum class DType { float32, float64 };
+constexpr auto enum_names(DType)
+{
+    return std::array{std::pair{DType::float32, std::string_view("float32")},
+                      std::pair{DType::float64, std::string_view("float64")}};
+}
+
+}  // namespace attnlab

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Sets attnlab up on a Debian machine and runs it. Installs only what is missing.
+#   ./setup.sh run    build (release) and run the main job
+#   ./setup.sh test   build with warnings as errors, run every test, then build and run
+#                     every test again under AddressSanitizer + UndefinedBehaviorSanitizer
+set -euo pipefail
+cd "$(dirname "$0")"
+
+packages=(g++ cmake ninja-build libcli11-dev libfmt-dev libxtensor-dev xtl-dev libxsimd-dev
+          doctest-dev nlohmann-json3-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+build() {
+  cmake --preset "$1" --log-level=WARNING >&2
+  cmake --build --preset "$1" >&2
+}
+
+case "${1:-}" in
+  run)
+    build release
+    ./build/release/attnlab pe --len 8 --dim 8
+    ;;
+  test)
+    for preset in release asan; do
+      build "$preset"
+      ctest --preset "$preset"
+    done
+    ;;
+  *)
+    echo "usage: ./setup.sh run|test" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,149 @@
+// The experiment contract as seen from the command line: help, version, exit status,
+// formats, options shared by every subcommand. Run against `pe`, the first subcommand.
+#include "cli_support.hpp"
+
+#include "attnlab/version.hpp"
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+TEST_CASE("--version prints the configured version")
+{
+    const auto r = run_cli({"--version"});
+    CHECK(r.status == 0);
+    CHECK(r.out == std::string("attnlab ") + attnlab::kVersion + "\n");
+}
+
+TEST_CASE("--help lists the subcommands, one line each")
+{
+    const auto r = run_cli({"--help"});
+    CHECK(r.status == 0);
+    CHECK(r.out.find("\n  pe ") != std::string::npos);
+}
+
+TEST_CASE("a subcommand's --help shows defaults, allowed values and an example")
+{
+    const auto r = run_cli({"pe", "--help"});
+    CHECK(r.status == 0);
+    CHECK(r.out.find("--layout") != std::string::npos);
+    CHECK(r.out.find("interleaved") != std::string::npos);
+    CHECK(r.out.find("Example: attnlab pe") != std::string::npos);
+}
+
+TEST_CASE("usage errors: exit 2, one line naming the option, nothing on stdout")
+{
+    expect_usage_error({}, "subcommand is required");
+    expect_usage_error({"nosuch"}, "unknown command 'nosuch'; commands: pe");
+    expect_usage_error({"pe", "--bogus"}, "--bogus");
+    expect_usage_error({"pe", "--len", "abc"}, "--len");
+    expect_usage_error({"pe", "--len", "0"}, "--len");
+    expect_usage_error({"pe", "--dtype", "float16"}, "--dtype");
+    expect_usage_error({"pe", "--format", "xml"}, "--format");
+    expect_usage_error({"pe", "--format", "csv", "--tensor", "nope"}, "unknown tensor 'nope'");
+    expect_usage_error({"pe", "--show", "pe,nope"}, "unknown tensor 'nope'");
+    expect_usage_error({"pe", "--format", "csv", "--tensor", "freq", "--wide"}, "--wide needs a rank-2");
+    expect_usage_error({"pe", "--wide"}, "--wide applies to --format csv");
+    expect_usage_error({"pe", "--format", "csv", "--quiet"}, "--quiet");
+    expect_usage_error({"pe", "--tol", "-1"}, "--tol");
+    expect_usage_error({"pe", "--max-memory", "0"}, "--max-memory");
+    expect_usage_error({"pe", "--len", "100000", "--dim", "100000"}, "above the memory budget");
+}
+
+TEST_CASE("exit status 1 when a check fails (--tol 0 on a float32 figure that is not zero)")
+{
+    const auto r = run_cli({"pe", "--len", "64", "--dim", "16", "--tol", "0", "--quiet"});
+    CHECK(r.status == 1);
+    CHECK(r.out.find("FAIL  relative shift is linear") != std::string::npos);
+    CHECK(r.err.empty());
+}
+
+TEST_CASE("--quiet prints only the check lines")
+{
+    const auto r = run_cli({"pe", "--quiet"});
+    CHECK(r.status == 0);
+    std::istringstream lines(r.out);
+    std::string line;
+    int n = 0;
+    while (std::getline(lines, line)) {
+        ++n;
+        CHECK((line.rfind("PASS  ", 0) == 0 || line.rfind("HOLDS ", 0) == 0));
+    }
+    CHECK(n >= 5);
+}
+
+TEST_CASE("JSON document is complete: command, params, tensors, checks, passed")
+{
+    const auto j = run_json({"pe", "--len", "4", "--dim", "4"});
+    CHECK(j["command"] == "pe");
+    CHECK(j["params"]["len"] == 4);
+    CHECK(j["params"]["dim"] == 4);
+    CHECK(j["params"]["seed"] == 0);
+    CHECK(j["params"]["dtype"] == "float32");
+    CHECK(j["params"]["layout"] == "interleaved");
+    REQUIRE(j["tensors"].size() == 3);
+    CHECK(j["tensors"][0]["name"] == "pe");
+    CHECK(j["tensors"][0]["shape"] == nlohmann::json::array({4, 4}));
+    CHECK(j["tensors"][0]["axes"] == nlohmann::json::array({"pos", "dim"}));
+    CHECK(j["tensors"][0]["data"][0] == nlohmann::json::array({0.0, 1.0, 0.0, 1.0}));
+    CHECK(j["tensors"][0]["data"][1][0] == doctest::Approx(0.84147098));
+    for (const auto& c : j["checks"]) {
+        for (const char* key : {"name", "claim", "metric", "measured", "tolerance", "comparison", "passed"})
+            CHECK(c.contains(key));
+    }
+    CHECK(j["passed"] == true);
+}
+
+TEST_CASE("--quiet --format json keeps the checks and drops the tensors")
+{
+    const auto j = run_json({"pe", "--quiet"});
+    CHECK(j["tensors"].empty());
+    CHECK(!j["checks"].empty());
+}
+
+TEST_CASE("--show limits the tensors printed, in text and JSON")
+{
+    const auto j = run_json({"pe", "--show", "freq,wavelength"});
+    REQUIRE(j["tensors"].size() == 2);
+    CHECK(j["tensors"][0]["name"] == "freq");
+    CHECK(j["tensors"][1]["name"] == "wavelength");
+    const auto r = run_cli({"pe", "--show", "freq"});
+    CHECK(r.out.rfind("freq  shape [4]  (pair)  float32\n", 0) == 0);
+}
+
+TEST_CASE("CSV: header names the axes, one row per element, and --wide prints rank 2 wide")
+{
+    auto r = run_cli({"pe", "--len", "5", "--dim", "6", "--format", "csv"});
+    CHECK(r.status == 0);
+    CHECK(r.out.rfind("pos,dim,value\n0,0,0\n0,1,1\n", 0) == 0);
+    CHECK(count_lines(r.out) == 1 + 5 * 6);
+    r = run_cli({"pe", "--len", "5", "--dim", "6", "--format", "csv", "--wide"});
+    CHECK(r.out.rfind("pos,d0,d1,d2,d3,d4,d5\n0,0,1,0,1,0,1\n", 0) == 0);
+    CHECK(count_lines(r.out) == 6);
+    r = run_cli({"pe", "--dim", "6", "--format", "csv", "--tensor", "freq"});
+    CHECK(r.out.rfind("pair,value\n0,1\n", 0) == 0);
+    CHECK(count_lines(r.out) == 4);
+}
+
+TEST_CASE("--seed reproduces the random inputs and a different seed changes them")
+{
+    const std::vector<std::string> base = {"pe", "--embed", "--len", "3", "--dim", "4",
+                                           "--format", "csv", "--tensor", "x"};
+    auto with_seed = [&](const char* s) {
+        auto args = base;
+        args.push_back("--seed");
+        args.push_back(s);
+        return run_cli(args).out;
+    };
+    CHECK(with_seed("7") == with_seed("7"));
+    CHECK(with_seed("7") != with_seed("8"));
+}
+
+TEST_CASE("--dtype float64 computes in double precision")
+{
+    const auto j = run_json({"pe", "--dtype", "float64", "--len", "2", "--dim", "2"});
+    CHECK(j["tensors"][0]["dtype"] == "float64");
+    CHECK(j["tensors"][0]["data"][1][0] == 0.8414709848078965);
+    const auto f = run_json({"pe", "--len", "2", "--dim", "2"});
+    CHECK(f["tensors"][0]["data"][1][0] == 0.84147096);  // sin(1) rounded to float32
+}

@@ -1,0 +1,50 @@
+#include "cli_support.hpp"
+
+#include <doctest/doctest.h>
+
+TEST_CASE("pe: default run passes every check, prints the table with shape and axes")
+{
+    const auto r = run_cli({"pe", "--len", "8", "--dim", "8"});
+    CHECK(r.status == 0);
+    CHECK(r.out.rfind("pe  shape [8, 8]  (pos, dim)  float32\n", 0) == 0);
+    CHECK(r.out.find("PASS  relative shift is linear") != std::string::npos);
+    CHECK(r.out.find("FAIL") == std::string::npos);
+}
+
+TEST_CASE("pe: every option in every format")
+{
+    for (const char* fmt : {"text", "csv", "json"}) {
+        for (const char* layout : {"interleaved", "concat"}) {
+            for (const char* method : {"exp-log", "pow"}) {
+                const auto r = run_cli({"pe", "--len", "12", "--dim", "10", "--layout", layout,
+                                        "--freq-method", method, "--max-len", "20", "--embed",
+                                        "--batch", "2", "--scale-embed", "--shift", "3",
+                                        "--base", "500", "--format", fmt});
+                CAPTURE(fmt);
+                CAPTURE(layout);
+                CAPTURE(method);
+                CHECK(r.status == 0);
+                CHECK(r.err.empty());
+            }
+        }
+    }
+}
+
+TEST_CASE("pe: --embed adds x and h [batch, pos, dim]")
+{
+    const auto j = run_json({"pe", "--embed", "--batch", "3", "--len", "4", "--dim", "6"});
+    REQUIRE(j["tensors"].size() == 5);
+    CHECK(j["tensors"][3]["name"] == "x");
+    CHECK(j["tensors"][4]["name"] == "h");
+    CHECK(j["tensors"][4]["shape"] == nlohmann::json::array({3, 4, 6}));
+    CHECK(j["tensors"][4]["axes"] == nlohmann::json::array({"batch", "pos", "dim"}));
+}
+
+TEST_CASE("pe: errors as the articles' module raises them")
+{
+    expect_usage_error({"pe", "--dim", "7"}, "--dim must be even");
+    expect_usage_error({"pe", "--len", "10", "--max-len", "8"},
+                       "input length exceeds the precomputed max-len");
+    expect_usage_error({"pe", "--base", "-3"}, "--base");
+    expect_usage_error({"pe", "--len", "4", "--shift", "4"}, "--shift must be between 1 and len-1");
+}

@@ -1,0 +1,88 @@
+#include "cli_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+std::string slurp(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+}  // namespace
+
+CliResult run_cli(const std::vector<std::string>& args)
+{
+    char out_path[] = "/tmp/attnlab-cli-out-XXXXXX";
+    char err_path[] = "/tmp/attnlab-cli-err-XXXXXX";
+    const int out_fd = mkstemp(out_path);
+    const int err_fd = mkstemp(err_path);
+    REQUIRE(out_fd >= 0);
+    REQUIRE(err_fd >= 0);
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        dup2(out_fd, STDOUT_FILENO);
+        dup2(err_fd, STDERR_FILENO);
+        std::vector<char*> argv;
+        std::string exe = ATTNLAB_EXE;
+        argv.push_back(exe.data());
+        std::vector<std::string> copy = args;
+        for (auto& a : copy) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        execv(exe.c_str(), argv.data());
+        _exit(127);
+    }
+    int wstatus = 0;
+    waitpid(pid, &wstatus, 0);
+    close(out_fd);
+    close(err_fd);
+    CliResult r;
+    r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+    r.out = slurp(out_path);
+    r.err = slurp(err_path);
+    std::remove(out_path);
+    std::remove(err_path);
+    return r;
+}
+
+nlohmann::json run_json(std::vector<std::string> args)
+{
+    args.push_back("--format");
+    args.push_back("json");
+    const CliResult r = run_cli(args);
+    INFO("stderr: " << r.err);
+    REQUIRE(r.status <= 1);
+    return nlohmann::json::parse(r.out);  // throws (failing the test) if not valid JSON
+}
+
+std::size_t count_lines(const std::string& s)
+{
+    std::size_t n = 0;
+    for (char c : s) n += c == '\n';
+    return n;
+}
+
+void expect_usage_error(const std::vector<std::string>& args, const std::string& fragment)
+{
+    const CliResult r = run_cli(args);
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    INFO("command: attnlab " << joined);
+    INFO("stderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.err.rfind("attnlab: error: ", 0) == 0);
+    CHECK(r.err.find(fragment) != std::string::npos);
+}

@@ -1,0 +1,25 @@
+// Runs the built attnlab as a user would and captures what it did.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+struct CliResult {
+    int status = -1;  // exit status; 128 + signal if it was killed by one
+    std::string out;
+    std::string err;
+};
+
+CliResult run_cli(const std::vector<std::string>& args);
+
+// The JSON document printed by a successful --format json run (fails the test otherwise).
+nlohmann::json run_json(std::vector<std::string> args);
+
+// Number of lines in s.
+std::size_t count_lines(const std::string& s);
+
+// Asserts the usage-error contract: exit 2, nothing on stdout, one line on stderr that
+// contains `fragment`.
+void expect_usage_error(const std::vector<std::string>& args, const std::string& fragment);

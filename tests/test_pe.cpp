@@ -1,0 +1,209 @@
+#include "attnlab/pe.hpp"
+
+#include <doctest/doctest.h>
+#include <xtensor/xnpy.hpp>
+
+#include <cmath>
+#include <string>
+
+using namespace attnlab;
+
+namespace {
+
+const Check& find_check(const Report& r, const std::string& name)
+{
+    for (const auto& c : r.checks) {
+        if (c.name == name) return c;
+    }
+    FAIL("no check named " << name);
+    throw;
+}
+
+template <class T, class B>
+double max_diff(const Mat<T>& a, const B& b)
+{
+    REQUIRE(a.shape(0) == b.shape(0));
+    REQUIRE(a.shape(1) == b.shape(1));
+    double worst = 0;
+    for (std::size_t i = 0; i < a.shape(0); ++i)
+        for (std::size_t j = 0; j < a.shape(1); ++j)
+            worst = std::max(worst, std::abs(double(a(i, j)) - double(b(i, j))));
+    return worst;
+}
+
+}  // namespace
+
+TEST_CASE("interleaved frequencies and table against hand-computed values (D=4, base 10000)")
+{
+    // w_0 = 10000^0 = 1, w_1 = 10000^(-2/4) = 0.01.
+    const auto freq = pe_frequencies<double>(4, 10000.0, PeLayout::interleaved, FreqMethod::exp_log);
+    CHECK(freq(0) == 1.0);
+    CHECK(freq(1) == doctest::Approx(0.01).epsilon(1e-14));
+    const auto pe = sinusoidal_table<double>(3, freq, PeLayout::interleaved);
+    // pos 1: sin 1, cos 1, sin 0.01, cos 0.01;  pos 2: sin 2, cos 2, sin 0.02, cos 0.02.
+    CHECK(pe(1, 0) == doctest::Approx(0.8414709848078965));
+    CHECK(pe(1, 1) == doctest::Approx(0.5403023058681398));
+    CHECK(pe(1, 2) == doctest::Approx(0.009999833334166664));
+    CHECK(pe(1, 3) == doctest::Approx(0.9999500004166653));
+    CHECK(pe(2, 0) == doctest::Approx(0.9092974268256817));
+    CHECK(pe(2, 1) == doctest::Approx(-0.4161468365471424));
+    CHECK(pe(2, 2) == doctest::Approx(0.01999866669333308));
+    CHECK(pe(2, 3) == doctest::Approx(0.9998000066665778));
+}
+
+TEST_CASE("concat frequencies use the exponent i/(D/2-1) (D=6: 1, 0.01, 0.0001)")
+{
+    const auto freq = pe_frequencies<double>(6, 10000.0, PeLayout::concat, FreqMethod::pow);
+    CHECK(freq(0) == 1.0);
+    CHECK(freq(1) == doctest::Approx(0.01).epsilon(1e-14));
+    CHECK(freq(2) == doctest::Approx(0.0001).epsilon(1e-14));
+    const auto pe = sinusoidal_table<double>(2, freq, PeLayout::concat);
+    CHECK(pe(1, 0) == doctest::Approx(std::sin(1.0)));   // sin half first
+    CHECK(pe(1, 2) == doctest::Approx(std::sin(1e-4)));
+    CHECK(pe(1, 3) == doctest::Approx(std::cos(1.0)));   // then the cos half
+}
+
+TEST_CASE("tables match PyTorch reference fixtures (data/make_fixtures.py)")
+{
+    const std::string dir = std::string(ATTNLAB_DATA_DIR) + "/fixtures/";
+    struct Case { const char* file; PeLayout layout; FreqMethod method; };
+    const Case cases[] = {{"pe_interleaved_exp_log", PeLayout::interleaved, FreqMethod::exp_log},
+                          {"pe_interleaved_pow", PeLayout::interleaved, FreqMethod::pow},
+                          {"pe_concat_exp_log", PeLayout::concat, FreqMethod::exp_log}};
+    for (const auto& c : cases) {
+        CAPTURE(c.file);
+        const auto ref32 = xt::load_npy<float>(dir + c.file + "_float32.npy");
+        const auto ours32 = sinusoidal_table<float>(64, pe_frequencies<float>(16, 10000, c.layout, c.method), c.layout);
+        // Different sin/cos implementations (PyTorch's vectorised ones, libm here) may differ
+        // in the last bit or two; angles reach 63 rad, where one float32 ulp is 3.8e-6.
+        CHECK(max_diff(ours32, ref32) <= 4e-6);
+        const auto ref64 = xt::load_npy<double>(dir + c.file + "_float64.npy");
+        const auto ours64 = sinusoidal_table<double>(64, pe_frequencies<double>(16, 10000, c.layout, c.method), c.layout);
+        CHECK(max_diff(ours64, ref64) <= 1e-13);
+    }
+}
+
+TEST_CASE("each measurement is zero on a correct table and non-zero on a broken one")
+{
+    const auto freq = pe_frequencies<double>(8, 10000.0, PeLayout::interleaved, FreqMethod::exp_log);
+    auto pe = sinusoidal_table<double>(16, freq, PeLayout::interleaved);
+    CHECK(row0_error(pe, PeLayout::interleaved) == 0.0);
+    CHECK(shift_error(pe, freq, PeLayout::interleaved, 3) < 1e-13);
+    CHECK(pair_stats(pe).max_dot_spread < 1e-12);
+    CHECK(pair_stats(pe).min_distance > 0.1);
+    CHECK(max_freq_ratio(freq) < 1.0);
+
+    // The classic slip: the table read as [sin | cos] though it was built interleaved.
+    CHECK(row0_error(pe, PeLayout::concat) == 1.0);
+    CHECK(shift_error(pe, freq, PeLayout::concat, 1) > 0.1);
+
+    // An absolute-position offset added to one row breaks linearity and offset-only dots.
+    auto broken = pe;
+    broken(5, 0) += 0.01;
+    CHECK(shift_error(broken, freq, PeLayout::interleaved, 1) >= 0.0099);
+    CHECK(pair_stats(broken).max_dot_spread > 0.001);
+
+    // Two equal rows are caught.
+    xt::view(broken, 7, xt::all()) = xt::view(broken, 6, xt::all());
+    CHECK(pair_stats(broken).min_distance == 0.0);
+
+    // Rising frequencies are caught.
+    auto rising = freq;
+    std::swap(rising(1), rising(2));
+    CHECK(max_freq_ratio(rising) > 1.0);
+}
+
+TEST_CASE("frequency error of both methods against the long double reference")
+{
+    const auto ref = pe_frequencies_reference(512, 10000.0, PeLayout::interleaved);
+    const double e_exp = max_rel_error(pe_frequencies<float>(512, 10000.0, PeLayout::interleaved, FreqMethod::exp_log), ref);
+    const double e_pow = max_rel_error(pe_frequencies<float>(512, 10000.0, PeLayout::interleaved, FreqMethod::pow), ref);
+    CHECK(e_exp > 0.0);
+    CHECK(e_pow > 0.0);
+    const double bound = 1.1920929e-7 * (2 * std::log(10000.0) + 4);
+    CHECK(e_exp <= bound);
+    CHECK(e_pow <= bound);
+    // A wrong exponent (D/2 instead of D) is far outside the bound.
+    const auto wrong = pe_frequencies<float>(256, 10000.0, PeLayout::interleaved, FreqMethod::pow);
+    auto first256 = Vec<float>(xt::view(wrong, xt::range(0, 128)));
+    std::vector<long double> ref128(ref.begin(), ref.begin() + 128);
+    CHECK(max_rel_error(first256, ref128) > 0.5);
+}
+
+TEST_CASE("run_pe: all invariants pass by default in both dtypes and layouts")
+{
+    for (DType dt : {DType::float32, DType::float64}) {
+        for (PeLayout layout : {PeLayout::interleaved, PeLayout::concat}) {
+            RunContext ctx;
+            ctx.dtype = dt;
+            PeParams p;
+            p.len = 200;
+            p.dim = 32;
+            p.layout = layout;
+            p.max_len = 500;
+            p.embed = true;
+            p.batch = 2;
+            p.scale_embed = true;
+            const Report r = run_pe(p, ctx);
+            CAPTURE(name_of(dt));
+            CAPTURE(name_of(layout));
+            for (const auto& c : r.checks) {
+                CAPTURE(c.name);
+                CAPTURE(c.measured);
+                CAPTURE(c.tolerance);
+                CHECK(c.passed());
+            }
+            CHECK(r.find("pe")->values.shape(0) == 200);
+            CHECK(r.find("h")->values.shape(0) == 2);
+        }
+    }
+}
+
+TEST_CASE("run_pe: the layouts differ by more than a permutation and the D=4 figure is 1 - cos")
+{
+    RunContext ctx;
+    ctx.dtype = DType::float64;
+    PeParams p;
+    p.len = 8;
+    p.dim = 4;
+    const Report r = run_pe(p, ctx);
+    // interleaved D=4 uses w = (1, 0.01); concat uses (1, 1e-4): the second pair differs.
+    const Check& c = find_check(r, "layouts_not_a_permutation");
+    CHECK(c.passed());
+    double expected = 0;
+    for (int pos = 0; pos < 8; ++pos) {
+        expected = std::max(expected, std::abs(std::sin(pos * 0.01) - std::sin(pos * 1e-4)));
+        expected = std::max(expected, std::abs(std::cos(pos * 0.01) - std::cos(pos * 1e-4)));
+    }
+    CHECK(c.measured == doctest::Approx(expected).epsilon(1e-12));
+}
+
+TEST_CASE("run_pe: --tol 0 makes the float32 shift check fail (the figure is not zero)")
+{
+    RunContext ctx;
+    ctx.tol = 0.0;
+    PeParams p;
+    p.len = 64;
+    p.dim = 16;
+    const Report r = run_pe(p, ctx);
+    CHECK_FALSE(find_check(r, "relative_shift_linear").passed());
+    CHECK_FALSE(r.passed());
+}
+
+TEST_CASE("run_pe: input errors")
+{
+    RunContext ctx;
+    PeParams p;
+    p.dim = 7;
+    CHECK_THROWS_WITH_AS(run_pe(p, ctx), doctest::Contains("--dim must be even"), InputError);
+    p.dim = 8;
+    p.len = 10;
+    p.max_len = 8;
+    CHECK_THROWS_WITH_AS(run_pe(p, ctx),
+                         "input length exceeds the precomputed max-len (--len 10 > --max-len 8)",
+                         InputError);
+    p.max_len = 0;
+    p.len = 1 << 20;
+    p.dim = 1 << 12;
+    CHECK_THROWS_WITH_AS(run_pe(p, ctx), doctest::Contains("above the memory budget"), InputError);
+}
