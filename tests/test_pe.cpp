@@ -89,8 +89,8 @@ TEST_CASE("each measurement is zero on a correct table and non-zero on a broken 
     auto pe = sinusoidal_table<double>(16, freq, PeLayout::interleaved);
     CHECK(row0_error(pe, PeLayout::interleaved) == 0.0);
     CHECK(shift_error(pe, freq, PeLayout::interleaved, 3) < 1e-13);
-    CHECK(pair_stats(pe).max_dot_spread < 1e-12);
-    CHECK(pair_stats(pe).min_distance > 0.1);
+    CHECK(pair_stats(pe, 15).max_dot_spread < 1e-12);
+    CHECK(pair_stats(pe, 15).min_distance > 0.1);
     CHECK(max_freq_ratio(freq) < 1.0);
 
     // The classic slip: the table read as [sin | cos] though it was built interleaved.
@@ -101,16 +101,30 @@ TEST_CASE("each measurement is zero on a correct table and non-zero on a broken 
     auto broken = pe;
     broken(5, 0) += 0.01;
     CHECK(shift_error(broken, freq, PeLayout::interleaved, 1) >= 0.0099);
-    CHECK(pair_stats(broken).max_dot_spread > 0.001);
+    CHECK(pair_stats(broken, 15).max_dot_spread > 0.001);
 
     // Two equal rows are caught.
     xt::view(broken, 7, xt::all()) = xt::view(broken, 6, xt::all());
-    CHECK(pair_stats(broken).min_distance == 0.0);
+    CHECK(pair_stats(broken, 15).min_distance == 0.0);
 
     // Rising frequencies are caught.
     auto rising = freq;
     std::swap(rising(1), rising(2));
     CHECK(max_freq_ratio(rising) > 1.0);
+}
+
+TEST_CASE("the all-pairs checks cover every pair for usual sizes and stay bounded for huge ones")
+{
+    CHECK(pair_offset_budget(8, 8) == 7);
+    CHECK(pair_offset_budget(4096, 64) == 4095);
+    CHECK(pair_offset_budget(4096, 512) == 512);        // 2^30 / (4096 * 512)
+    CHECK(pair_offset_budget(1L << 24, 1L << 10) == 1);  // never zero
+    // Offsets beyond the budget are not looked at: a duplicate 10 apart goes unseen at k <= 5.
+    const auto freq = pe_frequencies<double>(8, 10000.0, PeLayout::interleaved, FreqMethod::exp_log);
+    auto pe = sinusoidal_table<double>(16, freq, PeLayout::interleaved);
+    xt::view(pe, 12, xt::all()) = xt::view(pe, 2, xt::all());
+    CHECK(pair_stats(pe, 5).min_distance > 0.0);
+    CHECK(pair_stats(pe, 10).min_distance == 0.0);
 }
 
 TEST_CASE("frequency error of both methods against the long double reference")

@@ -65,12 +65,17 @@ double row0_error(const Mat<T>& pe, PeLayout layout);
 template <class T>
 double shift_error(const Mat<T>& pe, const Vec<T>& freq, PeLayout layout, long k);
 
+// Over all pairs (p, p+k) with 1 <= k <= max_offset:
 struct PairStats {
-    double min_distance = 0.0;     // smallest |PE(p) - PE(q)| over p != q (inf if L < 2)
+    double min_distance = 0.0;     // smallest |PE(p) - PE(p+k)| (inf if there is no pair)
     double max_dot_spread = 0.0;   // max over k of (max_p - min_p) of PE(p).PE(p+k)
 };
 template <class T>
-PairStats pair_stats(const Mat<T>& pe);
+PairStats pair_stats(const Mat<T>& pe, std::size_t max_offset);
+
+// The largest offset whose pairs fit a fixed work budget (about 2^30 multiply-adds, a second
+// or so): every pair for the usual sizes, the nearest offsets only for very long tables.
+std::size_t pair_offset_budget(long len, long dim);
 
 // max over i of w_{i+1} / w_i (below 1 when the frequencies fall strictly).
 template <class T>
