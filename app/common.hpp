@@ -47,6 +47,28 @@ CLI::Option* add_enum_option(CLI::App& sub, const std::string& flag, E& target,
         ->default_str(name_of(target));
 }
 
+// An option whose absence matters (the experiment tells "not given" from any value).
+template <class V>
+CLI::Option* add_optional(CLI::App& sub, const std::string& flag, std::optional<V>& target,
+                          const std::string& help)
+{
+    return sub.add_option_function<V>(flag, [&target](const V& v) { target = v; }, help);
+}
+
+// The same for an enum.
+template <class E>
+CLI::Option* add_optional_enum(CLI::App& sub, const std::string& flag, std::optional<E>& target,
+                               const std::string& help)
+{
+    std::vector<std::string> names;
+    for (const auto& entry : enum_names(E{})) names.emplace_back(entry.second);
+    return sub
+        .add_option_function<std::string>(
+            flag, [&target](const std::string& s) { target = enum_map<E>().at(s); }, help)
+        ->check(CLI::IsMember(names))
+        ->type_name("");
+}
+
 // Runs one experiment, prints its rendering, returns the exit status (0 all invariants held,
 // 1 some failed). Input errors propagate as exceptions to main, which prints them and exits 2.
 int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>& experiment);

@@ -42,6 +42,7 @@ struct NumberStyle {
     {
         if (kind == boolean) return v != 0.0 ? "true" : "false";
         if (!std::isfinite(v)) return non_finite(v);
+        if (v == 0.0) return "0";  // an exact zero reads differently from 0.0000 (merely small)
         switch (kind) {
         case integer: return fmt::format("{:.0f}", v);
         case fixed: return fmt::format("{:.4f}", v);

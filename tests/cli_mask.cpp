@@ -1,0 +1,79 @@
+#include "cli_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+TEST_CASE("mask: the default 5x5 causal mask passes, in every format")
+{
+    auto r = run_cli({"mask"});
+    CHECK(r.status == 0);
+    CHECK(r.out.rfind("mask  shape [5, 5]  (query, key)  float32\n", 0) == 0);
+    r = run_cli({"mask", "--format", "csv", "--wide"});
+    CHECK(r.out.rfind("query,k0,k1,k2,k3,k4\n0,0,-inf,-inf,-inf,-inf\n1,0,0,-inf,-inf,-inf\n", 0) == 0);
+    const auto j = run_json({"mask", "--kind", "both", "--lengths", "3,5,2"});
+    CHECK(j["passed"] == true);
+    CHECK(j["tensors"][0]["shape"] == nlohmann::json::array({3, 1, 5, 5}));
+    CHECK(j["tensors"][0]["data"][0][0][0][3] == "-inf");
+    CHECK(j["params"]["lengths"] == nlohmann::json::array({3, 5, 2}));
+}
+
+TEST_CASE("mask: --diagonal 0 exits 1 and says which rows are fully masked")
+{
+    const auto r = run_cli({"mask", "--diagonal", "0"});
+    CHECK(r.status == 1);
+    CHECK(r.out.find("FAIL  row i sees exactly i+1 keys: rows with another count = 5 <= 0") != std::string::npos);
+    CHECK(r.out.find("fully masked rows: (batch 0, query 0)") != std::string::npos);
+    CHECK(r.out.find("safe softmax [0, 0, 0, 0, 0]") != std::string::npos);
+}
+
+TEST_CASE("mask: boolean conventions as CSV 0/1 and JSON true/false")
+{
+    const auto r = run_cli({"mask", "--kind", "padding", "--lengths", "1,2", "--format", "csv",
+                            "--tensor", "key_padding_mask"});
+    CHECK(r.out == "batch,key,value\n0,0,0\n0,1,1\n1,0,0\n1,1,0\n");
+    const auto j = run_json({"mask", "--kind", "padding", "--lengths", "1,2", "--show", "attn_mask_bool"});
+    CHECK(j["tensors"][0]["data"] == nlohmann::json::parse("[[true,false],[true,true]]"));
+}
+
+TEST_CASE("mask: --multiply reports the leaked mass as an article claim without failing the run")
+{
+    const auto r = run_cli({"mask", "--multiply", "--quiet"});
+    CHECK(r.status == 0);
+    CHECK(r.out.find("WRONG multiplying by a 0/1 mask leaks") != std::string::npos);
+}
+
+TEST_CASE("mask: rectangular masks show both alignments and say which is_causal gives")
+{
+    const auto j = run_json({"mask", "--len", "2", "--kv-len", "4", "--align", "lower-right"});
+    CHECK(j["passed"] == true);
+    std::vector<std::string> names;
+    for (const auto& t : j["tensors"]) names.push_back(t["name"]);
+    CHECK(std::find(names.begin(), names.end(), "mask_upper_left") != names.end());
+    CHECK(std::find(names.begin(), names.end(), "mask_lower_right") != names.end());
+    CHECK(j["notes"][0].get<std::string>().find("is_causal=True gives upper-left") != std::string::npos);
+}
+
+TEST_CASE("mask: --fill accepts -inf, -1e9 and numbers given as separate arguments")
+{
+    CHECK(run_cli({"mask", "--fill", "-1e9", "--quiet"}).status == 0);
+    CHECK(run_cli({"mask", "--fill", "-inf", "--quiet"}).status == 0);
+    CHECK(run_cli({"mask", "--fill=-1e4", "--quiet"}).status == 0);
+}
+
+TEST_CASE("mask: errors")
+{
+    expect_usage_error({"mask", "--kind", "diagonal"}, "--kind");
+    expect_usage_error({"mask", "--kind", "none"}, "builds no mask");
+    expect_usage_error({"mask", "--lengths", "3,2"}, "makes no sense with --kind causal");
+    expect_usage_error({"mask", "--kind", "padding"}, "needs --lengths");
+    expect_usage_error({"mask", "--kind", "padding", "--lengths", "3,x"}, "--lengths");
+    expect_usage_error({"mask", "--kind", "padding", "--lengths", "3,-2"}, "must not be negative");
+    expect_usage_error({"mask", "--kind", "padding", "--lengths", "3,8", "--len", "5"}, "--lengths has 8");
+    expect_usage_error({"mask", "--kind", "window", "--window", "0"}, "--window must be at least 1");
+    expect_usage_error({"mask", "--window", "3"}, "--window applies to --kind window");
+    expect_usage_error({"mask", "--fill", "nan"}, "--fill must be");
+    expect_usage_error({"mask", "--fill", "3"}, "--fill must be");
+    expect_usage_error({"mask", "--len", "0"}, "--len");
+    expect_usage_error({"mask", "--kind", "padding", "--lengths", "2", "--diagonal", "0"}, "--kind padding has none");
+}

@@ -1,0 +1,229 @@
+#include "attnlab/mask.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace attnlab;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+const Check& find_check(const Report& r, const std::string& name)
+{
+    for (const auto& c : r.checks)
+        if (c.name == name) return c;
+    FAIL("no check named " << name);
+    throw;
+}
+
+MaskSpec causal(long L, long S = 0)
+{
+    MaskSpec m;
+    m.kind = MaskKind::causal;
+    m.queries = L;
+    m.keys = S == 0 ? L : S;
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("causal mask equals torch.triu(full(-inf), diagonal=1) for L=3")
+{
+    const auto mask = additive_mask<double>(causal(3));
+    const double expected[3][3] = {{0, -kInf, -kInf}, {0, 0, -kInf}, {0, 0, 0}};
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) CHECK(mask(i, j) == expected[i][j]);
+}
+
+TEST_CASE("the tril reference agrees at diagonal 1 and not at diagonal 0")
+{
+    auto m = causal(4);
+    CHECK(additive_mask<float>(m) == causal_reference_tril<float>(4, 4, Align::upper_left, -INFINITY));
+    CHECK(rows_with_wrong_visibility(m) == 0);
+    m.diagonal = 0;  // the off-by-one: the diagonal hidden too
+    CHECK(additive_mask<float>(m) != causal_reference_tril<float>(4, 4, Align::upper_left, -INFINITY));
+    CHECK(rows_with_wrong_visibility(m) == 4);
+    m.diagonal = 2;  // one future key leaks
+    CHECK(rows_with_wrong_visibility(m) == 3);
+}
+
+TEST_CASE("rectangular masks: upper-left (is_causal) and lower-right (decoding with a cache)")
+{
+    auto m = causal(2, 5);
+    // upper-left: query 0 sees key 0, query 1 sees keys 0..1
+    CHECK(m.expected_visible(0, 0) == 1);
+    CHECK(m.expected_visible(0, 1) == 2);
+    auto ul = additive_mask<double>(m);
+    CHECK(ul(0, 1) == -kInf);
+    m.align = Align::lower_right;
+    // lower-right: the 2 new queries come after 3 cached keys: query 0 sees 0..3, query 1 all 5
+    CHECK(m.expected_visible(0, 0) == 4);
+    CHECK(m.expected_visible(0, 1) == 5);
+    auto lr = additive_mask<double>(m);
+    CHECK(lr(0, 3) == 0);
+    CHECK(lr(0, 4) == -kInf);
+    CHECK(lr(1, 4) == 0);
+    CHECK(additive_mask<double>(m) == causal_reference_tril<double>(2, 5, Align::lower_right, -kInf));
+    CHECK(rows_with_wrong_visibility(m) == 0);
+}
+
+TEST_CASE("window mask: query i sees keys i-W+1..i")
+{
+    MaskSpec m;
+    m.kind = MaskKind::window;
+    m.queries = m.keys = 6;
+    m.window = 3;
+    const auto mask = additive_mask<double>(m);
+    // row 4 sees keys 2, 3, 4
+    CHECK(mask(4, 1) == -kInf);
+    CHECK(mask(4, 2) == 0);
+    CHECK(mask(4, 4) == 0);
+    CHECK(mask(4, 5) == -kInf);
+    CHECK(m.expected_visible(0, 0) == 1);
+    CHECK(m.expected_visible(0, 5) == 3);
+    CHECK(rows_with_wrong_visibility(m) == 0);
+}
+
+TEST_CASE("padding: key_padding_mask (true = ignore) and attn_mask (true = may attend)")
+{
+    MaskSpec m;
+    m.kind = MaskKind::padding;
+    m.queries = m.keys = 4;
+    m.lengths = {2, 4};
+    const auto kpm = key_padding_mask(m);
+    const auto amb = attn_mask_bool(m);
+    CHECK(kpm(0, 1) == false);
+    CHECK(kpm(0, 2) == true);
+    CHECK(kpm(1, 3) == false);
+    for (std::size_t i = 0; i < kpm.size(); ++i) CHECK(kpm.data()[i] != amb.data()[i]);
+    CHECK(rows_with_wrong_visibility(m) == 0);
+}
+
+TEST_CASE("softmax of a fully masked row: plain gives NaN, safe gives zeros, -1e9 gives uniform")
+{
+    float row[3] = {-INFINITY, -INFINITY, -INFINITY};
+    softmax_inplace(row, 3, SoftmaxKind::plain);
+    CHECK(std::isnan(row[0]));
+    float row2[3] = {-INFINITY, -INFINITY, -INFINITY};
+    softmax_inplace(row2, 3, SoftmaxKind::safe);
+    CHECK(row2[0] == 0.0f);
+    CHECK(row2[2] == 0.0f);
+    // float32: 0.7 - 1e9 rounds to -1e9 like the others (one ulp there is 64): uniform.
+    float row3[3] = {0.7f - 1e9f, -0.2f - 1e9f, -1e9f};
+    softmax_inplace(row3, 3, SoftmaxKind::plain);
+    CHECK(row3[0] == doctest::Approx(1.0 / 3));
+    CHECK(row3[1] == row3[0]);
+}
+
+TEST_CASE("softmax against hand-computed values")
+{
+    double row[3] = {0.0, std::log(2.0), std::log(5.0)};  // exp: 1, 2, 5 -> /8
+    softmax_inplace(row, 3, SoftmaxKind::plain);
+    CHECK(row[0] == doctest::Approx(0.125));
+    CHECK(row[1] == doctest::Approx(0.25));
+    CHECK(row[2] == doctest::Approx(0.625));
+}
+
+TEST_CASE("the measurements catch broken weights")
+{
+    auto m = causal(3);
+    Ten3<double> w = xt::zeros<double>({std::size_t{1}, std::size_t{3}, std::size_t{3}});
+    w(0, 0, 0) = 1;
+    w(0, 1, 0) = 0.5;
+    w(0, 1, 1) = 0.5;
+    w(0, 2, 0) = w(0, 2, 1) = w(0, 2, 2) = 1.0 / 3;
+    CHECK(max_masked_weight(w, m) == 0.0);
+    CHECK(max_row_sum_error(w, m) < 1e-15);
+    auto leaked = w;
+    leaked(0, 0, 2) = 1e-12;  // small is not zero
+    CHECK(max_masked_weight(leaked, m) == 1e-12);
+    leaked(0, 1, 1) = 0.6;
+    CHECK(max_row_sum_error(leaked, m) == doctest::Approx(0.1));
+    leaked(0, 2, 2) = NAN;
+    CHECK(count_nan(leaked) == 1);
+    CHECK(max_diff_nan_equal(leaked, leaked) == 0.0);
+    CHECK(max_diff_nan_equal(leaked, w) == kInf);
+}
+
+TEST_CASE("run_mask: default causal passes every check")
+{
+    const Report r = run_mask(MaskParams{}, RunContext{});
+    for (const auto& c : r.checks) {
+        CAPTURE(c.name);
+        CHECK(c.passed());
+    }
+    CHECK(r.find("mask")->values.shape(0) == 5);
+}
+
+TEST_CASE("run_mask: --diagonal 0 fails the visibility and tril checks, and row 0 is fully masked")
+{
+    MaskParams p;
+    p.diagonal = 0;
+    const Report r = run_mask(p, RunContext{});
+    CHECK_FALSE(find_check(r, "visible_keys_per_row").passed());
+    CHECK(find_check(r, "visible_keys_per_row").measured == 5);
+    CHECK_FALSE(find_check(r, "causal_equals_tril").passed());
+    CHECK(find_check(r, "no_nan_weights").measured == 5);  // row 0: plain softmax of all -inf
+    p.softmax = SoftmaxKind::safe;
+    CHECK(find_check(run_mask(p, RunContext{}), "no_nan_weights").passed());
+}
+
+TEST_CASE("run_mask: a finite fill that is not small enough leaks: masked weights are not zero")
+{
+    MaskParams p;
+    p.fill = "-2";
+    const Report r = run_mask(p, RunContext{});
+    CHECK_FALSE(find_check(r, "masked_weights_exactly_zero").passed());
+    CHECK_FALSE(find_check(r, "hidden_scores_ignored").passed());
+    p.fill = "-1e9";
+    const Report ok = run_mask(p, RunContext{});
+    CHECK(find_check(ok, "masked_weights_exactly_zero").passed());
+    CHECK(find_check(ok, "hidden_scores_ignored").passed());
+}
+
+TEST_CASE("run_mask: padding conventions agree, and multiplicative masking leaks far more than 1%")
+{
+    MaskParams p;
+    p.kind = MaskKind::padding;
+    p.lengths = {3, 5, 2};
+    p.multiply = true;
+    const Report r = run_mask(p, RunContext{});
+    CHECK(r.passed());
+    CHECK(find_check(r, "bool_conventions_complement").passed());
+    CHECK(find_check(r, "bool_conventions_same_weights").measured == 0.0);
+    const Check& leak = find_check(r, "multiply_leak_very_small");
+    CHECK(leak.role == Role::article);
+    CHECK(leak.measured > 0.1);
+    CHECK_FALSE(leak.passed());
+    CHECK(r.find("mask")->values.dimension() == 4);
+    CHECK(r.find("leak")->values.shape(1) == 5);
+}
+
+TEST_CASE("run_mask: input errors")
+{
+    RunContext ctx;
+    MaskParams p;
+    p.lengths = {3};
+    CHECK_THROWS_WITH_AS(run_mask(p, ctx), doctest::Contains("makes no sense with --kind causal"), InputError);
+    p.kind = MaskKind::padding;
+    p.lengths = {};
+    CHECK_THROWS_WITH_AS(run_mask(p, ctx), doctest::Contains("needs --lengths"), InputError);
+    p.lengths = {3, 9};
+    p.len = 5;
+    CHECK_THROWS_WITH_AS(run_mask(p, ctx), doctest::Contains("--lengths has 9"), InputError);
+    p.lengths = {3, -1};
+    CHECK_THROWS_WITH_AS(run_mask(p, ctx), doctest::Contains("must not be negative"), InputError);
+    MaskParams w;
+    w.kind = MaskKind::window;
+    CHECK_THROWS_WITH_AS(run_mask(w, ctx), doctest::Contains("needs --window"), InputError);
+    w.window = 0;
+    CHECK_THROWS_WITH_AS(run_mask(w, ctx), doctest::Contains("--window must be at least 1"), InputError);
+    CHECK_THROWS_AS(parse_fill("nan"), InputError);
+    CHECK_THROWS_AS(parse_fill("inf"), InputError);
+    CHECK_THROWS_AS(parse_fill("abc"), InputError);
+    CHECK(parse_fill("-inf") == -kInf);
+    CHECK(parse_fill("-1e9") == -1e9);
+}
