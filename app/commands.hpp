@@ -5,6 +5,7 @@
 
 namespace attnlab::app {
 
+void setup_alibi(CLI::App& app);
 void setup_mask(CLI::App& app);
 void setup_pe(CLI::App& app);
 

@@ -147,6 +147,7 @@ void text_tensor(const Tensor& t, const RenderOptions& opts, std::string& out)
 std::string fmt_figure(double v)
 {
     if (!std::isfinite(v)) return non_finite(v);
+    if (v == 0.0) return "0";  // also -0
     if (v == std::round(v) && std::abs(v) < 1e9) return fmt::format("{:.0f}", v);
     return fmt::format("{:.3g}", v);
 }

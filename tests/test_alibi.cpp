@@ -1,0 +1,149 @@
+#include "attnlab/alibi.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+using namespace attnlab;
+
+namespace {
+
+const Check& find_check(const Report& r, const std::string& name)
+{
+    for (const auto& c : r.checks)
+        if (c.name == name) return c;
+    FAIL("no check named " << name);
+    throw;
+}
+
+}  // namespace
+
+TEST_CASE("paper slopes for H = 1..16 against the reference get_slopes, worked out independently")
+{
+    // Values from running the paper's Python get_slopes(n) (ofirpress/attention_with_linear_biases).
+    const double r = 0.7071067811865476, r3 = 0.35355339059327384, r5 = 0.17677669529663692,
+                 r7 = 0.08838834764831849, r9 = 0.044194173824159244, r11 = 0.022097086912079626,
+                 r13 = 0.011048543456039816, r15 = 0.005524271728019908;
+    const std::vector<std::vector<double>> expected = {
+        {0.00390625},
+        {0.0625, 0.00390625},
+        {0.0625, 0.00390625, 0.25},
+        {0.25, 0.0625, 0.015625, 0.00390625},
+        {0.25, 0.0625, 0.015625, 0.00390625, 0.5},
+        {0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125},
+        {0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125, 0.03125},
+        {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625},
+        {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625, r},
+        {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625, r, r3},
+        {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625, r, r3, r5},
+        {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625, r, r3, r5, r7},
+        {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625, r, r3, r5, r7, r9},
+        {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625, r, r3, r5, r7, r9, r11},
+        {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625, r, r3, r5, r7, r9, r11, r13},
+        {r, 0.5, r3, 0.25, r5, 0.125, r7, 0.0625, r9, 0.03125, r11, 0.015625, r13, 0.0078125, r15, 0.00390625},
+    };
+    for (long H = 1; H <= 16; ++H) {
+        CAPTURE(H);
+        const auto s = alibi_slopes(H, SlopeRule::paper);
+        REQUIRE(s.size() == static_cast<std::size_t>(H));
+        for (long h = 0; h < H; ++h) CHECK(s[h] == doctest::Approx(expected[H - 1][h]).epsilon(1e-14));
+    }
+}
+
+TEST_CASE("simple slopes agree with the paper for powers of two and not otherwise")
+{
+    for (long H : {1, 2, 4, 8, 16, 32}) {
+        const auto a = alibi_slopes(H, SlopeRule::paper), b = alibi_slopes(H, SlopeRule::simple);
+        for (std::size_t h = 0; h < a.size(); ++h) CHECK(a[h] == doctest::Approx(b[h]).epsilon(1e-15));
+    }
+    // H = 6: the simple rule gives 2^(-8/6) = 0.397 for head 0, the paper 0.25.
+    CHECK(alibi_slopes(6, SlopeRule::simple)[0] == doctest::Approx(0.39685026299204984));
+    CHECK(alibi_slopes(6, SlopeRule::paper)[0] == 0.25);
+}
+
+TEST_CASE("bias values: symmetric -m|i-j| and causal -m(i-j) with -inf above the diagonal")
+{
+    const std::vector<double> m = {0.5};
+    const auto sym = alibi_bias<double>(m, 3, 3, AlibiVariant::symmetric);
+    CHECK(sym(0, 0, 2) == -1.0);
+    CHECK(sym(0, 2, 0) == -1.0);
+    CHECK(sym(0, 1, 1) == 0.0);
+    CHECK_FALSE(std::signbit(sym(0, 1, 1)));
+    const auto cau = alibi_bias<double>(m, 3, 3, AlibiVariant::causal);
+    CHECK(cau(0, 2, 0) == -1.0);
+    CHECK(cau(0, 0, 2) == -INFINITY);
+    const auto bloom = alibi_bias_key_only<double>(m, 3);
+    CHECK(bloom(0, 2, 1) == 0.5);
+    CHECK(bloom(0, 1, 2) == -INFINITY);
+}
+
+TEST_CASE("the bias measurements catch a broken bias")
+{
+    const std::vector<double> m = {0.25, 0.5};
+    auto bias = alibi_bias<double>(m, 5, 5, AlibiVariant::symmetric);
+    CHECK(max_abs_diagonal(bias) == 0.0);
+    CHECK(max_finite(bias) == 0.0);
+    CHECK(max_diagonal_spread(bias) == 0.0);
+    // A bias by absolute key position (like BLOOM's without the softmax argument) is not Toeplitz.
+    auto bloom = alibi_bias_key_only<double>(m, 5);
+    CHECK(max_diagonal_spread(bloom) == doctest::Approx(0.5 * 4));  // the main diagonal: j = 0..4
+    CHECK(max_finite(bloom) == doctest::Approx(2.0));
+    bias(1, 2, 2) = 0.1;
+    CHECK(max_abs_diagonal(bias) == doctest::Approx(0.1));
+}
+
+TEST_CASE("decay violations: zero for a falling row, counted for a flat one")
+{
+    Ten3<double> w = xt::zeros<double>({std::size_t{1}, std::size_t{3}, std::size_t{3}});
+    // causal rows falling with distance
+    w(0, 0, 0) = 1;
+    w(0, 1, 1) = 0.7, w(0, 1, 0) = 0.3;
+    w(0, 2, 2) = 0.5, w(0, 2, 1) = 0.3, w(0, 2, 0) = 0.2;
+    CHECK(decay_violations(w, AlibiVariant::causal, 1e-300) == 0);
+    w(0, 2, 1) = 0.5;  // flat: no strict fall
+    CHECK(decay_violations(w, AlibiVariant::causal, 1e-300) == 1);
+}
+
+TEST_CASE("run_alibi: every invariant holds for H = 1..12 in both variants and dtypes")
+{
+    for (DType dt : {DType::float32, DType::float64})
+        for (AlibiVariant v : {AlibiVariant::symmetric, AlibiVariant::causal})
+            for (long H = 1; H <= 12; ++H) {
+                AlibiParams p;
+                p.heads = H;
+                p.len = 40;
+                p.variant = v;
+                RunContext ctx;
+                ctx.dtype = dt;
+                const Report r = run_alibi(p, ctx);
+                CAPTURE(H);
+                for (const auto& c : r.checks) {
+                    CAPTURE(c.name);
+                    if (c.role == Role::invariant) CHECK(c.passed());
+                }
+                const bool pow2 = (H & (H - 1)) == 0;
+                CHECK(find_check(r, "simple_formula_matches_paper").passed() == pow2);
+            }
+}
+
+TEST_CASE("run_alibi: --tol 0 exposes the rounding of BLOOM's shift at long lengths")
+{
+    AlibiParams p;
+    p.heads = 8;
+    p.len = 200;
+    RunContext ctx;
+    ctx.tol = 0.0;
+    const Check& c = find_check(run_alibi(p, ctx), "bloom_shortcut_equivalent");
+    CHECK(c.measured > 0.0);
+    CHECK_FALSE(c.passed());
+}
+
+TEST_CASE("run_alibi: input errors")
+{
+    AlibiParams p;
+    p.heads = 0;
+    CHECK_THROWS_WITH_AS(run_alibi(p, RunContext{}), doctest::Contains("--heads must be at least 1"), InputError);
+    p.heads = 2;
+    p.dim = 0;
+    CHECK_THROWS_WITH_AS(run_alibi(p, RunContext{}), doctest::Contains("--dim must be at least 1"), InputError);
+}
