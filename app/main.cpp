@@ -52,6 +52,7 @@ int main(int argc, char** argv)
                "Run 'attnlab <command> --help' for a command's options.");
 
     attnlab::app::setup_pe(app);
+    attnlab::app::setup_rope(app);
     attnlab::app::setup_alibi(app);
     attnlab::app::setup_mask(app);
 

@@ -8,6 +8,13 @@ Each fixture reproduces a well-known reference implementation line for line:
   - pe_interleaved_pow_*: the same table with 1 / 10000 ** (arange(0, d, 2) / d).
   - pe_concat_exp_log_*: fairseq's SinusoidalPositionalEmbedding.get_embedding
     (half_dim = d // 2, emb = exp(arange(half_dim) * -(ln(10000) / (half_dim - 1))), [sin | cos]).
+  - rope_*: RoPE on a fixed input q (rope_q.npy) in the two pairings: rotate_half as in
+    Hugging Face transformers' apply_rotary_pos_emb, and torch.view_as_complex as in Meta's
+    LLaMA reference code (the articles' interleaved form).
+  - rope_theta_*: inverse frequencies under each scaling method, transcribed from Hugging Face
+    transformers' modeling_rope_utils (_compute_default/linear/dynamic_ntk/yarn/llama3) and the
+    NTK-aware formula base * factor ** (d / (d - 2)); d = 64, base 10000, factor 4, L0 = 16,
+    sequence length 64 (dynamic), llama3 with factor 8 and its default 1 / 4 frequency factors.
 The tests read these .npy files; building and testing never need PyTorch.
 Run from the repository root with Debian's Python:  /usr/bin/python3 data/make_fixtures.py
 """
@@ -40,6 +47,66 @@ def pe_concat(length, d, dtype):
     return torch.cat([torch.sin(emb), torch.cos(emb)], dim=1)
 
 
+def rope_default_inv_freq(dim, base):
+    return 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+
+
+def rope_theta(method, dim=64, base=10000.0, factor=4.0, l0=16, seq_len=64):
+    if method == "none":
+        return rope_default_inv_freq(dim, base)
+    if method == "linear":
+        return rope_default_inv_freq(dim, base) / factor
+    if method == "ntk":
+        return rope_default_inv_freq(dim, base * factor ** (dim / (dim - 2)))
+    if method == "dynamic":
+        seq = max(seq_len, l0)
+        return rope_default_inv_freq(dim, base * ((factor * seq / l0) - (factor - 1)) ** (dim / (dim - 2)))
+    if method == "yarn":
+        def find_correction_dim(num_rotations):
+            return (dim * math.log(l0 / (num_rotations * 2 * math.pi))) / (2 * math.log(base))
+        low = max(math.floor(find_correction_dim(32)), 0)
+        high = min(math.ceil(find_correction_dim(1)), dim - 1)
+        if low == high:
+            high += 0.001
+        ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
+        pos_freqs = base ** (torch.arange(0, dim, 2).float() / dim)
+        extrapolation = 1.0 / pos_freqs
+        interpolation = 1.0 / (factor * pos_freqs)
+        extrapolation_factor = 1 - ramp
+        return interpolation * (1 - extrapolation_factor) + extrapolation * extrapolation_factor
+    if method == "llama3":
+        factor, low_ff, high_ff = 8.0, 1.0, 4.0
+        inv_freq = rope_default_inv_freq(dim, base)
+        low_wl, high_wl = l0 / low_ff, l0 / high_ff
+        wavelen = 2 * math.pi / inv_freq
+        inv_freq_llama = torch.where(wavelen > low_wl, inv_freq / factor, inv_freq)
+        smooth = (l0 / wavelen - low_ff) / (high_ff - low_ff)
+        smoothed = (1 - smooth) * inv_freq_llama / factor + smooth * inv_freq_llama
+        medium = ~(wavelen < high_wl) * ~(wavelen > low_wl)
+        return torch.where(medium, smoothed, inv_freq_llama)
+    raise ValueError(method)
+
+
+def rope_fixtures():
+    length, d = 16, 8
+    q = torch.from_numpy(np.random.default_rng(0).standard_normal((1, 1, length, d)).astype(np.float32))
+    save("rope_q", q)
+    inv_freq = rope_default_inv_freq(d, 10000.0)
+    freqs = torch.outer(torch.arange(length, dtype=torch.float32), inv_freq)
+    # Hugging Face: cos/sin of cat(freqs, freqs); q * cos + rotate_half(q) * sin.
+    emb = torch.cat((freqs, freqs), dim=-1)
+    def rotate_half(x):
+        x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+        return torch.cat((-x2, x1), dim=-1)
+    save("rope_q_rot_half", q * emb.cos() + rotate_half(q) * emb.sin())
+    # Meta's LLaMA: view pairs (2i, 2i+1) as complex numbers, multiply by polar(1, freqs).
+    freqs_cis = torch.polar(torch.ones_like(freqs), freqs)
+    q_complex = torch.view_as_complex(q.reshape(*q.shape[:-1], -1, 2))
+    save("rope_q_rot_interleaved", torch.view_as_real(q_complex * freqs_cis).flatten(3))
+    for method in ("none", "linear", "ntk", "dynamic", "yarn", "llama3"):
+        save(f"rope_theta_{method}", rope_theta(method))
+
+
 def save(name, tensor):
     np.save(os.path.join(OUT, name + ".npy"), tensor.numpy())
 
@@ -51,6 +118,7 @@ def main():
         save(f"pe_interleaved_exp_log_{tag}", pe_interleaved(64, 16, "exp_log", dtype))
         save(f"pe_interleaved_pow_{tag}", pe_interleaved(64, 16, "pow", dtype))
         save(f"pe_concat_exp_log_{tag}", pe_concat(64, 16, dtype))
+    rope_fixtures()
     with open(os.path.join(OUT, "VERSIONS"), "w") as f:
         f.write(f"torch {torch.__version__}\nnumpy {np.__version__}\n")
 

@@ -1,0 +1,232 @@
+#include "attnlab/rope.hpp"
+
+#include <doctest/doctest.h>
+#include <xtensor/xnpy.hpp>
+
+#include <cmath>
+#include <string>
+
+using namespace attnlab;
+
+namespace {
+
+const Check& find_check(const Report& r, const std::string& name)
+{
+    for (const auto& c : r.checks)
+        if (c.name == name) return c;
+    FAIL("no check named " << name);
+    throw;
+}
+
+RopeScalingParams scaling(RopeScaling m, double factor, long l0 = 16)
+{
+    RopeScalingParams s;
+    s.method = m;
+    s.factor = factor;
+    s.original_len = l0;
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("theta and the rotation against hand-computed values (d = 4, base 10000)")
+{
+    const auto f = rope_frequencies<double>(4, 10000.0, RopeScalingParams{}, 5);
+    CHECK(f.theta[0] == 1.0);
+    CHECK(f.theta[1] == doctest::Approx(0.01).epsilon(1e-14));
+    const auto cache = rope_cache<double>(5, f.theta);
+    // interleaved: x = (1, 2, 3, 4) at m = 1: (1 cos1 - 2 sin1, 1 sin1 + 2 cos1, 3 cos.01 - 4 sin.01, ...)
+    const double x[4] = {1, 2, 3, 4};
+    double out[4];
+    rope_rotate(x, out, 4, 4, &cache.cos(1, 0), &cache.sin(1, 0), RopeStyle::interleaved, false);
+    CHECK(out[0] == doctest::Approx(std::cos(1.0) - 2 * std::sin(1.0)));
+    CHECK(out[1] == doctest::Approx(std::sin(1.0) + 2 * std::cos(1.0)));
+    CHECK(out[2] == doctest::Approx(3 * std::cos(0.01) - 4 * std::sin(0.01)));
+    CHECK(out[3] == doctest::Approx(3 * std::sin(0.01) + 4 * std::cos(0.01)));
+    // half: pairs (0, 2) and (1, 3)
+    rope_rotate(x, out, 4, 4, &cache.cos(1, 0), &cache.sin(1, 0), RopeStyle::half, false);
+    CHECK(out[0] == doctest::Approx(std::cos(1.0) - 3 * std::sin(1.0)));
+    CHECK(out[2] == doctest::Approx(std::sin(1.0) + 3 * std::cos(1.0)));
+    CHECK(out[1] == doctest::Approx(2 * std::cos(0.01) - 4 * std::sin(0.01)));
+    // inverse undoes it
+    double back[4];
+    rope_rotate(out, back, 4, 4, &cache.cos(1, 0), &cache.sin(1, 0), RopeStyle::half, true);
+    for (int j = 0; j < 4; ++j) CHECK(back[j] == doctest::Approx(x[j]));
+    // partial: rotary dim 2 leaves dims 2, 3 alone
+    rope_rotate(x, out, 4, 2, &cache.cos(3, 0), &cache.sin(3, 0), RopeStyle::interleaved, false);
+    CHECK(out[2] == 3.0);
+    CHECK(out[3] == 4.0);
+}
+
+TEST_CASE("rotations match PyTorch fixtures: Hugging Face rotate_half and Meta's complex form")
+{
+    const std::string dir = std::string(ATTNLAB_DATA_DIR) + "/fixtures/";
+    const auto q_in = xt::load_npy<float>(dir + "rope_q.npy");
+    Ten4<float> q = q_in;
+    const auto f = rope_frequencies<float>(8, 10000.0, RopeScalingParams{}, 16);
+    const auto cache = rope_cache<float>(16, f.theta);
+    for (auto [style, file] : {std::pair{RopeStyle::half, "rope_q_rot_half.npy"},
+                               std::pair{RopeStyle::interleaved, "rope_q_rot_interleaved.npy"}}) {
+        CAPTURE(file);
+        const auto expected = xt::load_npy<float>(dir + file);
+        const auto ours = rope_apply(q, cache, 8, style);
+        double worst = 0;
+        for (std::size_t i = 0; i < ours.size(); ++i)
+            worst = std::max(worst, std::abs(double(ours.data()[i]) - double(expected.data()[i])));
+        CHECK(worst <= 2e-6);  // libm and PyTorch's sin/cos differ in the last bits
+    }
+}
+
+TEST_CASE("scaled theta against hand-computed values, one configuration per method (d = 4)")
+{
+    auto theta = [](RopeScalingParams s, long len = 64) { return rope_frequencies<double>(4, 10000.0, s, len); };
+    // linear: theta / 4
+    CHECK(theta(scaling(RopeScaling::linear, 4)).theta[1] == doctest::Approx(0.0025));
+    // ntk: base 10000 * 4^(4/2) = 160000, theta_1 = 160000^-0.5
+    const auto ntk = theta(scaling(RopeScaling::ntk, 4));
+    CHECK(ntk.base_used == doctest::Approx(160000.0));
+    CHECK(ntk.theta[1] == doctest::Approx(0.0025));
+    // dynamic at L = 64, L0 = 16: base 10000 * (4*64/16 - 3)^2 = 1.69e6, theta_1 = 1/1300
+    const auto dyn = theta(scaling(RopeScaling::dynamic, 4));
+    CHECK(dyn.base_used == doctest::Approx(1.69e6));
+    CHECK(dyn.theta[1] == doctest::Approx(1.0 / 1300.0));
+    // dynamic below L0 leaves the base alone
+    CHECK(theta(scaling(RopeScaling::dynamic, 4), 8).base_used == doctest::Approx(10000.0));
+    // yarn, L0 = 16: correction dims floor(-0.55) -> 0 and ceil(0.20) -> 1: pair 0 keeps theta,
+    // pair 1 is interpolated; attention factor 0.1 ln 4 + 1.
+    const auto yarn = theta(scaling(RopeScaling::yarn, 4));
+    CHECK(yarn.theta[0] == doctest::Approx(1.0));
+    CHECK(yarn.theta[1] == doctest::Approx(0.0025));
+    CHECK(yarn.attention_factor == doctest::Approx(1.1386294361));
+    // llama3, factor 8, L0 = 16: wavelength 2pi lies between 4 and 16: smooth = (16/2pi - 1)/3
+    const auto l3 = theta(scaling(RopeScaling::llama3, 8));
+    const double smooth = (16.0 / (2 * M_PI) - 1.0) / 3.0;
+    CHECK(l3.theta[0] == doctest::Approx((1 - smooth) / 8.0 + smooth));
+    CHECK(l3.theta[1] == doctest::Approx(0.01 / 8.0));  // wavelength 628 > 16: divided
+}
+
+TEST_CASE("scaled theta matches the Hugging Face formulas computed by PyTorch (fixtures, d = 64)")
+{
+    const std::string dir = std::string(ATTNLAB_DATA_DIR) + "/fixtures/";
+    const std::pair<RopeScaling, const char*> methods[] = {
+        {RopeScaling::none, "none"}, {RopeScaling::linear, "linear"}, {RopeScaling::ntk, "ntk"},
+        {RopeScaling::dynamic, "dynamic"}, {RopeScaling::yarn, "yarn"}, {RopeScaling::llama3, "llama3"}};
+    for (auto [m, name] : methods) {
+        CAPTURE(name);
+        RopeScalingParams s;
+        if (m != RopeScaling::none) s = scaling(m, m == RopeScaling::llama3 ? 8.0 : 4.0);
+        const auto ours = rope_frequencies<float>(64, 10000.0, s, 64).theta;
+        const auto ref = xt::load_npy<float>(dir + "rope_theta_" + name + ".npy");
+        REQUIRE(ref.size() == ours.size());
+        for (std::size_t i = 0; i < ours.size(); ++i) CHECK(ours[i] == doctest::Approx(ref(i)).epsilon(2e-6));
+    }
+}
+
+TEST_CASE("RoFormer's decay bound against hand values for theta = (1, 0)")
+{
+    const auto dec = rope_decay({1.0, 0.0}, 4);
+    for (int d = 0; d < 4; ++d) CHECK(dec[d] == doctest::Approx((1 + 2 * std::abs(std::cos(d / 2.0))) / 2));
+}
+
+TEST_CASE("the Toeplitz measurement: zero for relative dots, caught when k gets a position offset")
+{
+    const auto f = rope_frequencies<double>(8, 10000.0, RopeScalingParams{}, 12);
+    const auto cache = rope_cache<double>(12, f.theta);
+    const double q[8] = {0.3, -1, 0.5, 2, 1, 0.1, -0.7, 0.4}, k[8] = {1, 0.2, -0.3, 0.8, 0.5, -1, 0.6, 0.9};
+    Mat<double> dots = xt::zeros<double>({std::size_t{12}, std::size_t{12}});
+    Mat<double> broken = dots;
+    for (long m = 0; m < 12; ++m)
+        for (long n = 0; n < 12; ++n) {
+            double qm[8], kn[8], kb[8];
+            rope_rotate(q, qm, 8, 8, &cache.cos(m, 0), &cache.sin(m, 0), RopeStyle::interleaved, false);
+            rope_rotate(k, kn, 8, 8, &cache.cos(n, 0), &cache.sin(n, 0), RopeStyle::interleaved, false);
+            for (int j = 0; j < 8; ++j) kb[j] = kn[j] + 0.01 * static_cast<double>(n);  // absolute offset
+            for (int j = 0; j < 8; ++j) dots(m, n) += qm[j] * kn[j], broken(m, n) += qm[j] * kb[j];
+        }
+    CHECK(toeplitz_spread(dots) < 1e-13);
+    CHECK(toeplitz_spread(broken) > 0.01);
+}
+
+TEST_CASE("half_to_interleaved maps (i, i + r/2) to (2i, 2i+1) and leaves the rest")
+{
+    CHECK(half_to_interleaved(6, 4) == std::vector<long>{0, 2, 1, 3, 4, 5});
+}
+
+TEST_CASE("run_rope: every check passes under every scaling, style and dtype, with partial rotation")
+{
+    for (DType dt : {DType::float32, DType::float64})
+        for (RopeStyle st : {RopeStyle::interleaved, RopeStyle::half})
+            for (RopeScaling m : {RopeScaling::none, RopeScaling::linear, RopeScaling::ntk, RopeScaling::dynamic,
+                                  RopeScaling::yarn, RopeScaling::llama3}) {
+                RopeParams p;
+                p.len = 40;
+                p.dim = 16;
+                p.rotary_dim = 12;
+                p.heads = 2;
+                p.style = st;
+                if (m != RopeScaling::none) p.scaling = scaling(m, 4, 16);
+                RunContext ctx;
+                ctx.dtype = dt;
+                const Report r = run_rope(p, ctx);
+                CAPTURE(name_of(m));
+                for (const auto& c : r.checks) {
+                    CAPTURE(c.name);
+                    CAPTURE(c.measured);
+                    CHECK(c.passed());
+                }
+            }
+}
+
+TEST_CASE("run_rope: the articles' example prints (cos m, sin m, cos 0.01m, sin 0.01m)")
+{
+    RopeParams p;
+    p.example = true;
+    const Report r = run_rope(p, RunContext{});
+    const auto& q = r.find("q_rot")->values;
+    CHECK(q.shape(2) == 5);
+    CHECK(q(0, 0, 3, 0) == doctest::Approx(std::cos(3.0)).epsilon(1e-6));
+    CHECK(q(0, 0, 3, 1) == doctest::Approx(std::sin(3.0)).epsilon(1e-6));
+    CHECK(q(0, 0, 3, 3) == doctest::Approx(std::sin(0.03)).epsilon(1e-6));
+}
+
+TEST_CASE("run_rope: float32 angle error at position 131071 is measured and within its bound")
+{
+    RopeParams p;
+    p.len = 131072;
+    p.dim = 64;
+    RunContext ctx;
+    ctx.show = {"theta"};
+    const Check& c = find_check(run_rope(p, ctx), "angle_precision");
+    CHECK(c.passed());
+    CHECK(c.measured > 1e-3);  // float32 really drifts there
+    ctx.tol = 1e-4;
+    CHECK_FALSE(find_check(run_rope(p, ctx), "angle_precision").passed());
+}
+
+TEST_CASE("run_rope: input errors")
+{
+    RunContext ctx;
+    RopeParams p;
+    p.dim = 7;
+    CHECK_THROWS_WITH_AS(run_rope(p, ctx), doctest::Contains("--dim must be even"), InputError);
+    p.dim = 8;
+    p.rotary_dim = 10;
+    CHECK_THROWS_WITH_AS(run_rope(p, ctx), doctest::Contains("--rotary-dim"), InputError);
+    p.rotary_dim.reset();
+    p.scaling.method = RopeScaling::linear;
+    CHECK_THROWS_WITH_AS(run_rope(p, ctx), doctest::Contains("needs --factor"), InputError);
+    p.scaling.factor = 0.5;
+    CHECK_THROWS_WITH_AS(run_rope(p, ctx), doctest::Contains("--factor must be at least 1"), InputError);
+    p.scaling.factor = 2;
+    p.scaling.method = RopeScaling::yarn;
+    CHECK_THROWS_WITH_AS(run_rope(p, ctx), doctest::Contains("needs --original-len"), InputError);
+    p.scaling.original_len = 16;
+    p.scaling.beta_slow = 40;
+    CHECK_THROWS_WITH_AS(run_rope(p, ctx), doctest::Contains("--beta-fast must exceed"), InputError);
+    p.scaling = RopeScalingParams{};
+    p.scaling.factor = 2;
+    CHECK_THROWS_WITH_AS(run_rope(p, ctx), doctest::Contains("apply to a --scaling method"), InputError);
+    RopeParams big;
+    big.len = 100000;
+    CHECK_THROWS_WITH_AS(run_rope(big, ctx), doctest::Contains("dots [100000, 100000]"), InputError);
+}
