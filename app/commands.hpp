@@ -6,8 +6,10 @@
 namespace attnlab::app {
 
 void setup_alibi(CLI::App& app);
+void setup_attend(CLI::App& app);
 void setup_mask(CLI::App& app);
 void setup_pe(CLI::App& app);
+void setup_permute(CLI::App& app);
 void setup_rope(CLI::App& app);
 
 }  // namespace attnlab::app

@@ -51,10 +51,12 @@ int main(int argc, char** argv)
     app.footer("Exit status: 0 all checks passed, 1 a check failed, 2 usage or input error.\n"
                "Run 'attnlab <command> --help' for a command's options.");
 
+    attnlab::app::setup_permute(app);
     attnlab::app::setup_pe(app);
     attnlab::app::setup_rope(app);
     attnlab::app::setup_alibi(app);
     attnlab::app::setup_mask(app);
+    attnlab::app::setup_attend(app);
 
     try {
         if (argc > 1 && argv[1][0] != '-' && !has_subcommand(app, argv[1])) {

@@ -1,0 +1,40 @@
+// attnlab permute-test: self-attention alone cannot tell word order apart.
+#include "commands.hpp"
+#include "common.hpp"
+
+#include "attnlab/permute.hpp"
+
+namespace attnlab::app {
+
+namespace {
+struct PermuteOpts {
+    CommonOpts common;
+    PermuteParams permute;
+};
+}  // namespace
+
+void setup_permute(CLI::App& app)
+{
+    auto opts = std::make_shared<PermuteOpts>();
+    auto* sub = app.add_subcommand(
+        "permute-test", "Order blindness: without positions, permuting the input only permutes the output");
+    auto& p = opts->permute;
+    auto* len = sub->add_option("--len", p.len, "Positions L")->check(CLI::Range(1L, 4096L));
+    auto* dim = sub->add_option("--dim", p.dim, "Model dimension E")->check(CLI::Range(1L, 4096L));
+    sub->add_option("--heads", p.heads, "Heads H (E must be a multiple)")->check(CLI::Range(1L, 64L));
+    auto* example = sub->add_flag("--example", p.example, "The articles' example: n = 4, d = 8, permutation 2,1,0,3");
+    sub->add_option("--perm", p.perm, "The permutation, e.g. 2,1,0,3 (row i of PX is row perm[i] of X); default random")
+        ->delimiter(',');
+    sub->add_option("--trials", p.trials, "Random permutations to try; the worst is reported")->check(CLI::Range(1L, 10000L));
+    sub->add_flag("--no-proj", p.no_proj, "No W_q, W_k, W_v: Softmax(X X^T) X, the articles' projection-free form");
+    add_enum_option(*sub, "--pe", p.pe, "Position information: with any, equivariance must break");
+    add_enum_option(*sub, "--mask", p.mask, "none or causal (a causal mask also breaks equivariance)");
+    add_common_options(*sub, opts->common);
+    sub->footer("Example: attnlab permute-test --example --no-proj");
+    sub->callback([opts, len, dim, example] {
+        opts->permute.example_conflict = example->count() > 0 && (len->count() > 0 || dim->count() > 0);
+        exit_status() = execute(opts->common, [&](const RunContext& ctx) { return run_permute(opts->permute, ctx); });
+    });
+}
+
+}  // namespace attnlab::app

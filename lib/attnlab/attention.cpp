@@ -1,0 +1,241 @@
+#include "attnlab/attention.hpp"
+
+#include "attnlab/rng.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace attnlab {
+
+namespace {
+
+template <class T>
+void check_shapes(const AttentionInputs<T>& in)
+{
+    const auto& q = *in.q;
+    const auto& k = *in.k;
+    const auto& v = *in.v;
+    if (k.shape() != v.shape() || q.shape(0) != k.shape(0) || q.shape(3) != k.shape(3) || k.shape(1) == 0 ||
+        q.shape(1) % k.shape(1) != 0) {
+        throw std::logic_error("attention: q [B,H,L,d] and k, v [B,Hkv,S,d] with H % Hkv == 0 expected");
+    }
+}
+
+bool has_mask(const MaskSpec* m) { return m != nullptr && m->kind != MaskKind::none; }
+
+}  // namespace
+
+template <class T>
+AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, std::optional<RowRange> rows)
+{
+    check_shapes(in);
+    const auto& q = *in.q;
+    const auto& k = *in.k;
+    const auto& v = *in.v;
+    const std::size_t B = q.shape(0), H = q.shape(1), L = q.shape(2), d = q.shape(3);
+    const std::size_t Hkv = k.shape(1), S = k.shape(2), group = H / Hkv;
+    const RowRange range = rows.value_or(RowRange{0, static_cast<long>(L)});
+    const MaskSpec* mask = has_mask(in.mask) ? in.mask : nullptr;
+    const T scale = static_cast<T>(in.scale);
+    const T fill = mask ? static_cast<T>(mask->fill) : T(0);
+    const bool fill_is_neg_inf = mask && std::isinf(mask->fill);
+    // A causal triangle with -inf is a loop bound: keys past i + offset are never touched.
+    const bool causal_bound = fill_is_neg_inf && mask->kind == MaskKind::causal && mask->diagonal >= 1;
+
+    AttentionOutput<T> res;
+    res.out = xt::zeros<T>({B, H, L, d});
+    if (keep_matrices) {
+        res.scores = xt::zeros<T>({B, H, L, S});
+        res.weights = xt::zeros<T>({B, H, L, S});
+    }
+    std::vector<T> row(S);
+    std::vector<char> hidden(S);
+    for (std::size_t b = 0; b < B; ++b) {
+        const long mb = mask && mask->has_padding() ? static_cast<long>(b) : 0;
+        for (std::size_t h = 0; h < H; ++h) {
+            const std::size_t hk = h / group;  // the key/value head this query head shares
+            for (long il = range.begin; il < range.end; ++il) {
+                const auto i = static_cast<std::size_t>(il);
+                const T* q_i = &q(b, h, i, 0);
+                const std::size_t j_end =
+                    causal_bound ? static_cast<std::size_t>(std::clamp(il + mask->offset() + mask->diagonal, 0L, static_cast<long>(S)))
+                                 : S;
+                // pass 1: scores, mask, bias for row i
+                for (std::size_t j = 0; j < S; ++j) {
+                    hidden[j] = mask && mask->masked(mb, il, static_cast<long>(j)) ? 1 : 0;
+                    if (j >= j_end) {
+                        row[j] = -std::numeric_limits<T>::infinity();
+                        continue;
+                    }
+                    const T* k_j = &k(b, hk, j, 0);
+                    T dot = 0;
+                    for (std::size_t c = 0; c < d; ++c) dot += q_i[c] * k_j[c];
+                    T s = dot * scale;
+                    if (hidden[j]) s += fill;
+                    if (in.head_bias) s += (*in.head_bias)(h, i, j);
+                    row[j] = s;
+                }
+                if (keep_matrices) std::copy(row.begin(), row.end(), &res.scores(b, h, i, 0));
+                // pass 2: softmax over keys
+                softmax_inplace(row.data(), S, in.softmax);
+                // pass 3: out_i = sum_j w_ij v_j (hidden keys under -inf carry exactly 0)
+                T* out_i = &res.out(b, h, i, 0);
+                double sum = 0.0;
+                bool all_hidden = true;
+                for (std::size_t j = 0; j < S; ++j) {
+                    const T w = row[j];
+                    sum += static_cast<double>(w);
+                    if (std::isnan(w)) ++res.stats.nan_weights;
+                    if (hidden[j]) {
+                        res.stats.max_masked_weight = std::max(res.stats.max_masked_weight, std::abs(static_cast<double>(w)));
+                        if (std::isnan(w)) res.stats.max_masked_weight = std::numeric_limits<double>::quiet_NaN();
+                    } else {
+                        all_hidden = false;
+                    }
+                    if (j >= j_end) continue;
+                    const T* v_j = &v(b, hk, j, 0);
+                    for (std::size_t c = 0; c < d; ++c) out_i[c] += w * v_j[c];
+                }
+                if (!all_hidden) {
+                    const double err = std::abs(sum - 1.0);
+                    res.stats.max_row_sum_error = std::isnan(err) ? err : std::max(res.stats.max_row_sum_error, err);
+                }
+                if (keep_matrices) std::copy(row.begin(), row.end(), &res.weights(b, h, i, 0));
+            }
+        }
+    }
+    return res;
+}
+
+template <class T>
+AttentionOutput<T> attention_reference(const AttentionInputs<T>& in, RowRange rows)
+{
+    check_shapes(in);
+    const auto& q = *in.q;
+    const auto& k = *in.k;
+    const auto& v = *in.v;
+    const std::size_t B = q.shape(0), H = q.shape(1), L = q.shape(2), d = q.shape(3);
+    const std::size_t Hkv = k.shape(1), S = k.shape(2), group = H / Hkv;
+    const auto i0 = static_cast<std::size_t>(rows.begin), n = static_cast<std::size_t>(rows.end - rows.begin);
+    // scores and weights hold the n rows of the range only: row r is query i0 + r.
+    AttentionOutput<T> res;
+    res.out = xt::zeros<T>({B, H, L, d});
+    res.scores = xt::zeros<T>({B, H, n, S});
+    // pass 1: scores = q k^T * scale
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t r = 0; r < n; ++r)
+                for (std::size_t j = 0; j < S; ++j) {
+                    T dot = 0;
+                    for (std::size_t c = 0; c < d; ++c) dot += q(b, h, i0 + r, c) * k(b, h / group, j, c);
+                    res.scores(b, h, r, j) = dot * static_cast<T>(in.scale);
+                }
+    // pass 2: + additive mask, + per-head bias
+    if (has_mask(in.mask)) {
+        for (std::size_t b = 0; b < B; ++b) {
+            const Mat<T> m = additive_mask<T>(*in.mask, in.mask->has_padding() ? static_cast<long>(b) : 0);
+            for (std::size_t h = 0; h < H; ++h)
+                for (std::size_t r = 0; r < n; ++r)
+                    for (std::size_t j = 0; j < S; ++j)
+                        if (m(i0 + r, j) != T(0)) res.scores(b, h, r, j) += m(i0 + r, j);
+        }
+    }
+    if (in.head_bias) {
+        for (std::size_t b = 0; b < B; ++b)
+            for (std::size_t h = 0; h < H; ++h)
+                for (std::size_t r = 0; r < n; ++r)
+                    for (std::size_t j = 0; j < S; ++j) res.scores(b, h, r, j) += (*in.head_bias)(h, i0 + r, j);
+    }
+    // pass 3: softmax over keys
+    res.weights = res.scores;
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t r = 0; r < n; ++r) softmax_inplace(&res.weights(b, h, r, 0), S, in.softmax);
+    // pass 4: out = weights v
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t r = 0; r < n; ++r)
+                for (std::size_t c = 0; c < d; ++c) {
+                    T acc = 0;
+                    for (std::size_t j = 0; j < S; ++j) acc += res.weights(b, h, r, j) * v(b, h / group, j, c);
+                    res.out(b, h, i0 + r, c) = acc;
+                }
+    return res;
+}
+
+template <class T>
+Ten3<T> project(const Ten3<T>& x, const Mat<T>& w)
+{
+    const std::size_t B = x.shape(0), L = x.shape(1), n_in = x.shape(2), n_out = w.shape(1);
+    if (w.shape(0) != n_in) throw std::logic_error("project: x [B, L, in] and w [in, out] expected");
+    Ten3<T> y = xt::zeros<T>({B, L, n_out});
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t i = 0; i < L; ++i) {
+            T* y_i = &y(b, i, 0);
+            for (std::size_t c = 0; c < n_in; ++c) {
+                const T x_ic = x(b, i, c);
+                const T* w_c = &w(c, 0);
+                for (std::size_t o = 0; o < n_out; ++o) y_i[o] += x_ic * w_c[o];
+            }
+        }
+    return y;
+}
+
+template <class T>
+Ten4<T> split_heads(const Ten3<T>& x, long heads)
+{
+    const std::size_t B = x.shape(0), L = x.shape(1), H = static_cast<std::size_t>(heads), d = x.shape(2) / H;
+    Ten4<T> out = xt::zeros<T>({B, H, L, d});
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t i = 0; i < L; ++i)
+            for (std::size_t h = 0; h < H; ++h)
+                for (std::size_t c = 0; c < d; ++c) out(b, h, i, c) = x(b, i, h * d + c);
+    return out;
+}
+
+template <class T>
+Ten3<T> merge_heads(const Ten4<T>& x)
+{
+    const std::size_t B = x.shape(0), H = x.shape(1), L = x.shape(2), d = x.shape(3);
+    Ten3<T> out = xt::zeros<T>({B, L, H * d});
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t i = 0; i < L; ++i)
+                for (std::size_t c = 0; c < d; ++c) out(b, i, h * d + c) = x(b, h, i, c);
+    return out;
+}
+
+template <class T>
+Mat<T> random_weight(long rows, long cols, std::uint64_t seed, std::uint64_t stream)
+{
+    Rng rng(seed, stream);
+    Mat<T> w = xt::zeros<T>({static_cast<std::size_t>(rows), static_cast<std::size_t>(cols)});
+    const double s = 1.0 / std::sqrt(static_cast<double>(rows));
+    for (auto& x : w) x = static_cast<T>(rng.normal() * s);
+    return w;
+}
+
+template <class T>
+Ten3<T> random_tensor3(std::size_t a, std::size_t b, std::size_t c, std::uint64_t seed, std::uint64_t stream)
+{
+    Rng rng(seed, stream);
+    Ten3<T> x = xt::zeros<T>({a, b, c});
+    for (auto& v : x) v = static_cast<T>(rng.normal());
+    return x;
+}
+
+#define ATTNLAB_ATTENTION_INSTANTIATE(T)                                                              \
+    template AttentionOutput<T> attention<T>(const AttentionInputs<T>&, bool, std::optional<RowRange>); \
+    template AttentionOutput<T> attention_reference<T>(const AttentionInputs<T>&, RowRange);          \
+    template Ten3<T> project<T>(const Ten3<T>&, const Mat<T>&);                                        \
+    template Ten4<T> split_heads<T>(const Ten3<T>&, long);                                             \
+    template Ten3<T> merge_heads<T>(const Ten4<T>&);                                                   \
+    template Mat<T> random_weight<T>(long, long, std::uint64_t, std::uint64_t);                        \
+    template Ten3<T> random_tensor3<T>(std::size_t, std::size_t, std::size_t, std::uint64_t, std::uint64_t);
+ATTNLAB_ATTENTION_INSTANTIATE(float)
+ATTNLAB_ATTENTION_INSTANTIATE(double)
+
+}  // namespace attnlab

@@ -1,0 +1,222 @@
+#include "attnlab/attend.hpp"
+#include "attnlab/attention.hpp"
+#include "attnlab/permute.hpp"
+#include "attnlab/rng.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+using namespace attnlab;
+
+namespace {
+
+const Check& find_check(const Report& r, const std::string& name)
+{
+    for (const auto& c : r.checks)
+        if (c.name == name) return c;
+    FAIL("no check named " << name);
+    throw;
+}
+
+Ten4<double> random4(std::size_t a, std::size_t b, std::size_t c, std::size_t d, std::uint64_t stream)
+{
+    Rng rng(3, stream);
+    Ten4<double> t = xt::zeros<double>({a, b, c, d});
+    for (auto& v : t) v = rng.normal();
+    return t;
+}
+
+double max_diff(const Ten4<double>& a, const Ten4<double>& b)
+{
+    double w = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (std::isnan(a.data()[i]) && std::isnan(b.data()[i])) continue;
+        w = std::max(w, std::abs(a.data()[i] - b.data()[i]));
+    }
+    return w;
+}
+
+}  // namespace
+
+TEST_CASE("attention against a hand-computed 2x2 case")
+{
+    // q = k = [[1], [0]], v = [[1], [3]], scale 1: row 0 weights (e, 1)/(e+1), row 1 (1/2, 1/2).
+    Ten4<double> q = xt::zeros<double>({std::size_t{1}, std::size_t{1}, std::size_t{2}, std::size_t{1}});
+    Ten4<double> v = q;
+    q(0, 0, 0, 0) = 1;
+    v(0, 0, 0, 0) = 1, v(0, 0, 1, 0) = 3;
+    AttentionInputs<double> in;
+    in.q = &q, in.k = &q, in.v = &v;
+    const auto res = attention(in, true);
+    const double e = std::exp(1.0);
+    CHECK(res.weights(0, 0, 0, 0) == doctest::Approx(e / (e + 1)));
+    CHECK(res.out(0, 0, 0, 0) == doctest::Approx((e + 3) / (e + 1)));
+    CHECK(res.out(0, 0, 1, 0) == doctest::Approx(2.0));
+    // causal: row 0 sees only key 0, so it copies v_0
+    MaskSpec m;
+    m.kind = MaskKind::causal;
+    m.queries = m.keys = 2;
+    in.mask = &m;
+    CHECK(attention(in, false).out(0, 0, 0, 0) == 1.0);
+}
+
+TEST_CASE("main implementation equals the reference on every option combination")
+{
+    const auto q = random4(2, 4, 5, 3, 1);
+    for (std::size_t hkv : {std::size_t{4}, std::size_t{2}, std::size_t{1}})
+        for (std::size_t S : {std::size_t{5}, std::size_t{7}, std::size_t{3}})
+            for (MaskKind kind : {MaskKind::none, MaskKind::causal, MaskKind::padding, MaskKind::both, MaskKind::window})
+                for (double fill : {-std::numeric_limits<double>::infinity(), -1e9})
+                    for (bool bias : {false, true})
+                        for (SoftmaxKind sm : {SoftmaxKind::plain, SoftmaxKind::safe})
+                            for (Align al : {Align::upper_left, Align::lower_right}) {
+                                const auto k = random4(2, hkv, S, 3, 2), v = random4(2, hkv, S, 3, 3);
+                                MaskSpec m;
+                                m.kind = kind;
+                                m.queries = 5;
+                                m.keys = static_cast<long>(S);
+                                m.lengths = {static_cast<long>(S), 1};
+                                m.window = 2;
+                                m.fill = fill;
+                                m.align = al;
+                                Ten3<double> hb = xt::zeros<double>({std::size_t{4}, std::size_t{5}, S});
+                                for (std::size_t i = 0; i < hb.size(); ++i) hb.data()[i] = -0.1 * static_cast<double>(i % 7);
+                                AttentionInputs<double> in;
+                                in.q = &q, in.k = &k, in.v = &v, in.mask = &m, in.scale = 0.6, in.softmax = sm;
+                                in.head_bias = bias ? &hb : nullptr;
+                                CAPTURE(hkv);
+                                CAPTURE(S);
+                                CAPTURE(name_of(kind));
+                                CAPTURE(fill);
+                                const auto main = attention(in, true);
+                                const auto ref = attention_reference(in, RowRange{0, 5});
+                                CHECK(max_diff(main.out, ref.out) <= 1e-12);
+                                CHECK(max_diff(main.weights, ref.weights) <= 1e-12);
+                                // a row range alone gives the same rows
+                                const auto part = attention_reference(in, RowRange{2, 4});
+                                for (std::size_t c = 0; c < 3; ++c) CHECK(part.out(1, 3, 2, c) == doctest::Approx(ref.out(1, 3, 2, c)));
+                            }
+}
+
+TEST_CASE("grouped-query attention: query heads of one group share keys and values")
+{
+    auto q = random4(1, 4, 3, 2, 1);
+    xt::view(q, 0, 1, xt::all(), xt::all()) = xt::view(q, 0, 0, xt::all(), xt::all());  // heads 0 and 1 equal
+    xt::view(q, 0, 2, xt::all(), xt::all()) = xt::view(q, 0, 0, xt::all(), xt::all());  // head 2 too, other group
+    const auto k = random4(1, 2, 3, 2, 2), v = random4(1, 2, 3, 2, 3);
+    AttentionInputs<double> in;
+    in.q = &q, in.k = &k, in.v = &v;
+    const auto r = attention(in, false);
+    CHECK(r.out(0, 1, 2, 1) == r.out(0, 0, 2, 1));  // same group (kv head 0)
+    CHECK(r.out(0, 2, 2, 1) != r.out(0, 0, 2, 1));  // other group (kv head 1)
+}
+
+TEST_CASE("projection with W [in, out], split and merge of heads")
+{
+    Ten3<double> x = {{{1, 2}}};                 // [1, 1, 2]
+    Mat<double> w = {{1, 0, 2}, {0, 1, 3}};      // [2, 3]
+    const auto y = project(x, w);
+    CHECK(y(0, 0, 0) == 1);
+    CHECK(y(0, 0, 1) == 2);
+    CHECK(y(0, 0, 2) == 8);
+    Ten3<double> z = {{{1, 2, 3, 4}, {5, 6, 7, 8}}};  // [1, 2, 4] -> 2 heads of 2
+    const auto s = split_heads(z, 2);
+    CHECK(s(0, 1, 0, 0) == 3);
+    CHECK(s(0, 1, 1, 1) == 8);
+    CHECK(merge_heads(s) == z);
+}
+
+TEST_CASE("the equivariance measurement is 0 for a permuted copy and not for a changed one")
+{
+    Ten3<double> y = {{{1, 2}, {3, 4}, {5, 6}}};
+    Ten3<double> yp = {{{5, 6}, {3, 4}, {1, 2}}};
+    CHECK(equivariance_error(y, yp, {2, 1, 0}) == 0.0);
+    CHECK(equivariance_error(y, y, {2, 1, 0}) == 4.0);
+    CHECK_THROWS_WITH_AS(validate_permutation({0, 0, 1}, 3), doctest::Contains("repeats 0"), InputError);
+    CHECK_THROWS_WITH_AS(validate_permutation({0, 3, 1}, 3), doctest::Contains("outside 0..2"), InputError);
+    CHECK_THROWS_WITH_AS(validate_permutation({0, 1}, 3), doctest::Contains("2 entries"), InputError);
+}
+
+TEST_CASE("run_permute: equivariance holds without positions and breaks with each of them")
+{
+    PermuteParams p;
+    p.example = true;
+    p.no_proj = true;
+    const Report r = run_permute(p, RunContext{});
+    CHECK(r.passed());
+    CHECK(find_check(r, "equivariant").measured < 1e-5);
+    CHECK_FALSE(find_check(r, "output_unchanged").passed());  // the articles' wording is wrong
+    for (PeKind pe : {PeKind::sinusoidal, PeKind::rope, PeKind::alibi}) {
+        PermuteParams q;
+        q.pe = pe;
+        q.trials = 5;
+        CAPTURE(name_of(pe));
+        CHECK(run_permute(q, RunContext{}).passed());
+    }
+    // The identity "permutation" cannot break anything: the expectation fails.
+    PermuteParams id;
+    id.pe = PeKind::sinusoidal;
+    id.perm = {0, 1, 2, 3, 4, 5};
+    CHECK_FALSE(find_check(run_permute(id, RunContext{}), "equivariance_breaks").passed());
+}
+
+TEST_CASE("run_attend: every check passes across the options, in both dtypes")
+{
+    struct Case { MaskKind mask; PeKind pe; long kv_heads; std::optional<long> kv_len; std::vector<long> lengths; };
+    const Case cases[] = {{MaskKind::none, PeKind::none, 2, {}, {}},       {MaskKind::causal, PeKind::rope, 1, {}, {}},
+                          {MaskKind::padding, PeKind::alibi, 2, {}, {3, 6}}, {MaskKind::both, PeKind::sinusoidal, 2, {}, {2, 5}},
+                          {MaskKind::window, PeKind::rope, 1, {}, {}},     {MaskKind::none, PeKind::none, 2, 9, {}}};
+    for (DType dt : {DType::float32, DType::float64})
+        for (const auto& c : cases) {
+            AttendParams p;
+            p.heads = 4;
+            p.dim = 16;
+            p.mask = c.mask;
+            p.pe = c.pe;
+            p.kv_heads = c.kv_heads;
+            p.kv_len = c.kv_len;
+            p.lengths = c.lengths;
+            if (c.mask == MaskKind::window) p.window = 2;
+            RunContext ctx;
+            ctx.dtype = dt;
+            const Report r = run_attend(p, ctx);
+            CAPTURE(name_of(c.mask));
+            CAPTURE(name_of(c.pe));
+            for (const auto& ch : r.checks) {
+                CAPTURE(ch.name);
+                CAPTURE(ch.measured);
+                CHECK(ch.passed());
+            }
+        }
+}
+
+TEST_CASE("run_attend: a sequence of length 0 gives NaN rows under plain softmax and none under safe")
+{
+    AttendParams p;
+    p.mask = MaskKind::padding;
+    p.lengths = {0, 6};
+    const Report r = run_attend(p, RunContext{});
+    CHECK_FALSE(find_check(r, "no_nan_weights").passed());
+    p.softmax = SoftmaxKind::safe;
+    CHECK(find_check(run_attend(p, RunContext{}), "no_nan_weights").passed());
+}
+
+TEST_CASE("run_attend: input errors")
+{
+    AttendParams p;
+    p.dim = 10;
+    p.heads = 4;
+    CHECK_THROWS_WITH_AS(run_attend(p, RunContext{}), doctest::Contains("not divisible by --heads"), InputError);
+    p.dim = 12;
+    p.kv_heads = 5;
+    CHECK_THROWS_WITH_AS(run_attend(p, RunContext{}), doctest::Contains("must divide --heads"), InputError);
+    p.kv_heads.reset();
+    p.heads = 4;
+    p.pe = PeKind::rope;
+    CHECK_THROWS_WITH_AS(run_attend(p, RunContext{}), doctest::Contains("even head dimension"), InputError);
+    AttendParams q;
+    q.mask = MaskKind::padding;
+    q.lengths = {3, 9};
+    CHECK_THROWS_WITH_AS(run_attend(q, RunContext{}), doctest::Contains("--lengths must lie in 0..6"), InputError);
+}
