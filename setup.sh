@@ -28,7 +28,7 @@ build() {
 case "${1:-}" in
   run)
     build release
-    ./build/release/attnlab pe --len 8 --dim 8
+    ./build/release/attnlab tour
     ;;
   test)
     for preset in release asan; do

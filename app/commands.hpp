@@ -11,5 +11,6 @@ void setup_mask(CLI::App& app);
 void setup_pe(CLI::App& app);
 void setup_permute(CLI::App& app);
 void setup_rope(CLI::App& app);
+void setup_tour(CLI::App& app);
 
 }  // namespace attnlab::app

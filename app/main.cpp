@@ -51,6 +51,7 @@ int main(int argc, char** argv)
     app.footer("Exit status: 0 all checks passed, 1 a check failed, 2 usage or input error.\n"
                "Run 'attnlab <command> --help' for a command's options.");
 
+    attnlab::app::setup_tour(app);
     attnlab::app::setup_permute(app);
     attnlab::app::setup_pe(app);
     attnlab::app::setup_rope(app);

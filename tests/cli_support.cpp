@@ -21,7 +21,7 @@ std::string slurp(const std::string& path)
 
 }  // namespace
 
-CliResult run_cli(const std::vector<std::string>& args)
+CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env)
 {
     char out_path[] = "/tmp/attnlab-cli-out-XXXXXX";
     char err_path[] = "/tmp/attnlab-cli-err-XXXXXX";
@@ -34,6 +34,10 @@ CliResult run_cli(const std::vector<std::string>& args)
     if (pid == 0) {
         dup2(out_fd, STDOUT_FILENO);
         dup2(err_fd, STDERR_FILENO);
+        for (const auto& e : env) {
+            const auto eq = e.find('=');
+            setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);
+        }
         std::vector<char*> argv;
         std::string exe = ATTNLAB_EXE;
         argv.push_back(exe.data());

@@ -12,7 +12,8 @@ struct CliResult {
     std::string err;
 };
 
-CliResult run_cli(const std::vector<std::string>& args);
+// env: extra NAME=VALUE entries for the child's environment.
+CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
 
 // The JSON document printed by a successful --format json run (fails the test otherwise).
 nlohmann::json run_json(std::vector<std::string> args);

@@ -127,6 +127,18 @@ TEST_CASE("the all-pairs checks cover every pair for usual sizes and stay bounde
     CHECK(pair_stats(pe, 10).min_distance == 0.0);
 }
 
+TEST_CASE("run_pe: the log-space claim is measured: at D = 512 in float32 pow is the more accurate")
+{
+    RunContext ctx;
+    PeParams p;
+    p.len = 2;
+    p.dim = 512;
+    const Check& c = find_check(run_pe(p, ctx), "log_space_more_accurate");
+    CHECK(c.role == Role::article);
+    CHECK(c.measured > 1.0);
+    CHECK_FALSE(c.passed());
+}
+
 TEST_CASE("frequency error of both methods against the long double reference")
 {
     const auto ref = pe_frequencies_reference(512, 10000.0, PeLayout::interleaved);
@@ -165,8 +177,9 @@ TEST_CASE("run_pe: all invariants pass by default in both dtypes and layouts")
                 CAPTURE(c.name);
                 CAPTURE(c.measured);
                 CAPTURE(c.tolerance);
-                CHECK(c.passed());
+                if (c.role == Role::invariant) CHECK(c.passed());
             }
+            CHECK(r.passed());
             CHECK(r.find("pe")->values.shape(0) == 200);
             CHECK(r.find("h")->values.shape(0) == 2);
         }

@@ -336,6 +336,12 @@ Report run_pe_typed(const PeParams& p, const RunContext& ctx)
                "max rel error vs long double", err_exp, freq_tol});
     rec.check({"freq_pow_accuracy", "pow frequencies match the exact w_i",
                "max rel error vs long double", err_pow, freq_tol});
+    // A common comment on the exp-log form ("computed in log space") is that it is the more
+    // accurate of the two; measure it rather than take it on trust.
+    rec.check({"log_space_more_accurate",
+               "computing w_i in log space (exp-log) is at least as accurate as base^(-2i/D) (pow)",
+               "rel error exp-log / rel error pow", err_pow > 0.0 ? err_exp / err_pow : (err_exp > 0.0 ? INFINITY : 1.0),
+               1.0, Compare::le, Role::article, TolKind::fixed});
     rec.note(fmt::format("frequency methods in {}: exp-log max rel error {:.3g}, pow {:.3g}: {}",
                          name_of(ctx.dtype), err_exp, err_pow,
                          err_exp == err_pow ? "equally accurate here"

@@ -1,0 +1,58 @@
+// attnlab tour: the two articles as one verified walk-through.
+#include "commands.hpp"
+#include "common.hpp"
+
+#include "attnlab/tour.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
+
+namespace attnlab::app {
+
+namespace {
+struct TourOpts {
+    std::uint64_t seed = 0;
+    DType dtype = DType::float32;
+    Format format = Format::text;
+    TourParams tour;
+    std::optional<Lang> lang;
+};
+}  // namespace
+
+void setup_tour(CLI::App& app)
+{
+    auto opts = std::make_shared<TourOpts>();
+    auto* sub = app.add_subcommand("tour", "Walk through both articles in order, checking every claim, with a closing claims table");
+    sub->add_option("--section", opts->tour.section,
+                    "Run one section: order, pe, rope, alibi, mask, encoder_decoder (default: all)");
+    add_optional_enum(*sub, "--lang", opts->lang, "Narration language, en or zh (default: from LANG)");
+    sub->add_option("--seed", opts->seed, "Seed of the random inputs");
+    add_enum_option(*sub, "--dtype", opts->dtype, "Precision the experiments compute in");
+    sub->add_option_function<std::string>(
+           "--format",
+           [opts](const std::string& s) {
+               opts->format = enum_map<Format>().at(s);
+           },
+           "text, or json (one document: sections with tensors and checks, then the claims)")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->type_name("")
+        ->default_str("text");
+    sub->footer("Example: attnlab tour --section rope --lang zh");
+    sub->callback([opts] {
+        opts->tour.lang = opts->lang.value_or(lang_from_env(std::getenv("LANG")));
+        RunContext ctx;
+        ctx.seed = opts->seed;
+        ctx.dtype = opts->dtype;
+        const TourReport t = run_tour(opts->tour, ctx);
+        const char* no_color = std::getenv("NO_COLOR");
+        const bool color = opts->format == Format::text && isatty(STDOUT_FILENO) == 1 &&
+                           (no_color == nullptr || no_color[0] == '\0');
+        const std::string out = opts->format == Format::json ? tour_to_json(t).dump() + "\n" : render_tour_text(t, color);
+        std::fwrite(out.data(), 1, out.size(), stdout);
+        std::fflush(stdout);
+        exit_status() = t.passed() ? 0 : 1;
+    });
+}
+
+}  // namespace attnlab::app
