@@ -76,6 +76,7 @@ TEST_CASE("README console examples print exactly what the README shows")
     for (const auto& ex : examples) {
         CAPTURE(ex.line);
         const auto r = run_cli(ex.args);
+        CHECK(r.status == 0);
         CHECK(r.err.empty());
         CHECK(r.out == ex.expected);
     }

@@ -332,9 +332,9 @@ std::string render_tour_text(const TourReport& t, bool color)
         out += fmt::format("{} 条文章论断与测量结果不符（见上表，附数值）；程序自身的不变量{}。\n", wrong,
                            t.passed() ? "全部成立" : "有不成立的");
     } else {
-        out += fmt::format("{} of the articles' claims disagree with the measurement (figures above); the program's own "
+        out += fmt::format("{} of the articles' claims {} with the measurement (figures above); the program's own "
                            "invariants {}.\n",
-                           wrong, t.passed() ? "all hold" : "do NOT all hold");
+                           wrong, wrong == 1 ? "disagrees" : "disagree", t.passed() ? "all hold" : "do NOT all hold");
     }
     return out;
 }
