@@ -32,19 +32,33 @@ struct CommonOpts {
 // Registers the global options on a subcommand.
 void add_common_options(CLI::App& sub, CommonOpts& o);
 
-// An enum option validated against the enum's one table of names; --help lists the names.
-template <class E>
-CLI::Option* add_enum_option(CLI::App& sub, const std::string& flag, E& target,
-                             const std::string& help)
+// An option holding one of the enum's names, validated against the enum's one table of
+// names (which --help lists); `store` receives the parsed value.
+template <class E, class Store>
+CLI::Option* add_enum_names_option(CLI::App& sub, const std::string& flag, Store store, const std::string& help)
 {
     std::vector<std::string> names;
     for (const auto& entry : enum_names(E{})) names.emplace_back(entry.second);
     return sub
         .add_option_function<std::string>(
-            flag, [&target](const std::string& s) { target = enum_map<E>().at(s); }, help)
+            flag, [store](const std::string& s) { store(enum_map<E>().at(s)); }, help)
         ->check(CLI::IsMember(names))
-        ->type_name("")
-        ->default_str(name_of(target));
+        ->type_name("");
+}
+
+// An enum option with a default.
+template <class E>
+CLI::Option* add_enum_option(CLI::App& sub, const std::string& flag, E& target, const std::string& help)
+{
+    return add_enum_names_option<E>(sub, flag, [&target](E e) { target = e; }, help)->default_str(name_of(target));
+}
+
+// An enum option whose absence matters.
+template <class E>
+CLI::Option* add_optional_enum(CLI::App& sub, const std::string& flag, std::optional<E>& target,
+                               const std::string& help)
+{
+    return add_enum_names_option<E>(sub, flag, [&target](E e) { target = e; }, help);
 }
 
 // An option whose absence matters (the experiment tells "not given" from any value).
@@ -53,20 +67,6 @@ CLI::Option* add_optional(CLI::App& sub, const std::string& flag, std::optional<
                           const std::string& help)
 {
     return sub.add_option_function<V>(flag, [&target](const V& v) { target = v; }, help);
-}
-
-// The same for an enum.
-template <class E>
-CLI::Option* add_optional_enum(CLI::App& sub, const std::string& flag, std::optional<E>& target,
-                               const std::string& help)
-{
-    std::vector<std::string> names;
-    for (const auto& entry : enum_names(E{})) names.emplace_back(entry.second);
-    return sub
-        .add_option_function<std::string>(
-            flag, [&target](const std::string& s) { target = enum_map<E>().at(s); }, help)
-        ->check(CLI::IsMember(names))
-        ->type_name("");
 }
 
 // Runs one experiment, prints its rendering, returns the exit status (0 all invariants held,

@@ -1,22 +1,12 @@
 #include "attnlab/alibi.hpp"
 
+#include "test_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 using namespace attnlab;
-
-namespace {
-
-const Check& find_check(const Report& r, const std::string& name)
-{
-    for (const auto& c : r.checks)
-        if (c.name == name) return c;
-    FAIL("no check named " << name);
-    throw;
-}
-
-}  // namespace
 
 TEST_CASE("paper slopes for H = 1..16 against the reference get_slopes, worked out independently")
 {
@@ -117,10 +107,7 @@ TEST_CASE("run_alibi: every invariant holds for H = 1..12 in both variants and d
                 ctx.dtype = dt;
                 const Report r = run_alibi(p, ctx);
                 CAPTURE(H);
-                for (const auto& c : r.checks) {
-                    CAPTURE(c.name);
-                    if (c.role == Role::invariant) CHECK(c.passed());
-                }
+                check_invariants_hold(r);
                 const bool pow2 = (H & (H - 1)) == 0;
                 CHECK(find_check(r, "simple_formula_matches_paper").passed() == pow2);
             }
@@ -133,7 +120,7 @@ TEST_CASE("run_alibi: --tol 0 exposes the rounding of BLOOM's shift at long leng
     p.len = 200;
     RunContext ctx;
     ctx.tol = 0.0;
-    const Check& c = find_check(run_alibi(p, ctx), "bloom_shortcut_equivalent");
+    const Check c = find_check(run_alibi(p, ctx), "bloom_shortcut_equivalent");
     CHECK(c.measured > 0.0);
     CHECK_FALSE(c.passed());
 }

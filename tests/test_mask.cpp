@@ -1,5 +1,7 @@
 #include "attnlab/mask.hpp"
 
+#include "test_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -10,14 +12,6 @@ using namespace attnlab;
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-const Check& find_check(const Report& r, const std::string& name)
-{
-    for (const auto& c : r.checks)
-        if (c.name == name) return c;
-    FAIL("no check named " << name);
-    throw;
-}
 
 MaskSpec causal(long L, long S = 0)
 {
@@ -151,10 +145,8 @@ TEST_CASE("the measurements catch broken weights")
 TEST_CASE("run_mask: default causal passes every check")
 {
     const Report r = run_mask(MaskParams{}, RunContext{});
-    for (const auto& c : r.checks) {
-        CAPTURE(c.name);
-        CHECK(c.passed());
-    }
+    check_invariants_hold(r);
+    CHECK(r.passed());
     CHECK(r.find("mask")->values.shape(0) == 5);
 }
 
@@ -194,7 +186,7 @@ TEST_CASE("run_mask: padding conventions agree, and multiplicative masking leaks
     CHECK(r.passed());
     CHECK(find_check(r, "bool_conventions_complement").passed());
     CHECK(find_check(r, "bool_conventions_same_weights").measured == 0.0);
-    const Check& leak = find_check(r, "multiply_leak_very_small");
+    const Check leak = find_check(r, "multiply_leak_very_small");
     CHECK(leak.role == Role::article);
     CHECK(leak.measured > 0.1);
     CHECK_FALSE(leak.passed());

@@ -1,5 +1,7 @@
 #include "attnlab/pe.hpp"
 
+#include "test_support.hpp"
+
 #include <doctest/doctest.h>
 #include <xtensor/xnpy.hpp>
 
@@ -9,15 +11,6 @@
 using namespace attnlab;
 
 namespace {
-
-const Check& find_check(const Report& r, const std::string& name)
-{
-    for (const auto& c : r.checks) {
-        if (c.name == name) return c;
-    }
-    FAIL("no check named " << name);
-    throw;
-}
 
 template <class T, class B>
 double max_diff(const Mat<T>& a, const B& b)
@@ -133,7 +126,7 @@ TEST_CASE("run_pe: the log-space claim is measured: at D = 512 in float32 pow is
     PeParams p;
     p.len = 2;
     p.dim = 512;
-    const Check& c = find_check(run_pe(p, ctx), "log_space_more_accurate");
+    const Check c = find_check(run_pe(p, ctx), "log_space_more_accurate");
     CHECK(c.role == Role::article);
     CHECK(c.measured > 1.0);
     CHECK_FALSE(c.passed());
@@ -173,12 +166,7 @@ TEST_CASE("run_pe: all invariants pass by default in both dtypes and layouts")
             const Report r = run_pe(p, ctx);
             CAPTURE(name_of(dt));
             CAPTURE(name_of(layout));
-            for (const auto& c : r.checks) {
-                CAPTURE(c.name);
-                CAPTURE(c.measured);
-                CAPTURE(c.tolerance);
-                if (c.role == Role::invariant) CHECK(c.passed());
-            }
+            check_invariants_hold(r);
             CHECK(r.passed());
             CHECK(r.find("pe")->values.shape(0) == 200);
             CHECK(r.find("h")->values.shape(0) == 2);
@@ -195,7 +183,7 @@ TEST_CASE("run_pe: the layouts differ by more than a permutation and the D=4 fig
     p.dim = 4;
     const Report r = run_pe(p, ctx);
     // interleaved D=4 uses w = (1, 0.01); concat uses (1, 1e-4): the second pair differs.
-    const Check& c = find_check(r, "layouts_not_a_permutation");
+    const Check c = find_check(r, "layouts_not_a_permutation");
     CHECK(c.passed());
     double expected = 0;
     for (int pos = 0; pos < 8; ++pos) {

@@ -1,5 +1,7 @@
 #include "attnlab/rope.hpp"
 
+#include "test_support.hpp"
+
 #include <doctest/doctest.h>
 #include <xtensor/xnpy.hpp>
 
@@ -9,14 +11,6 @@
 using namespace attnlab;
 
 namespace {
-
-const Check& find_check(const Report& r, const std::string& name)
-{
-    for (const auto& c : r.checks)
-        if (c.name == name) return c;
-    FAIL("no check named " << name);
-    throw;
-}
 
 RopeScalingParams scaling(RopeScaling m, double factor, long l0 = 16)
 {
@@ -167,13 +161,8 @@ TEST_CASE("run_rope: every check passes under every scaling, style and dtype, wi
                 if (m != RopeScaling::none) p.scaling = scaling(m, 4, 16);
                 RunContext ctx;
                 ctx.dtype = dt;
-                const Report r = run_rope(p, ctx);
                 CAPTURE(name_of(m));
-                for (const auto& c : r.checks) {
-                    CAPTURE(c.name);
-                    CAPTURE(c.measured);
-                    CHECK(c.passed());
-                }
+                check_invariants_hold(run_rope(p, ctx));
             }
 }
 
@@ -196,7 +185,7 @@ TEST_CASE("run_rope: float32 angle error at position 131071 is measured and with
     p.dim = 64;
     RunContext ctx;
     ctx.show = {"theta"};
-    const Check& c = find_check(run_rope(p, ctx), "angle_precision");
+    const Check c = find_check(run_rope(p, ctx), "angle_precision");
     CHECK(c.passed());
     CHECK(c.measured > 1e-3);  // float32 really drifts there
     ctx.tol = 1e-4;

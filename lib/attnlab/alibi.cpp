@@ -1,5 +1,7 @@
 #include "attnlab/alibi.hpp"
 
+#include "attnlab/attention.hpp"
+#include "attnlab/measure.hpp"
 #include "attnlab/rng.hpp"
 #include "attnlab/softmax.hpp"
 
@@ -137,18 +139,6 @@ Ten3<T> softmax_of(Ten3<T> scores)
 }
 
 template <class T>
-double max_abs_diff(const Ten3<T>& a, const Ten3<T>& b)
-{
-    double worst = 0.0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        const double d = std::abs(static_cast<double>(a.data()[i]) - static_cast<double>(b.data()[i]));
-        if (std::isnan(d)) return d;
-        worst = std::max(worst, d);
-    }
-    return worst;
-}
-
-template <class T>
 Report run_alibi_typed(const AlibiParams& p, const RunContext& ctx)
 {
     const auto H = static_cast<std::size_t>(p.heads), L = static_cast<std::size_t>(p.len),
@@ -180,15 +170,7 @@ Report run_alibi_typed(const AlibiParams& p, const RunContext& ctx)
     Ten3<T> q = xt::zeros<T>({H, L, d}), k = xt::zeros<T>({H, L, d});
     for (auto& v : q) v = static_cast<T>(rq.normal());
     for (auto& v : k) v = static_cast<T>(rk.normal());
-    const T scale = T(1) / std::sqrt(static_cast<T>(p.dim));
-    Ten3<T> raw = xt::zeros<T>({H, L, L});
-    for (std::size_t h = 0; h < H; ++h)
-        for (std::size_t i = 0; i < L; ++i)
-            for (std::size_t j = 0; j < L; ++j) {
-                T dot = 0;
-                for (std::size_t c = 0; c < d; ++c) dot += q(h, i, c) * k(h, j, c);
-                raw(h, i, j) = dot * scale;
-            }
+    const Ten3<T> raw = scaled_scores(q, k, 1.0 / std::sqrt(static_cast<double>(p.dim)));
     const Ten3<T> scores = raw + bias;
     const Ten3<T> weights = softmax_of(scores);
     rec.tensor("q", {"head", "pos", "dim"}, q, E);

@@ -167,6 +167,22 @@ AttentionOutput<T> attention_reference(const AttentionInputs<T>& in, RowRange ro
 }
 
 template <class T>
+Ten3<T> scaled_scores(const Ten3<T>& q, const Ten3<T>& k, double scale)
+{
+    const std::size_t N = q.shape(0), L = q.shape(1), S = k.shape(1), d = q.shape(2);
+    const T s = static_cast<T>(scale);
+    Ten3<T> scores = xt::zeros<T>({N, L, S});
+    for (std::size_t n = 0; n < N; ++n)
+        for (std::size_t i = 0; i < L; ++i)
+            for (std::size_t j = 0; j < S; ++j) {
+                T dot = 0;
+                for (std::size_t c = 0; c < d; ++c) dot += q(n, i, c) * k(n, j, c);
+                scores(n, i, j) = dot * s;
+            }
+    return scores;
+}
+
+template <class T>
 Ten3<T> project(const Ten3<T>& x, const Mat<T>& w)
 {
     const std::size_t B = x.shape(0), L = x.shape(1), n_in = x.shape(2), n_out = w.shape(1);
@@ -231,6 +247,7 @@ Ten3<T> random_tensor3(std::size_t a, std::size_t b, std::size_t c, std::uint64_
     template AttentionOutput<T> attention<T>(const AttentionInputs<T>&, bool, std::optional<RowRange>); \
     template AttentionOutput<T> attention_reference<T>(const AttentionInputs<T>&, RowRange);          \
     template Ten3<T> project<T>(const Ten3<T>&, const Mat<T>&);                                        \
+    template Ten3<T> scaled_scores<T>(const Ten3<T>&, const Ten3<T>&, double);                         \
     template Ten4<T> split_heads<T>(const Ten3<T>&, long);                                             \
     template Ten3<T> merge_heads<T>(const Ten4<T>&);                                                   \
     template Mat<T> random_weight<T>(long, long, std::uint64_t, std::uint64_t);                        \

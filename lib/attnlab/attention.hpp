@@ -56,6 +56,10 @@ AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, s
 template <class T>
 AttentionOutput<T> attention_reference(const AttentionInputs<T>& in, RowRange rows);
 
+// scores [N, L, S] = q k^T * scale for q [N, L, d], k [N, S, d] (N: any leading batch of heads).
+template <class T>
+Ten3<T> scaled_scores(const Ten3<T>& q, const Ten3<T>& k, double scale);
+
 // Row vectors times W with W stored [in, out] (PyTorch's nn.Linear stores [out, in]):
 // x [B, L, in], w [in, out] -> [B, L, out].
 template <class T>

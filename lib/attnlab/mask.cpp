@@ -1,5 +1,6 @@
 #include "attnlab/mask.hpp"
 
+#include "attnlab/attention.hpp"
 #include "attnlab/rng.hpp"
 
 #include <fmt/format.h>
@@ -106,32 +107,36 @@ Ten3<T> masked_softmax_additive(const Ten3<T>& scores, const MaskSpec& m, Softma
     return w;
 }
 
-template <class T>
-Ten3<T> masked_softmax_key_padding(const Ten3<T>& scores, const xt::xtensor<bool, 2>& kpm,
-                                   SoftmaxKind kind)
+namespace {
+
+// scores.masked_fill(hide(b, j), -inf), then the softmax: the one body behind both
+// boolean conventions, which differ only in what `true` means.
+template <class T, class Hide>
+Ten3<T> masked_fill_softmax(const Ten3<T>& scores, Hide hide, SoftmaxKind kind)
 {
-    // scores.masked_fill(key_padding_mask, -inf): true means "ignore this key".
     Ten3<T> w = scores;
     for (std::size_t b = 0; b < w.shape(0); ++b)
         for (std::size_t i = 0; i < w.shape(1); ++i)
             for (std::size_t j = 0; j < w.shape(2); ++j)
-                if (kpm(b, j)) w(b, i, j) = -std::numeric_limits<T>::infinity();
+                if (hide(b, j)) w(b, i, j) = -std::numeric_limits<T>::infinity();
     softmax_rows(w, kind);
     return w;
 }
 
+}  // namespace
+
 template <class T>
-Ten3<T> masked_softmax_attn_bool(const Ten3<T>& scores, const xt::xtensor<bool, 2>& amb,
-                                 SoftmaxKind kind)
+Ten3<T> masked_softmax_key_padding(const Ten3<T>& scores, const xt::xtensor<bool, 2>& kpm, SoftmaxKind kind)
+{
+    // key_padding_mask: true means "ignore this key".
+    return masked_fill_softmax(scores, [&](std::size_t b, std::size_t j) { return kpm(b, j); }, kind);
+}
+
+template <class T>
+Ten3<T> masked_softmax_attn_bool(const Ten3<T>& scores, const xt::xtensor<bool, 2>& amb, SoftmaxKind kind)
 {
     // scaled_dot_product_attention's boolean attn_mask: true means "may attend".
-    Ten3<T> w = scores;
-    for (std::size_t b = 0; b < w.shape(0); ++b)
-        for (std::size_t i = 0; i < w.shape(1); ++i)
-            for (std::size_t j = 0; j < w.shape(2); ++j)
-                if (!amb(b, j)) w(b, i, j) = -std::numeric_limits<T>::infinity();
-    softmax_rows(w, kind);
-    return w;
+    return masked_fill_softmax(scores, [&](std::size_t b, std::size_t j) { return !amb(b, j); }, kind);
 }
 
 long rows_with_wrong_visibility(const MaskSpec& m)
@@ -284,16 +289,7 @@ Ten3<T> random_scores(std::size_t B, std::size_t L, std::size_t S, long dk, std:
     Ten3<T> q = xt::zeros<T>({B, L, D}), k = xt::zeros<T>({B, S, D});
     for (auto& v : q) v = static_cast<T>(rq.normal());
     for (auto& v : k) v = static_cast<T>(rk.normal());
-    const T scale = T(1) / std::sqrt(static_cast<T>(dk));
-    Ten3<T> scores = xt::zeros<T>({B, L, S});
-    for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t i = 0; i < L; ++i)
-            for (std::size_t j = 0; j < S; ++j) {
-                T dot = 0;
-                for (std::size_t c = 0; c < D; ++c) dot += q(b, i, c) * k(b, j, c);
-                scores(b, i, j) = dot * scale;
-            }
-    return scores;
+    return scaled_scores(q, k, 1.0 / std::sqrt(static_cast<double>(dk)));
 }
 
 template <class T>

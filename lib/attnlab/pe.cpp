@@ -1,5 +1,6 @@
 #include "attnlab/pe.hpp"
 
+#include "attnlab/measure.hpp"
 #include "attnlab/rng.hpp"
 
 #include <fmt/format.h>
@@ -216,25 +217,6 @@ Mat<T> other_layout_reordered(long len, long dim, double base, PeLayout layout, 
 }
 
 namespace {
-
-template <class T>
-double max_abs(const Mat<T>& m)
-{
-    double worst = 0.0;
-    for (T v : m) worst = std::max(worst, std::abs(static_cast<double>(v)));
-    return worst;
-}
-
-template <class T>
-double max_abs_diff(const xt::xtensor<T, 2>& a, const xt::xtensor<T, 2>& b)
-{
-    double worst = 0.0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        worst = std::max(worst, std::abs(static_cast<double>(a.data()[i]) -
-                                         static_cast<double>(b.data()[i])));
-    }
-    return worst;
-}
 
 template <class T>
 Report run_pe_typed(const PeParams& p, const RunContext& ctx)

@@ -1,5 +1,6 @@
 #include "attnlab/rope.hpp"
 
+#include "attnlab/measure.hpp"
 #include "attnlab/rng.hpp"
 
 #include <fmt/format.h>
@@ -279,15 +280,6 @@ std::vector<long> check_positions(long len)
     std::sort(pos.begin(), pos.end());
     pos.erase(std::unique(pos.begin(), pos.end()), pos.end());
     return pos;
-}
-
-template <class T>
-double max_abs_diff4(const Ten4<T>& a, const Ten4<T>& b)
-{
-    double worst = 0.0;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        worst = std::max(worst, std::abs(static_cast<double>(a.data()[i]) - static_cast<double>(b.data()[i])));
-    return worst;
 }
 
 template <class T>
@@ -595,10 +587,9 @@ Report run_rope_typed(const RopeParams& p_in, const RunContext& ctx)
     }
     {
         const Ten4<T> back = rope_apply(q_rot, cache, r, p.style, /*inverse=*/true);
-        double max_q = 0.0;
-        for (T v : q) max_q = std::max(max_q, std::abs(static_cast<double>(v)));
+        const double max_q = max_abs(q);
         rec.check({"inverse_restores", "rotating back by -m theta restores the input (the inverse is the transpose)",
-                   "max |R(m)^T R(m) q - q|", max_abs_diff4(back, q), 8.0 * eps * max_q});
+                   "max |R(m)^T R(m) q - q|", max_abs_diff(back, q), 8.0 * eps * max_q});
     }
     {
         // theta_i in T is off by up to about (ln(base) * 2i/r + ln(factor) + 4) eps relative
