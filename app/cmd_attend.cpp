@@ -29,13 +29,13 @@ void setup_attend(CLI::App& app)
         ->check(CLI::Range(1L, 1L << 20));
     add_optional(*sub, "--kv-heads", p.kv_heads, "Key/value heads, dividing H (grouped-query; 1 is multi-query)")
         ->check(CLI::Range(1L, 1024L));
-    add_optional(*sub, "--scale", p.scale, "Score scale (default 1/sqrt(d))");
+    add_optional(*sub, "--scale", p.scale, "Score scale (default 1/sqrt(d))")->check(finite_positive);
     add_enum_option(*sub, "--pe", p.pe,
                     "sinusoidal: added to X before the projections; rope: rotates q and k after them; "
                     "alibi: a bias on the scores");
     add_enum_option(*sub, "--rope-style", p.rope_style, "RoPE pairing: interleaved (2i, 2i+1) or half (i, i+d/2)");
     add_enum_option(*sub, "--mask", p.mask, "none|causal|padding|both|window, as in `attnlab mask`");
-    sub->add_option("--lengths", p.lengths, "Padding: one length per sequence, e.g. 3,5,2")->delimiter(',');
+    sub->add_option("--lengths", p.lengths, "Padding: one length per sequence, e.g. 3,5,2")->delimiter(',')->check(non_empty);
     add_optional(*sub, "--window", p.window, "Window W for --mask window");
     add_enum_option(*sub, "--align", p.align, "Causal triangle when L != S: upper-left (is_causal) or lower-right");
     add_enum_option(*sub, "--softmax", p.softmax, "plain (NaN on fully masked rows) or safe (zeros)");

@@ -36,7 +36,8 @@ void setup_mask(CLI::App& app)
     add_optional(*sub, "--batch", p.batch, "Sequences in the batch for causal and window (default 1)")
         ->check(CLI::Range(1L, 1L << 16));
     sub->add_option("--lengths", p.lengths, "Padding: one length per sequence, e.g. 3,5,2")
-        ->delimiter(',');
+        ->delimiter(',')
+        ->check(non_empty);
     sub->add_option("--fill", p.fill, "Value at hidden positions: -inf, -1e9 or another number <= 0");
     sub->add_option("--dk", p.dk, "d_k of the random q and k; scores are q k^T / sqrt(d_k)")
         ->check(CLI::Range(1L, 1L << 16));

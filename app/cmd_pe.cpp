@@ -22,7 +22,7 @@ void setup_pe(CLI::App& app)
     sub->add_option("--len", p.len, "Positions L")->check(CLI::Range(1L, 1L << 24));
     sub->add_option("--dim", p.dim, "Encoding dimension D (even)")->check(CLI::Range(2L, 1L << 24));
     sub->add_option("--base", p.base, "Base of the frequencies w_i = base^(-2i/D)")
-        ->check(CLI::PositiveNumber);
+        ->check(finite_positive);
     add_enum_option(*sub, "--layout", p.layout,
                     "interleaved: sin/cos alternate (the paper); concat: [sin | cos] halves, "
                     "w_i = base^(-i/(D/2-1)) (tensor2tensor, fairseq)");

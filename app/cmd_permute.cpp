@@ -24,7 +24,8 @@ void setup_permute(CLI::App& app)
     sub->add_option("--heads", p.heads, "Heads H (E must be a multiple)")->check(CLI::Range(1L, 64L));
     auto* example = sub->add_flag("--example", p.example, "The articles' example: n = 4, d = 8, permutation 2,1,0,3");
     sub->add_option("--perm", p.perm, "The permutation, e.g. 2,1,0,3 (row i of PX is row perm[i] of X); default random")
-        ->delimiter(',');
+        ->delimiter(',')
+        ->check(non_empty);
     sub->add_option("--trials", p.trials, "Random permutations to try; the worst is reported")->check(CLI::Range(1L, 10000L));
     sub->add_flag("--no-proj", p.no_proj, "No W_q, W_k, W_v: Softmax(X X^T) X, the articles' projection-free form");
     add_enum_option(*sub, "--pe", p.pe, "Position information: with any, equivariance must break");

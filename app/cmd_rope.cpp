@@ -24,20 +24,24 @@ void setup_rope(CLI::App& app)
     sub->add_option("--dim", p.dim, "Per-head dimension d (even)")->check(CLI::Range(2L, 1L << 16));
     sub->add_option("--heads", p.heads, "Heads H")->check(CLI::Range(1L, 1024L));
     sub->add_option("--batch", p.batch, "Batch size B")->check(CLI::Range(1L, 1024L));
-    sub->add_option("--base", p.base, "Base of theta_i = base^(-2i/r)")->check(CLI::PositiveNumber);
+    sub->add_option("--base", p.base, "Base of theta_i = base^(-2i/r)")->check(finite_positive);
     add_enum_option(*sub, "--style", p.style,
                     "interleaved: pairs (2i, 2i+1) (RoFormer, GPT-J, the articles); half: (i, i+r/2) "
                     "(rotate_half: GPT-NeoX, Llama, Hugging Face)");
     add_optional(*sub, "--rotary-dim", p.rotary_dim, "Rotate only the first r dimensions (even; default d)")
         ->check(CLI::Range(2L, 1L << 16));
     add_enum_option(*sub, "--scaling", s.method, "Context extension: none|linear|ntk|dynamic|yarn|llama3");
-    add_optional(*sub, "--factor", s.factor, "Scaling factor s (>= 1), for every method but none");
+    add_optional(*sub, "--factor", s.factor, "Scaling factor s (>= 1), for every method but none")->check(finite_positive);
     add_optional(*sub, "--original-len", s.original_len, "Context L0 the model was trained on (dynamic, yarn, llama3)");
-    sub->add_option("--beta-fast", s.beta_fast, "yarn: pairs turning more often than this over L0 keep theta");
-    sub->add_option("--beta-slow", s.beta_slow, "yarn: pairs turning less often than this are interpolated");
-    add_optional(*sub, "--attention-factor", s.attention_factor, "yarn: override 0.1 ln(s) + 1");
-    sub->add_option("--low-freq-factor", s.low_freq_factor, "llama3: wavelengths above L0/this are divided by s");
-    sub->add_option("--high-freq-factor", s.high_freq_factor, "llama3: wavelengths below L0/this keep theta");
+    sub->add_option("--beta-fast", s.beta_fast, "yarn: pairs turning more often than this over L0 keep theta")
+        ->check(finite_positive);
+    sub->add_option("--beta-slow", s.beta_slow, "yarn: pairs turning less often than this are interpolated")
+        ->check(finite_positive);
+    add_optional(*sub, "--attention-factor", s.attention_factor, "yarn: override 0.1 ln(s) + 1")->check(finite_positive);
+    sub->add_option("--low-freq-factor", s.low_freq_factor, "llama3: wavelengths above L0/this are divided by s")
+        ->check(finite_positive);
+    sub->add_option("--high-freq-factor", s.high_freq_factor, "llama3: wavelengths below L0/this keep theta")
+        ->check(finite_positive);
     auto* example = sub->add_flag("--example", p.example,
                                   "The articles' example: d = 4, 5 positions, every query (1, 0, 1, 0)");
     add_common_options(*sub, opts->common);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -14,9 +15,34 @@ int& exit_status()
     return status;
 }
 
+namespace {
+
+CLI::Validator finite_number(bool allow_zero)
+{
+    return CLI::Validator(
+        [allow_zero](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            const bool numeric = !text.empty() && end != nullptr && *end == '\0';
+            if (!numeric || !std::isfinite(v) || v < 0.0 || (!allow_zero && v == 0.0)) {
+                return fmt::format("must be a finite number {} 0 (got '{}')", allow_zero ? ">=" : ">", text);
+            }
+            return {};
+        },
+        allow_zero ? "FINITE >= 0" : "FINITE > 0");
+}
+
+}  // namespace
+
+const CLI::Validator finite_positive = finite_number(false);
+const CLI::Validator finite_non_negative = finite_number(true);
+const CLI::Validator non_empty = CLI::Validator(
+    [](std::string& text) -> std::string { return text.empty() ? std::string("has an empty entry") : std::string(); }, "");
+
 void add_common_options(CLI::App& sub, CommonOpts& o)
 {
-    sub.add_option("--seed", o.seed, "Seed of the random inputs (same numbers on every platform)");
+    sub.add_option("--seed", o.seed, "Seed of the random inputs (same numbers on every platform)")
+        ->check(finite_non_negative);
     add_enum_option(sub, "--dtype", o.dtype, "Precision the experiment computes in");
     add_enum_option(sub, "--format", o.format, "Output format");
     sub.add_option("--tensor", o.tensor,
@@ -27,9 +53,9 @@ void add_common_options(CLI::App& sub, CommonOpts& o)
     sub.add_flag("--full", o.full, "Text: print every element of large tensors");
     sub.add_flag("--quiet", o.quiet, "Print only the check lines (JSON: no tensors)");
     sub.add_option("--tol", o.tol, "Replace every numeric tolerance of the checks")
-        ->check(CLI::NonNegativeNumber);
+        ->check(finite_non_negative);
     sub.add_option("--max-memory", o.max_memory_gib, "Memory budget in GiB; larger requests are refused")
-        ->check(CLI::PositiveNumber);
+        ->check(finite_positive);
 }
 
 namespace {
@@ -65,6 +91,11 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     if (o.quiet) ctx.main_only = true;  // tensors are not printed
 
     const Report report = experiment(ctx);
+    // Rendering costs memory too: JSON holds a tree of the numbers before it is written.
+    double elements = 0.0;
+    for (const auto& t : report.tensors) elements += static_cast<double>(t.values.size());
+    const double per_element = o.format == Format::json ? 64.0 : 24.0;
+    require_memory(elements * per_element, ctx, fmt::format("{} for {:.0f} numbers", name_of(o.format), elements));
     RenderOptions ropts;
     ropts.format = o.format;
     ropts.tensor = o.tensor.empty() && !o.show.empty() ? o.show.front() : o.tensor;

@@ -29,6 +29,12 @@ struct CommonOpts {
     double max_memory_gib = 2.0;
 };
 
+// Validators that, unlike CLI::PositiveNumber, refuse nan and inf with a short message.
+extern const CLI::Validator finite_positive;
+extern const CLI::Validator finite_non_negative;
+// Refuses an empty entry of a comma-separated list ("3,,5" or "").
+extern const CLI::Validator non_empty;
+
 // Registers the global options on a subcommand.
 void add_common_options(CLI::App& sub, CommonOpts& o);
 

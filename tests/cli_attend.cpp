@@ -40,6 +40,8 @@ TEST_CASE("attend: errors")
     expect_usage_error({"attend", "--lengths", "3"}, "makes no sense");
     expect_usage_error({"attend", "--len", "0"}, "--len");
     expect_usage_error({"attend", "--pe", "learned"}, "--pe");
+    expect_usage_error({"attend", "--scale", "inf"}, "--scale");
+    expect_usage_error({"attend", "--scale", "0"}, "--scale");
     expect_usage_error({"attend", "--len", "100000", "--dim", "512", "--heads", "8"}, "memory budget");
 }
 

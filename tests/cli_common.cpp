@@ -46,6 +46,12 @@ TEST_CASE("usage errors: exit 2, one line naming the option, nothing on stdout")
     expect_usage_error({"pe", "--wide"}, "--wide applies to --format csv");
     expect_usage_error({"pe", "--format", "csv", "--quiet"}, "--quiet");
     expect_usage_error({"pe", "--tol", "-1"}, "--tol");
+    expect_usage_error({"pe", "--tol", "nan"}, "--tol: must be a finite number >= 0 (got 'nan')");
+    expect_usage_error({"pe", "--max-memory", "nan"}, "--max-memory");
+    expect_usage_error({"pe", "--max-memory", "inf"}, "--max-memory");
+    expect_usage_error({"pe", "--seed", "-1"}, "--seed");
+    expect_usage_error({"pe", "--base", "inf"}, "--base: must be a finite number > 0");
+    expect_usage_error({"pe", "--len", "1200000", "--dim", "16", "--format", "json", "--max-memory", "1"}, "(json for 19200");
     expect_usage_error({"pe", "--max-memory", "0"}, "--max-memory");
     expect_usage_error({"pe", "--len", "100000", "--dim", "100000"}, "above the memory budget");
 }

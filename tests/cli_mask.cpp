@@ -68,6 +68,7 @@ TEST_CASE("mask: errors")
     expect_usage_error({"mask", "--lengths", "3,2"}, "makes no sense with --kind causal");
     expect_usage_error({"mask", "--kind", "padding"}, "needs --lengths");
     expect_usage_error({"mask", "--kind", "padding", "--lengths", "3,x"}, "--lengths");
+    expect_usage_error({"mask", "--kind", "padding", "--lengths", ""}, "--lengths");
     expect_usage_error({"mask", "--kind", "padding", "--lengths", "3,-2"}, "must not be negative");
     expect_usage_error({"mask", "--kind", "padding", "--lengths", "3,8", "--len", "5"}, "--lengths has 8");
     expect_usage_error({"mask", "--kind", "window", "--window", "0"}, "--window must be at least 1");
