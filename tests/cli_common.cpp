@@ -153,3 +153,24 @@ TEST_CASE("--dtype float64 computes in double precision")
     const auto f = run_json({"pe", "--len", "2", "--dim", "2"});
     CHECK(f["tensors"][0]["data"][1][0] == 0.84147096);  // sin(1) rounded to float32
 }
+
+TEST_CASE("--tol 0 fails every numeric check whose figure is not exactly 0, in every subcommand")
+{
+    for (const auto& cmd : std::vector<std::vector<std::string>>{
+             {"pe"}, {"rope"}, {"alibi"}, {"mask"}, {"attend"}, {"permute-test"}}) {
+        auto args = cmd;
+        args.insert(args.end(), {"--tol", "0", "--quiet", "--format", "json"});
+        const auto r = run_cli(args);
+        CAPTURE(cmd[0]);
+        const auto j = nlohmann::json::parse(r.out);
+        bool any_failed = false;
+        for (const auto& c : j["checks"]) {
+            if (c["comparison"] != "<=" || c["role"] != "invariant" || !c["measured"].is_number() || c["tolerance"] != 0.0) continue;
+            const double m = c["measured"];
+            CAPTURE(c["name"].get<std::string>());
+            CHECK(c["passed"] == (m == 0.0));
+            any_failed = any_failed || m != 0.0;
+        }
+        CHECK(r.status == (any_failed ? 1 : 0));
+    }
+}

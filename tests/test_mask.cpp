@@ -96,6 +96,23 @@ TEST_CASE("padding: key_padding_mask (true = ignore) and attn_mask (true = may a
     CHECK(rows_with_wrong_visibility(m) == 0);
 }
 
+TEST_CASE("an inverted boolean mask is caught: attn_mask passed where key_padding_mask belongs")
+{
+    MaskSpec m;
+    m.kind = MaskKind::padding;
+    m.queries = m.keys = 4;
+    m.lengths = {2, 3};
+    Ten3<double> scores = xt::zeros<double>({std::size_t{2}, std::size_t{4}, std::size_t{4}});
+    for (std::size_t i = 0; i < scores.size(); ++i) scores.data()[i] = 0.1 * static_cast<double>(i % 5);
+    const auto right = masked_softmax_additive(scores, m, SoftmaxKind::plain);
+    CHECK(max_diff_nan_equal(masked_softmax_key_padding(scores, key_padding_mask(m), SoftmaxKind::plain), right) == 0.0);
+    CHECK(max_diff_nan_equal(masked_softmax_attn_bool(scores, attn_mask_bool(m), SoftmaxKind::plain), right) == 0.0);
+    // The usual mistake: true = "may attend" handed to an argument where true = "ignore".
+    const auto wrong = masked_softmax_key_padding(scores, attn_mask_bool(m), SoftmaxKind::plain);
+    CHECK(max_diff_nan_equal(wrong, right) > 0.1);
+    CHECK(max_masked_weight(wrong, m) > 0.1);
+}
+
 TEST_CASE("softmax of a fully masked row: plain gives NaN, safe gives zeros, -1e9 gives uniform")
 {
     float row[3] = {-INFINITY, -INFINITY, -INFINITY};

@@ -1,3 +1,4 @@
+#include "attnlab/measure.hpp"
 #include "attnlab/pe.hpp"
 
 #include "test_support.hpp"
@@ -99,6 +100,12 @@ TEST_CASE("each measurement is zero on a correct table and non-zero on a broken 
     // Two equal rows are caught.
     xt::view(broken, 7, xt::all()) = xt::view(broken, 6, xt::all());
     CHECK(pair_stats(broken, 15).min_distance == 0.0);
+
+    // A value outside [-1, 1] (a table scaled by mistake) is caught by the bound.
+    auto scaled = pe;
+    scaled *= 1.5;
+    CHECK(max_abs(scaled) > 1.0);
+    CHECK(max_abs(pe) <= 1.0);
 
     // Rising frequencies are caught.
     auto rising = freq;
