@@ -12,8 +12,13 @@ namespace attnlab {
 
 namespace {
 
+// The sizes of one attention call, after checking that q, k and v fit together.
+struct Dims {
+    std::size_t B, H, L, d, Hkv, S, group;  // group: query heads per key/value head
+};
+
 template <class T>
-void check_shapes(const AttentionInputs<T>& in)
+Dims dims_of(const AttentionInputs<T>& in)
 {
     const auto& q = *in.q;
     const auto& k = *in.k;
@@ -22,6 +27,7 @@ void check_shapes(const AttentionInputs<T>& in)
         q.shape(1) % k.shape(1) != 0) {
         throw std::logic_error("attention: q [B,H,L,d] and k, v [B,Hkv,S,d] with H % Hkv == 0 expected");
     }
+    return {q.shape(0), q.shape(1), q.shape(2), q.shape(3), k.shape(1), k.shape(2), q.shape(1) / k.shape(1)};
 }
 
 bool has_mask(const MaskSpec* m) { return m != nullptr && m->kind != MaskKind::none; }
@@ -31,12 +37,10 @@ bool has_mask(const MaskSpec* m) { return m != nullptr && m->kind != MaskKind::n
 template <class T>
 AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, std::optional<RowRange> rows)
 {
-    check_shapes(in);
+    const auto [B, H, L, d, Hkv, S, group] = dims_of(in);
     const auto& q = *in.q;
     const auto& k = *in.k;
     const auto& v = *in.v;
-    const std::size_t B = q.shape(0), H = q.shape(1), L = q.shape(2), d = q.shape(3);
-    const std::size_t Hkv = k.shape(1), S = k.shape(2), group = H / Hkv;
     const RowRange range = rows.value_or(RowRange{0, static_cast<long>(L)});
     const MaskSpec* mask = has_mask(in.mask) ? in.mask : nullptr;
     const T scale = static_cast<T>(in.scale);
@@ -113,12 +117,10 @@ AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, s
 template <class T>
 AttentionOutput<T> attention_reference(const AttentionInputs<T>& in, RowRange rows)
 {
-    check_shapes(in);
+    const auto [B, H, L, d, Hkv, S, group] = dims_of(in);
     const auto& q = *in.q;
     const auto& k = *in.k;
     const auto& v = *in.v;
-    const std::size_t B = q.shape(0), H = q.shape(1), L = q.shape(2), d = q.shape(3);
-    const std::size_t Hkv = k.shape(1), S = k.shape(2), group = H / Hkv;
     const auto i0 = static_cast<std::size_t>(rows.begin), n = static_cast<std::size_t>(rows.end - rows.begin);
     // scores and weights hold the n rows of the range only: row r is query i0 + r.
     AttentionOutput<T> res;
