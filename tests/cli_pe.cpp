@@ -33,11 +33,29 @@ TEST_CASE("pe: every option in every format")
 TEST_CASE("pe: --embed adds x and h [batch, pos, dim]")
 {
     const auto j = run_json({"pe", "--embed", "--batch", "3", "--len", "4", "--dim", "6"});
-    REQUIRE(j["tensors"].size() == 5);
+    REQUIRE(j["tensors"].size() == 6);
     CHECK(j["tensors"][3]["name"] == "x");
     CHECK(j["tensors"][4]["name"] == "h");
     CHECK(j["tensors"][4]["shape"] == nlohmann::json::array({3, 4, 6}));
     CHECK(j["tensors"][4]["axes"] == nlohmann::json::array({"batch", "pos", "dim"}));
+    CHECK(j["tensors"][5]["name"] == "h_sliced_by_batch");
+}
+
+TEST_CASE("pe: the slicing bug: sliced on the batch axis, every position of a sequence gets one code")
+{
+    const auto j = run_json({"pe", "--embed", "--batch", "2", "--len", "6", "--dim", "8", "--dtype", "float64"});
+    const auto& h_bug = j["tensors"][5]["data"];
+    const auto& x = j["tensors"][3]["data"];
+    // sequence 1 gets PE(1) = (sin 1, cos 1, ...) at every position: h_bug - x is the same row
+    for (int i = 0; i < 6; ++i) {
+        CHECK(h_bug[1][i][0].get<double>() - x[1][i][0].get<double>() == doctest::Approx(0.8414709848));
+        CHECK(h_bug[1][i][1].get<double>() - x[1][i][1].get<double>() == doctest::Approx(0.5403023059));
+    }
+    bool found = false;
+    for (const auto& c : j["checks"]) found = found || (c["name"] == "slicing_bug_loses_position" && c["passed"] == true);
+    CHECK(found);
+    const auto r = run_cli({"pe", "--embed", "--batch", "2", "--quiet", "--tol", "0"});
+    CHECK(r.out.find("FAIL  slicing the table on the batch axis") != std::string::npos);
 }
 
 TEST_CASE("pe: errors as the articles' module raises them")

@@ -218,6 +218,25 @@ Mat<T> other_layout_reordered(long len, long dim, double base, PeLayout layout, 
 
 namespace {
 
+// max over (b, j) of the spread over positions i of H[b, i, j] - s X[b, i, j]: how much the
+// added code tells positions apart.
+template <class T>
+double added_code_spread(const Ten3<T>& h, const Ten3<T>& x, T s)
+{
+    double worst = 0.0;
+    for (std::size_t b = 0; b < h.shape(0); ++b)
+        for (std::size_t j = 0; j < h.shape(2); ++j) {
+            double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+            for (std::size_t i = 0; i < h.shape(1); ++i) {
+                const double added = static_cast<double>(h(b, i, j)) - static_cast<double>(s * x(b, i, j));
+                lo = std::min(lo, added);
+                hi = std::max(hi, added);
+            }
+            worst = std::max(worst, hi - lo);
+        }
+    return worst;
+}
+
 template <class T>
 Report run_pe_typed(const PeParams& p, const RunContext& ctx)
 {
@@ -364,6 +383,25 @@ Report run_pe_typed(const PeParams& p, const RunContext& ctx)
         }
         rec.check({"embed_broadcast", "every sequence of the batch gets the same PE added",
                    "max |H[b] - s*X[b] - PE|", err, eps * (max_h + 1.0)});
+
+        // The slicing bug: a [max_len, 1, D] table sliced as pe[:x.size(0)] on batch-first input
+        // takes B rows instead of L, so sequence b gets PE(b) at every position.
+        if (p.len >= 2 && p.batch <= max_len) {
+            Ten3<T> h_bug = s * x;
+            for (std::size_t b = 0; b < B; ++b)
+                for (std::size_t i = 0; i < L; ++i)
+                    for (std::size_t j = 0; j < D; ++j) h_bug(b, i, j) += table(b, j);
+            rec.tensor("h_sliced_by_batch", {"batch", "pos", "dim"}, h_bug, elem_of<T>());
+            const double right = added_code_spread(h, x, s), wrong = added_code_spread(h_bug, x, s);
+            rec.check({"slicing_bug_loses_position",
+                       "slicing the table on the batch axis (pe[:x.size(0)] with batch-first x) gives every "
+                       "position of a sequence the same code",
+                       "max spread over positions of H_bug - s*X (rounding of s*X + PE only)", wrong,
+                       2.0 * eps * (max_h + 1.0)});
+            rec.note(fmt::format("slicing bug: the added code varies over positions by up to {:.3g} when sliced on the "
+                                 "sequence axis, by {:.3g} when sliced on the batch axis",
+                                 right, wrong));
+        }
     }
     return rec.finish();
 }

@@ -127,11 +127,15 @@ void section_pe(TourReport& t, const RunContext& ctx)
     p.len = 8;
     p.dim = 8;
     p.max_len = 64;
+    p.embed = true;
+    p.batch = 2;
     s.use(run_pe(p, all_tensors(ctx)),
           {{"row0_exact", "Vaswani et al. 2017, §3.5", "第 0 行恰好是 [0, 1, 0, 1, ...]"},
            {"freq_falling", "Vaswani et al. 2017, §3.5", "频率从低维到高维严格递减"},
            {"relative_shift_linear", "Vaswani et al. 2017, §3.5 (any fixed offset k is a linear function)", "相对位移是线性的：PE(p+k) = M(k) PE(p)，M 只取决于 k"},
-           {"slice_matches_direct", "article 1, PositionalEncoding module (pe[:, :L])", "从预先计算的表中切片与直接计算结果相同"}},
+           {"slice_matches_direct", "article 1, PositionalEncoding module (pe[:, :L])", "从预先计算的表中切片与直接计算结果相同"},
+           {"slicing_bug_loses_position", "article 1, PositionalEncoding module (the slicing bug)",
+            "在批次轴上切片（对 batch-first 输入用 pe[:x.size(0)]）会让同一序列的所有位置得到相同的编码"}},
           "freq");
     // Which frequency form is more accurate is measured where it matters: D = 512.
     PeParams big;
