@@ -48,7 +48,8 @@ int main(int argc, char** argv)
     app.set_version_flag("--version", std::string("attnlab ") + attnlab::kVersion);
     app.require_subcommand(1);
     app.option_defaults()->always_capture_default();
-    app.footer("Exit status: 0 all checks passed, 1 a check failed, 2 usage or input error.\n"
+    app.footer("Exit status: 0 every check of the program's invariants passed (an article's claim measured as\n"
+               "wrong is reported, not counted), 1 one failed, 2 usage or input error.\n"
                "Run 'attnlab <command> --help' for a command's options.");
 
     attnlab::app::setup_tour(app);
