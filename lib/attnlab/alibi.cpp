@@ -224,10 +224,11 @@ Report run_alibi_typed(const AlibiParams& p, const RunContext& ctx)
     {
         double diff = 0.0;
         std::vector<std::string> where;
+        std::size_t differing = 0;
         for (std::size_t h = 0; h < H; ++h) {
             const double dd = std::abs(simple[h] - paper[h]);
             diff = std::max(diff, dd);
-            if (dd > 0.0 && where.size() < 6)
+            if (dd > 0.0 && ++differing <= 6)
                 where.push_back(fmt::format("head {}: paper {:.6g}, simple {:.6g}", h, paper[h], simple[h]));
         }
         rec.check({"simple_formula_matches_paper",
@@ -237,7 +238,8 @@ Report run_alibi_typed(const AlibiParams& p, const RunContext& ctx)
                      ? fmt::format("H = {}: the paper's rule and the simple formula agree on every head", p.heads)
                      : fmt::format("H = {} is not a power of two: the paper's rule and the simple formula differ "
                                    "({}{}); this run uses {}",
-                                   p.heads, fmt::join(where, "; "), where.size() == 6 ? "; ..." : "",
+                                   p.heads, fmt::join(where, "; "),
+                                   differing > where.size() ? fmt::format("; {} more heads", differing - where.size()) : "",
                                    name_of(p.slopes)));
     }
 
