@@ -144,15 +144,15 @@ void text_tensor(const Tensor& t, const RenderOptions& opts, std::string& out)
     text_block(t, 0, 0, {}, summarise, style, out);
 }
 
-std::string fmt_figure(double v)
+}  // namespace
+
+std::string format_figure(double v)
 {
     if (!std::isfinite(v)) return non_finite(v);
     if (v == 0.0) return "0";  // also -0
     if (v == std::round(v) && std::abs(v) < 1e9) return fmt::format("{:.0f}", v);
     return fmt::format("{:.3g}", v);
 }
-
-}  // namespace
 
 std::string format_value(double v, Elem elem)
 {
@@ -184,7 +184,7 @@ std::string check_line(const Check& c, bool color)
     }
     const std::string role = c.role == Role::article ? " (article's claim)" : "";
     return fmt::format("{} {}{}: {} = {} {} {}", verdict, c.claim, role, c.metric,
-                       fmt_figure(c.measured), name_of(c.cmp), fmt_figure(c.tolerance));
+                       format_figure(c.measured), name_of(c.cmp), format_figure(c.tolerance));
 }
 
 std::string render_text(const Report& report, const RenderOptions& opts)

@@ -34,6 +34,10 @@ nlohmann::ordered_json to_json(const Report& report, bool with_tensors);
 // One check as a text line: "PASS  claim: metric = 3.1e-07 <= 1e-05".
 std::string check_line(const Check& c, bool color);
 
+// A check's measured figure or tolerance as text lines show it: integers whole, others with
+// three significant digits, "0" for -0, and "inf", "-inf", "nan".
+std::string format_figure(double v);
+
 // Numbers as CSV and JSON write them: shortest round-trip form of the element type,
 // and "inf", "-inf", "nan" for non-finite values.
 std::string format_value(double v, Elem elem);

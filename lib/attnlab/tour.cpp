@@ -297,15 +297,6 @@ std::string verdict_word(const Check& c, Lang lang)
     return ok ? "HOLDS" : "WRONG";
 }
 
-std::string figure(double v)
-{
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    if (v == 0.0) return "0";
-    if (v == std::round(v) && std::abs(v) < 1e9) return fmt::format("{:.0f}", v);
-    return fmt::format("{:.3g}", v);
-}
-
 }  // namespace
 
 std::string render_tour_text(const TourReport& t, bool color)
@@ -327,7 +318,7 @@ std::string render_tour_text(const TourReport& t, bool color)
     out += zh ? "论断汇总：论断、出处、测量值与结论\n\n" : "Claims: each with its source, the measured figure and the verdict\n\n";
     for (const auto& c : t.claims) {
         out += fmt::format("  {:<6} {}\n         {} | {} = {} {} {}\n", verdict_word(c.check, t.lang), c.claim, c.source,
-                           c.check.metric, figure(c.check.measured), name_of(c.check.cmp), figure(c.check.tolerance));
+                           c.check.metric, format_figure(c.check.measured), name_of(c.check.cmp), format_figure(c.check.tolerance));
     }
     long wrong = 0;
     for (const auto& c : t.claims) wrong += c.check.role == Role::article && !c.check.passed();
