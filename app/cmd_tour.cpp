@@ -4,9 +4,7 @@
 
 #include "attnlab/tour.hpp"
 
-#include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
 
 namespace attnlab::app {
 
@@ -45,12 +43,8 @@ void setup_tour(CLI::App& app)
         ctx.seed = opts->seed;
         ctx.dtype = opts->dtype;
         const TourReport t = run_tour(opts->tour, ctx);
-        const char* no_color = std::getenv("NO_COLOR");
-        const bool color = opts->format == Format::text && isatty(STDOUT_FILENO) == 1 &&
-                           (no_color == nullptr || no_color[0] == '\0');
-        const std::string out = opts->format == Format::json ? tour_to_json(t).dump() + "\n" : render_tour_text(t, color);
-        std::fwrite(out.data(), 1, out.size(), stdout);
-        std::fflush(stdout);
+        const bool color = opts->format == Format::text && use_color();
+        write_stdout(opts->format == Format::json ? tour_to_json(t).dump() + "\n" : render_tour_text(t, color));
         exit_status() = t.passed() ? 0 : 1;
     });
 }

@@ -58,8 +58,6 @@ void add_common_options(CLI::App& sub, CommonOpts& o)
         ->check(finite_positive);
 }
 
-namespace {
-
 bool use_color()
 {
     const char* no_color = std::getenv("NO_COLOR");
@@ -69,7 +67,11 @@ bool use_color()
     return isatty(STDOUT_FILENO) == 1;
 }
 
-}  // namespace
+void write_stdout(const std::string& out)
+{
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+}
 
 int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>& experiment)
 {
@@ -103,9 +105,7 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     ropts.full = o.full;
     ropts.quiet = o.quiet;
     ropts.color = o.format == Format::text && use_color();
-    const std::string out = render(report, ropts);
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    std::fflush(stdout);
+    write_stdout(render(report, ropts));
     return report.passed() ? 0 : 1;
 }
 

@@ -79,6 +79,13 @@ CLI::Option* add_optional(CLI::App& sub, const std::string& flag, std::optional<
 // 1 some failed). Input errors propagate as exceptions to main, which prints them and exits 2.
 int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>& experiment);
 
+// Whether text output gets colour: stdout is a terminal, NO_COLOR is unset or empty, TERM is
+// not "dumb".
+bool use_color();
+
+// Writes the whole rendered output at once (it was rendered before anything is written).
+void write_stdout(const std::string& out);
+
 // Where each subcommand stores its exit status for main to return.
 int& exit_status();
 
