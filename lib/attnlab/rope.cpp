@@ -140,8 +140,7 @@ void rope_rotate(const T* x, T* out, long d, long r, const T* cos_m, const T* si
     const long P = r / 2;
     for (long i = 0; i < P; ++i) {
         // the pair (a, b): (2i, 2i+1) interleaved, (i, i + r/2) half
-        const long a = style == RopeStyle::interleaved ? 2 * i : i;
-        const long b = style == RopeStyle::interleaved ? 2 * i + 1 : i + P;
+        const auto [a, b] = rope_pair(style, i, P);
         const T c = cos_m[i];
         const T s = inverse ? -sin_m[i] : sin_m[i];
         const T xa = x[a], xb = x[b];
@@ -379,6 +378,7 @@ Report run_rope_typed(const RopeParams& p_in, const RunContext& ctx)
     // The same q and k (the first token's) placed at every position: dots[m][n] = q_m . k_n.
     const std::vector<long> positions = check_positions(p.len);
     const std::size_t NP = positions.size();
+    const std::string pair_scope = NP == L ? "over all pairs" : fmt::format("over {} sampled positions", NP);
     Mat<double> dots_sampled = xt::zeros<double>({NP, NP});
     std::vector<T> q0(d), k0(d);
     for (std::size_t j = 0; j < d; ++j) q0[j] = q(0, 0, 0, j), k0[j] = k(0, 0, 0, j);
@@ -486,7 +486,7 @@ Report run_rope_typed(const RopeParams& p_in, const RunContext& ctx)
                 }
             }
         rec.check({"rotation_composes", "R(m)^T R(n) = R(n - m) for all m, n",
-                   fmt::format("max element error, {}", NP == L ? "over all pairs" : fmt::format("over {} sampled positions", NP)),
+                   fmt::format("max element error, {}", pair_scope),
                    worst, 4.0 * angle_slack + 8.0 * eps});
     }
     // Bound on |q_m.k_n - q^T R(n-m) k|: rounding m*theta_i moves pair i's angle by at most
@@ -497,8 +497,7 @@ Report run_rope_typed(const RopeParams& p_in, const RunContext& ctx)
     {
         const double reach = 2.0 * static_cast<double>(L > 0 ? L - 1 : 0);
         for (long i = 0; i < P; ++i) {
-            const long a = p.style == RopeStyle::interleaved ? 2 * i : i;
-            const long b = p.style == RopeStyle::interleaved ? 2 * i + 1 : i + P;
+            const auto [a, b] = rope_pair(p.style, i, P);
             const double nq = std::hypot(static_cast<double>(q0[a]), static_cast<double>(q0[b]));
             const double nk = std::hypot(static_cast<double>(k0[a]), static_cast<double>(k0[b]));
             dot_tol += nq * nk * eps * (reach * freq.theta[static_cast<std::size_t>(i)] + 8.0);
@@ -507,15 +506,13 @@ Report run_rope_typed(const RopeParams& p_in, const RunContext& ctx)
     }
     {
         // q_m . k_n against q^T R(n - m) k with the angle (n - m) theta_i taken exactly.
-        const auto perm = half_to_interleaved(p.dim, r);
         double worst = 0.0;
         for (std::size_t a = 0; a < NP; ++a)
             for (std::size_t b = 0; b < NP; ++b) {
                 const double delta = static_cast<double>(positions[b] - positions[a]);
                 double ref = 0.0;
                 for (long i = 0; i < P; ++i) {
-                    const long ia = p.style == RopeStyle::interleaved ? 2 * i : i;
-                    const long ib = p.style == RopeStyle::interleaved ? 2 * i + 1 : i + P;
+                    const auto [ia, ib] = rope_pair(p.style, i, P);
                     const double ang = delta * freq.theta[static_cast<std::size_t>(i)];
                     const double c = std::cos(ang), s = std::sin(ang);
                     const double x0 = q0[ia], x1 = q0[ib], y0 = k0[ia], y1 = k0[ib];
@@ -524,9 +521,8 @@ Report run_rope_typed(const RopeParams& p_in, const RunContext& ctx)
                 for (long j = r; j < p.dim; ++j) ref += static_cast<double>(q0[j]) * k0[j];
                 worst = std::max(worst, std::abs(dots_sampled(a, b) - ref));
             }
-        (void)perm;
         rec.check({"dot_equals_relative_rotation", "q_m . k_n = q^T R(n - m) k for all m, n",
-                   fmt::format("max |q_m.k_n - q^T R(n-m) k|, {}", NP == L ? "over all pairs" : fmt::format("over {} sampled positions", NP)),
+                   fmt::format("max |q_m.k_n - q^T R(n-m) k|, {}", pair_scope),
                    worst, dot_tol});
     }
     {
@@ -573,8 +569,7 @@ Report run_rope_typed(const RopeParams& p_in, const RunContext& ctx)
         for (std::size_t row = 0; row < B * H * L; ++row) {
             const std::size_t m = row % L;
             for (long i = 0; i < P; ++i) {
-                const long a = p.style == RopeStyle::interleaved ? 2 * i : i;
-                const long b = p.style == RopeStyle::interleaved ? 2 * i + 1 : i + P;
+                const auto [a, b] = rope_pair(p.style, i, P);
                 const std::complex<T> z(q.data()[row * d + a], q.data()[row * d + b]);
                 const std::complex<T> w = z * std::complex<T>(cache.cos(m, i), cache.sin(m, i));
                 worst = std::max({worst, std::abs(static_cast<double>(w.real()) - static_cast<double>(q_rot.data()[row * d + a])),

@@ -80,6 +80,12 @@ struct RopeCache {
 template <class T>
 RopeCache<T> rope_cache(long len, const std::vector<double>& theta);
 
+// The dimensions (a, b) of pair i among P pairs: (2i, 2i+1) interleaved, (i, i+P) half.
+inline std::pair<long, long> rope_pair(RopeStyle style, long i, long P)
+{
+    return style == RopeStyle::interleaved ? std::pair{2 * i, 2 * i + 1} : std::pair{i, i + P};
+}
+
 // Rotates one vector x [d] at the position whose cos/sin rows are given ([P] each); the
 // dimensions from r on pass through. inverse rotates by -m*theta: the inverse of a rotation
 // is its transpose, which is the same matrix with the sine's sign flipped.
