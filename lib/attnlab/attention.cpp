@@ -58,7 +58,6 @@ AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, s
     std::vector<T> row(S);
     std::vector<char> hidden(S);
     for (std::size_t b = 0; b < B; ++b) {
-        const long mb = mask && mask->has_padding() ? static_cast<long>(b) : 0;
         for (std::size_t h = 0; h < H; ++h) {
             const std::size_t hk = h / group;  // the key/value head this query head shares
             for (long il = range.begin; il < range.end; ++il) {
@@ -69,7 +68,7 @@ AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, s
                                  : S;
                 // pass 1: scores, mask, bias for row i
                 for (std::size_t j = 0; j < S; ++j) {
-                    hidden[j] = mask && mask->masked(mb, il, static_cast<long>(j)) ? 1 : 0;
+                    hidden[j] = mask && mask->masked(static_cast<long>(b), il, static_cast<long>(j)) ? 1 : 0;
                     if (j >= j_end) {
                         row[j] = -std::numeric_limits<T>::infinity();
                         continue;
@@ -138,7 +137,7 @@ AttentionOutput<T> attention_reference(const AttentionInputs<T>& in, RowRange ro
     // pass 2: + additive mask, + per-head bias
     if (has_mask(in.mask)) {
         for (std::size_t b = 0; b < B; ++b) {
-            const Mat<T> m = additive_mask<T>(*in.mask, in.mask->has_padding() ? static_cast<long>(b) : 0);
+            const Mat<T> m = additive_mask<T>(*in.mask, static_cast<long>(b));
             for (std::size_t h = 0; h < H; ++h)
                 for (std::size_t r = 0; r < n; ++r)
                     for (std::size_t j = 0; j < S; ++j)

@@ -99,7 +99,7 @@ Ten3<T> masked_softmax_additive(const Ten3<T>& scores, const MaskSpec& m, Softma
 {
     Ten3<T> w = scores;
     for (long b = 0; b < static_cast<long>(w.shape(0)); ++b) {
-        const Mat<T> mask = additive_mask<T>(m, m.has_padding() ? b : 0);
+        const Mat<T> mask = additive_mask<T>(m, b);
         for (std::size_t i = 0; i < w.shape(1); ++i)
             for (std::size_t j = 0; j < w.shape(2); ++j) w(b, i, j) += mask(i, j);  // scores + mask
     }
@@ -160,10 +160,6 @@ bool row_fully_masked(const MaskSpec& m, long b, long i)
     return true;
 }
 
-long spec_batch_index(const MaskSpec& m, std::size_t b)
-{
-    return m.has_padding() ? static_cast<long>(b) : 0;
-}
 
 }  // namespace
 
@@ -174,7 +170,7 @@ double max_masked_weight(const Ten3<T>& w, const MaskSpec& m)
     for (std::size_t b = 0; b < w.shape(0); ++b)
         for (std::size_t i = 0; i < w.shape(1); ++i)
             for (std::size_t j = 0; j < w.shape(2); ++j)
-                if (m.masked(spec_batch_index(m, b), static_cast<long>(i), static_cast<long>(j))) {
+                if (m.masked(static_cast<long>(b), static_cast<long>(i), static_cast<long>(j))) {
                     const double v = std::abs(static_cast<double>(w(b, i, j)));
                     worst = std::isnan(v) ? v : std::max(worst, v);
                     if (std::isnan(worst)) return worst;
@@ -188,7 +184,7 @@ double max_row_sum_error(const Ten3<T>& w, const MaskSpec& m)
     double worst = 0.0;
     for (std::size_t b = 0; b < w.shape(0); ++b)
         for (std::size_t i = 0; i < w.shape(1); ++i) {
-            if (row_fully_masked(m, spec_batch_index(m, b), static_cast<long>(i))) continue;
+            if (row_fully_masked(m, static_cast<long>(b), static_cast<long>(i))) continue;
             double sum = 0.0;
             for (std::size_t j = 0; j < w.shape(2); ++j) sum += static_cast<double>(w(b, i, j));
             const double err = std::abs(sum - 1.0);
@@ -347,7 +343,7 @@ Report run_mask_typed(const MaskParams& p, const MaskSpec& m, const RunContext& 
     if (rec.wants("masked_scores")) {
         Ten3<T> ms = scores;
         for (long b = 0; b < B; ++b) {
-            const Mat<T> mask = additive_mask<T>(m, batched_mask ? b : 0);
+            const Mat<T> mask = additive_mask<T>(m, b);
             xt::view(ms, b, xt::all(), xt::all()) += mask;
         }
         rec.tensor("masked_scores", {"batch", "query", "key"}, ms, E);
@@ -445,7 +441,7 @@ Report run_mask_typed(const MaskParams& p, const MaskSpec& m, const RunContext& 
     long first_b = -1, first_i = -1;
     for (long b = 0; b < B; ++b)
         for (long i = 0; i < m.queries; ++i)
-            if (row_fully_masked(m, m.has_padding() ? b : 0, i)) {
+            if (row_fully_masked(m, b, i)) {
                 if (first_b < 0) {
                     first_b = b;
                     first_i = i;
@@ -474,7 +470,7 @@ Report run_mask_typed(const MaskParams& p, const MaskSpec& m, const RunContext& 
         for (long b = 0; b < B; ++b)
             for (long i = 0; i < m.queries; ++i)
                 for (long j = 0; j < m.keys; ++j)
-                    if (m.masked(m.has_padding() ? b : 0, i, j)) changed(b, i, j) += static_cast<T>(10.0 * rng.normal());
+                    if (m.masked(b, i, j)) changed(b, i, j) += static_cast<T>(10.0 * rng.normal());
         rec.check({"hidden_scores_ignored",
                    "changing the scores of masked keys leaves every row's weights bit-identical",
                    "max |w_changed - w|", max_diff_nan_equal(masked_softmax_additive(changed, m, p.softmax), weights),
@@ -488,7 +484,7 @@ Report run_mask_typed(const MaskParams& p, const MaskSpec& m, const RunContext& 
         for (long b = 0; b < B; ++b)
             for (long i = 0; i < m.queries; ++i)
                 for (long j = 0; j < m.keys; ++j)
-                    if (m.masked(m.has_padding() ? b : 0, i, j)) mult(b, i, j) = T(0);
+                    if (m.masked(b, i, j)) mult(b, i, j) = T(0);
         rec.tensor("multiplied_scores", {"batch", "query", "key"}, mult, E);
         softmax_rows(mult, SoftmaxKind::plain);
         rec.tensor("multiplied_weights", {"batch", "query", "key"}, mult, E);
@@ -498,7 +494,7 @@ Report run_mask_typed(const MaskParams& p, const MaskSpec& m, const RunContext& 
             for (long i = 0; i < m.queries; ++i) {
                 T mass = 0;
                 for (long j = 0; j < m.keys; ++j)
-                    if (m.masked(m.has_padding() ? b : 0, i, j)) mass += mult(b, i, j);
+                    if (m.masked(b, i, j)) mass += mult(b, i, j);
                 leak(b, i) = mass;
                 worst = std::max(worst, static_cast<double>(mass));
             }

@@ -54,7 +54,8 @@ struct MaskSpec {
     }
     long batch() const { return has_padding() ? static_cast<long>(lengths.size()) : 1; }
 
-    // Whether query i of sequence b may not look at key j.
+    // Whether query i of sequence b may not look at key j. Only padding reads b (as an index
+    // into lengths), so a causal or window mask takes any b of the batch.
     bool masked(long b, long i, long j) const;
     // How many keys row i of sequence b should see under the usual diagonal (1): the figure
     // the visibility check holds the mask against.
