@@ -2,7 +2,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 
-#include "attnlab/alibi.hpp"
+#include "attnlab/experiments/alibi_params.hpp"
 
 namespace attnlab::app {
 

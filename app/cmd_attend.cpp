@@ -2,7 +2,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 
-#include "attnlab/attend.hpp"
+#include "attnlab/experiments/attend_params.hpp"
 
 namespace attnlab::app {
 
@@ -19,7 +19,7 @@ void setup_attend(CLI::App& app)
     auto* sub = app.add_subcommand(
         "attend", "The attention block: X -> Q, K, V -> scores -> weights -> out, with PE, RoPE or ALiBi and masks");
     auto& p = opts->attend;
-    add_optional(*sub, "--batch", p.batch_given, "Batch size B (default 1, or the number of --lengths)")
+    add_optional(*sub, "--batch", p.batch, "Batch size B (default 1, or the number of --lengths)")
         ->check(CLI::Range(1L, 1L << 16));
     sub->add_option("--len", p.len, "Query positions L")->check(CLI::Range(1L, 1L << 20));
     sub->add_option("--heads", p.heads, "Heads H")->check(CLI::Range(1L, 1024L));

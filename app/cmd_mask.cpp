@@ -2,7 +2,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 
-#include "attnlab/mask.hpp"
+#include "attnlab/experiments/mask_params.hpp"
 
 namespace attnlab::app {
 

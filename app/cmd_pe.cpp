@@ -2,7 +2,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 
-#include "attnlab/pe.hpp"
+#include "attnlab/experiments/pe_params.hpp"
 
 namespace attnlab::app {
 

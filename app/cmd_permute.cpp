@@ -2,7 +2,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 
-#include "attnlab/permute.hpp"
+#include "attnlab/experiments/permute_params.hpp"
 
 namespace attnlab::app {
 
@@ -22,7 +22,7 @@ void setup_permute(CLI::App& app)
     auto* len = sub->add_option("--len", p.len, "Positions L")->check(CLI::Range(1L, 4096L));
     auto* dim = sub->add_option("--dim", p.dim, "Model dimension E")->check(CLI::Range(1L, 4096L));
     sub->add_option("--heads", p.heads, "Heads H (E must be a multiple)")->check(CLI::Range(1L, 64L));
-    auto* example = sub->add_flag("--example", p.example, "The articles' example: n = 4, d = 8, permutation 2,1,0,3");
+    auto* example = sub->add_flag("--example", p.example, "The articles' example: n = 4, d = 8, permutation 2,1,0,3 (fixes --len and --dim)");
     sub->add_option("--perm", p.perm, "The permutation, e.g. 2,1,0,3 (row i of PX is row perm[i] of X); default random")
         ->delimiter(',')
         ->check(non_empty);
@@ -32,8 +32,8 @@ void setup_permute(CLI::App& app)
     add_enum_option(*sub, "--mask", p.mask, "none or causal (a causal mask also breaks equivariance)");
     add_common_options(*sub, opts->common);
     sub->footer("Example: attnlab permute-test --example --no-proj");
-    sub->callback([opts, len, dim, example] {
-        opts->permute.example_conflict = example->count() > 0 && (len->count() > 0 || dim->count() > 0);
+    example->excludes(len)->excludes(dim);
+    sub->callback([opts] {
         exit_status() = execute(opts->common, [&](const RunContext& ctx) { return run_permute(opts->permute, ctx); });
     });
 }

@@ -2,7 +2,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 
-#include "attnlab/rope.hpp"
+#include "attnlab/experiments/rope_params.hpp"
 
 namespace attnlab::app {
 
@@ -46,10 +46,8 @@ void setup_rope(CLI::App& app)
                                   "The articles' example: d = 4, 5 positions, every query (1, 0, 1, 0)");
     add_common_options(*sub, opts->common);
     sub->footer("Example: attnlab rope --len 64 --dim 16 --format csv --tensor dots");
-    sub->callback([opts, sub, example] {
-        for (const char* fixed : {"--len", "--dim", "--heads", "--batch", "--rotary-dim"}) {
-            if (example->count() > 0 && sub->count(fixed) > 0) opts->rope.example_conflict = true;
-        }
+    for (const char* fixed : {"--len", "--dim", "--heads", "--batch", "--rotary-dim"}) example->excludes(fixed);
+    sub->callback([opts] {
         exit_status() = execute(opts->common, [&](const RunContext& ctx) { return run_rope(opts->rope, ctx); });
     });
 }

@@ -2,7 +2,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 
-#include "attnlab/tour.hpp"
+#include "attnlab/experiments/tour.hpp"
 
 #include <cstdlib>
 

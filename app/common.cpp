@@ -91,13 +91,11 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     if (!o.tensor.empty()) ctx.show.push_back(o.tensor);
     ctx.main_only = o.format == Format::csv && ctx.show.empty();
     if (o.quiet) ctx.main_only = true;  // tensors are not printed
+    // Rendering costs memory too: JSON holds a tree of the numbers before it is written.
+    ctx.render_bytes_per_element = o.format == Format::json ? 64.0 : 24.0;
+    ctx.render_format = name_of(o.format);
 
     const Report report = experiment(ctx);
-    // Rendering costs memory too: JSON holds a tree of the numbers before it is written.
-    double elements = 0.0;
-    for (const auto& t : report.tensors) elements += static_cast<double>(t.values.size());
-    const double per_element = o.format == Format::json ? 64.0 : 24.0;
-    require_memory(elements * per_element, ctx, fmt::format("{} for {:.0f} numbers", name_of(o.format), elements));
     RenderOptions ropts;
     ropts.format = o.format;
     ropts.tensor = o.tensor.empty() && !o.show.empty() ? o.show.front() : o.tensor;

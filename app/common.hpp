@@ -3,8 +3,8 @@
 // runs an experiment, renders it and turns the verdict into the exit status.
 #pragma once
 
-#include "attnlab/render.hpp"
-#include "attnlab/report.hpp"
+#include "attnlab/render/render.hpp"
+#include "attnlab/core/report.hpp"
 
 #include <CLI/CLI.hpp>
 

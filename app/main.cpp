@@ -3,7 +3,7 @@
 //
 // Exit status: 0 every check of the program's own invariants held, 1 one failed,
 // 2 a usage or input error (one line on stderr, nothing on stdout).
-#include "attnlab/report.hpp"
+#include "attnlab/core/report.hpp"
 #include "attnlab/version.hpp"
 #include "commands.hpp"
 #include "common.hpp"

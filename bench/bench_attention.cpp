@@ -3,8 +3,8 @@
 // timed. Prints one JSON line per run.
 //
 //   attnlab_bench [--batch B] [--heads H] [--len L] [--head-dim d] [--mask none|causal] [--repeat N]
-#include "attnlab/attention.hpp"
-#include "attnlab/rng.hpp"
+#include "attnlab/core/attention.hpp"
+#include "attnlab/core/rng.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

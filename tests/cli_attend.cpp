@@ -13,7 +13,7 @@ TEST_CASE("attend: tensors in pipeline order, out_merged is the main tensor")
     CHECK(j["params"]["weight_layout"].get<std::string>().rfind("[in, out]", 0) == 0);
 }
 
-TEST_CASE("attend: --show keeps only what is asked; CSV of the main tensor")
+TEST_CASE("attend: --show keeps only what is asked, and CSV prints the main tensor")
 {
     const auto j = run_json({"attend", "--show", "out_merged"});
     CHECK(j["tensors"].size() == 1);
@@ -69,7 +69,7 @@ TEST_CASE("permute-test: errors")
     expect_usage_error({"permute-test", "--perm", "0,0,1,2,3,4"}, "repeats 0");
     expect_usage_error({"permute-test", "--perm", "0,1,2"}, "3 entries");
     expect_usage_error({"permute-test", "--perm", "0,1,2,3,4,9"}, "outside 0..5");
-    expect_usage_error({"permute-test", "--example", "--len", "5"}, "--example fixes");
+    expect_usage_error({"permute-test", "--example", "--len", "5"}, "--len excludes --example");
     expect_usage_error({"permute-test", "--dim", "6", "--heads", "4"}, "not divisible");
     expect_usage_error({"permute-test", "--mask", "padding"}, "none or causal");
     expect_usage_error({"permute-test", "--trials", "0"}, "--trials");

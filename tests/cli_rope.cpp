@@ -2,12 +2,12 @@
 
 #include <doctest/doctest.h>
 
-TEST_CASE("rope: default run passes; dots is a Toeplitz matrix in CSV")
+TEST_CASE("rope: default run passes, and dots in wide CSV has one row per query")
 {
     CHECK(run_cli({"rope", "--quiet"}).status == 0);
     const auto r = run_cli({"rope", "--len", "4", "--format", "csv", "--tensor", "dots", "--wide"});
     CHECK(r.status == 0);
-    CHECK(r.out.rfind("query_pos,q0,q1,q2,q3\n", 0) == 0);
+    CHECK(r.out.rfind("query_pos,k0,k1,k2,k3\n", 0) == 0);
     CHECK(count_lines(r.out) == 5);
 }
 
@@ -48,7 +48,7 @@ TEST_CASE("rope: errors")
     expect_usage_error({"rope", "--scaling", "linear", "--factor", "0.5"}, "--factor must be at least 1");
     expect_usage_error({"rope", "--scaling", "llama3", "--factor", "8"}, "needs --original-len");
     expect_usage_error({"rope", "--factor", "2"}, "apply to a --scaling method");
-    expect_usage_error({"rope", "--example", "--len", "9"}, "--example fixes");
+    expect_usage_error({"rope", "--example", "--len", "9"}, "--len excludes --example");
     expect_usage_error({"rope", "--rotary-dim", "12"}, "--rotary-dim");
-    expect_usage_error({"rope", "--len", "100000"}, "--show can leave it out");
+    expect_usage_error({"rope", "--len", "100000"}, "--show can leave out cache, dots, decay");
 }

@@ -1,7 +1,7 @@
-#include "attnlab/attend.hpp"
-#include "attnlab/attention.hpp"
-#include "attnlab/permute.hpp"
-#include "attnlab/rng.hpp"
+#include "attnlab/experiments/attend.hpp"
+#include "attnlab/core/attention.hpp"
+#include "attnlab/experiments/permute.hpp"
+#include "attnlab/core/rng.hpp"
 
 #include "test_support.hpp"
 
@@ -123,10 +123,13 @@ TEST_CASE("projection with W [in, out], split and merge of heads")
 
 TEST_CASE("the equivariance measurement is 0 for a permuted copy and not for a changed one")
 {
-    Ten3<double> y = {{{1, 2}, {3, 4}, {5, 6}}};
-    Ten3<double> yp = {{{5, 6}, {3, 4}, {1, 2}}};
+    const Tensor y = tt(Mat<double>{{1, 2}, {3, 4}, {5, 6}});
+    const Tensor yp = tt(Mat<double>{{5, 6}, {3, 4}, {1, 2}});
     CHECK(equivariance_error(y, yp, {2, 1, 0}) == 0.0);
     CHECK(equivariance_error(y, y, {2, 1, 0}) == 4.0);
+    Tensor broken = yp;
+    broken.values[0] = std::nan("");
+    CHECK(equivariance_error(y, broken, {2, 1, 0}) == INFINITY);  // NaN on one side: infinitely far
     CHECK_THROWS_WITH_AS(validate_permutation({0, 0, 1}, 3), doctest::Contains("repeats 0"), InputError);
     CHECK_THROWS_WITH_AS(validate_permutation({0, 3, 1}, 3), doctest::Contains("outside 0..2"), InputError);
     CHECK_THROWS_WITH_AS(validate_permutation({0, 1}, 3), doctest::Contains("2 entries"), InputError);
@@ -174,9 +177,20 @@ TEST_CASE("run_attend: every check passes across the options, in both dtypes")
             if (c.mask == MaskKind::window) p.window = 2;
             RunContext ctx;
             ctx.dtype = dt;
+            CAPTURE(name_of(dt));
             CAPTURE(name_of(c.mask));
             CAPTURE(name_of(c.pe));
-            check_invariants_hold(run_attend(p, ctx));
+            CAPTURE(c.kv_heads);
+            CAPTURE(c.kv_len.value_or(0));
+            std::vector<std::string> expected = {"rows_sum_to_one"};
+            if (c.mask != MaskKind::none) expected.push_back("masked_weights_exactly_zero");
+            expected.insert(expected.end(), {"no_nan_weights", "main_matches_reference"});
+            if (!c.kv_len && c.mask != MaskKind::padding) {
+                expected.push_back(c.mask == MaskKind::none ? "unmasked_rows_change" : "causal_rows_unchanged");
+            }
+            if (c.mask == MaskKind::padding || c.mask == MaskKind::both) expected.push_back("padding_ignored");
+            if (c.pe == PeKind::rope) expected.push_back("rope_scores_relative");
+            check_invariants_hold(run_attend(p, ctx), expected);
         }
 }
 

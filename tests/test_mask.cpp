@@ -1,4 +1,5 @@
-#include "attnlab/mask.hpp"
+#include "attnlab/core/measure.hpp"
+#include "attnlab/experiments/mask.hpp"
 
 #include "test_support.hpp"
 
@@ -22,6 +23,16 @@ MaskSpec causal(long L, long S = 0)
     return m;
 }
 
+// The additive mask as a Tensor: [L, S], or [B, 1, L, S] when padding makes it per sequence.
+Tensor mask_of(const MaskSpec& m)
+{
+    if (!m.has_padding()) return tt(additive_mask<double>(m));
+    Ten4<double> out = xt::zeros<double>({static_cast<std::size_t>(m.batch()), std::size_t{1},
+                                          static_cast<std::size_t>(m.queries), static_cast<std::size_t>(m.keys)});
+    for (long b = 0; b < m.batch(); ++b) xt::view(out, b, 0, xt::all(), xt::all()) = additive_mask<double>(m, b);
+    return tt(out);
+}
+
 }  // namespace
 
 TEST_CASE("causal mask equals torch.triu(full(-inf), diagonal=1) for L=3")
@@ -36,12 +47,12 @@ TEST_CASE("the tril reference agrees at diagonal 1 and not at diagonal 0")
 {
     auto m = causal(4);
     CHECK(additive_mask<float>(m) == causal_reference_tril<float>(4, 4, Align::upper_left, -INFINITY));
-    CHECK(rows_with_wrong_visibility(m) == 0);
+    CHECK(rows_with_wrong_visibility(mask_of(m), m) == 0);
     m.diagonal = 0;  // the off-by-one: the diagonal hidden too
     CHECK(additive_mask<float>(m) != causal_reference_tril<float>(4, 4, Align::upper_left, -INFINITY));
-    CHECK(rows_with_wrong_visibility(m) == 4);
+    CHECK(rows_with_wrong_visibility(mask_of(m), m) == 4);
     m.diagonal = 2;  // one future key leaks
-    CHECK(rows_with_wrong_visibility(m) == 3);
+    CHECK(rows_with_wrong_visibility(mask_of(m), m) == 3);
 }
 
 TEST_CASE("rectangular masks: upper-left (is_causal) and lower-right (decoding with a cache)")
@@ -61,7 +72,7 @@ TEST_CASE("rectangular masks: upper-left (is_causal) and lower-right (decoding w
     CHECK(lr(0, 4) == -kInf);
     CHECK(lr(1, 4) == 0);
     CHECK(additive_mask<double>(m) == causal_reference_tril<double>(2, 5, Align::lower_right, -kInf));
-    CHECK(rows_with_wrong_visibility(m) == 0);
+    CHECK(rows_with_wrong_visibility(mask_of(m), m) == 0);
 }
 
 TEST_CASE("window mask: query i sees keys i-W+1..i")
@@ -78,7 +89,7 @@ TEST_CASE("window mask: query i sees keys i-W+1..i")
     CHECK(mask(4, 5) == -kInf);
     CHECK(m.expected_visible(0, 0) == 1);
     CHECK(m.expected_visible(0, 5) == 3);
-    CHECK(rows_with_wrong_visibility(m) == 0);
+    CHECK(rows_with_wrong_visibility(mask_of(m), m) == 0);
 }
 
 TEST_CASE("padding: key_padding_mask (true = ignore) and attn_mask (true = may attend)")
@@ -93,7 +104,7 @@ TEST_CASE("padding: key_padding_mask (true = ignore) and attn_mask (true = may a
     CHECK(kpm(0, 2) == true);
     CHECK(kpm(1, 3) == false);
     for (std::size_t i = 0; i < kpm.size(); ++i) CHECK(kpm.data()[i] != amb.data()[i]);
-    CHECK(rows_with_wrong_visibility(m) == 0);
+    CHECK(rows_with_wrong_visibility(mask_of(m), m) == 0);
 }
 
 TEST_CASE("an inverted boolean mask is caught: attn_mask passed where key_padding_mask belongs")
@@ -105,12 +116,12 @@ TEST_CASE("an inverted boolean mask is caught: attn_mask passed where key_paddin
     Ten3<double> scores = xt::zeros<double>({std::size_t{2}, std::size_t{4}, std::size_t{4}});
     for (std::size_t i = 0; i < scores.size(); ++i) scores.data()[i] = 0.1 * static_cast<double>(i % 5);
     const auto right = masked_softmax_additive(scores, m, SoftmaxKind::plain);
-    CHECK(max_diff_nan_equal(masked_softmax_key_padding(scores, key_padding_mask(m), SoftmaxKind::plain), right) == 0.0);
-    CHECK(max_diff_nan_equal(masked_softmax_attn_bool(scores, attn_mask_bool(m), SoftmaxKind::plain), right) == 0.0);
+    CHECK(max_abs_diff(masked_softmax_key_padding(scores, key_padding_mask(m), SoftmaxKind::plain), right) == 0.0);
+    CHECK(max_abs_diff(masked_softmax_attn_bool(scores, attn_mask_bool(m), SoftmaxKind::plain), right) == 0.0);
     // The usual mistake: true = "may attend" handed to an argument where true = "ignore".
     const auto wrong = masked_softmax_key_padding(scores, attn_mask_bool(m), SoftmaxKind::plain);
-    CHECK(max_diff_nan_equal(wrong, right) > 0.1);
-    CHECK(max_masked_weight(wrong, m) > 0.1);
+    CHECK(max_abs_diff(wrong, right) > 0.1);
+    CHECK(max_masked_weight(tt(wrong), m) > 0.1);
 }
 
 TEST_CASE("softmax of a fully masked row: plain gives NaN, safe gives zeros, -1e9 gives uniform")
@@ -146,25 +157,29 @@ TEST_CASE("the measurements catch broken weights")
     w(0, 1, 0) = 0.5;
     w(0, 1, 1) = 0.5;
     w(0, 2, 0) = w(0, 2, 1) = w(0, 2, 2) = 1.0 / 3;
-    CHECK(max_masked_weight(w, m) == 0.0);
-    CHECK(max_row_sum_error(w, m) < 1e-15);
+    CHECK(max_masked_weight(tt(w), m) == 0.0);
+    CHECK(max_row_sum_error(tt(w), m) < 1e-15);
     auto leaked = w;
     leaked(0, 0, 2) = 1e-12;  // small is not zero
-    CHECK(max_masked_weight(leaked, m) == 1e-12);
+    CHECK(max_masked_weight(tt(leaked), m) == 1e-12);
     leaked(0, 1, 1) = 0.6;
-    CHECK(max_row_sum_error(leaked, m) == doctest::Approx(0.1));
+    CHECK(max_row_sum_error(tt(leaked), m) == doctest::Approx(0.1));
     leaked(0, 2, 2) = NAN;
-    CHECK(count_nan(leaked) == 1);
-    CHECK(max_diff_nan_equal(leaked, leaked) == 0.0);
-    CHECK(max_diff_nan_equal(leaked, w) == kInf);
+    CHECK(count_nan(tt(leaked)) == 1);
+    CHECK(std::isnan(max_row_sum_error(tt(leaked), m)));  // a NaN row never passes
+    leaked(0, 0, 1) = NAN;
+    CHECK(std::isnan(max_masked_weight(tt(leaked), m)));
+    CHECK(max_abs_diff(leaked, leaked) == 0.0);
+    CHECK(max_abs_diff(leaked, w) == kInf);
 }
 
 TEST_CASE("run_mask: default causal passes every check")
 {
     const Report r = run_mask(MaskParams{}, RunContext{});
-    check_invariants_hold(r);
+    check_invariants_hold(r, {"causal_equals_tril", "visible_keys_per_row", "rows_sum_to_one", "masked_weights_exactly_zero",
+                              "row0_one_hot", "no_nan_weights", "hidden_scores_ignored"});
     CHECK(r.passed());
-    CHECK(r.find("mask")->values.shape(0) == 5);
+    CHECK(r.find("mask")->shape[0] == 5);
 }
 
 TEST_CASE("run_mask: --diagonal 0 fails the visibility and tril checks, and row 0 is fully masked")
@@ -207,8 +222,8 @@ TEST_CASE("run_mask: padding conventions agree, and multiplicative masking leaks
     CHECK(leak.role == Role::article);
     CHECK(leak.measured > 0.1);
     CHECK_FALSE(leak.passed());
-    CHECK(r.find("mask")->values.dimension() == 4);
-    CHECK(r.find("leak")->values.shape(1) == 5);
+    CHECK(r.find("mask")->rank() == 4);
+    CHECK(r.find("leak")->shape[1] == 5);
 }
 
 TEST_CASE("run_mask: input errors")

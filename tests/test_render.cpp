@@ -1,4 +1,4 @@
-#include "attnlab/render.hpp"
+#include "attnlab/render/render.hpp"
 
 #include <doctest/doctest.h>
 
@@ -9,43 +9,51 @@ using namespace attnlab;
 
 namespace {
 
+Tensor tensor(std::string name, std::vector<std::string> axes, Elem elem, std::vector<std::size_t> shape,
+              std::vector<double> values)
+{
+    return Tensor{std::move(name), std::move(axes), elem, std::move(shape), std::move(values)};
+}
+
+Check named(std::string name, Check c)
+{
+    c.name = std::move(name);
+    return c;
+}
+
 Report small_report()
 {
-    RunContext ctx;
-    Recorder rec("demo", "m", ctx);
-    Mat<double> m = {{0.5, -std::numeric_limits<double>::infinity()},
-                     {std::numeric_limits<double>::quiet_NaN(), 2.0}};
-    rec.tensor("m", {"query", "key"}, m, Elem::float64);
-    Vec<float> f = {0.1f, 1.0f};
-    rec.tensor("f", {"pair"}, f, Elem::float32);
-    Vec<int> b = {1, 0};
-    rec.tensor("b", {"key"}, b, Elem::boolean);
-    rec.check({"ok", "a claim", "max |x|", 1e-7, 1e-5});
-    rec.check({"bad", "another", "max |y|", 0.5, 1e-5});
-    rec.check({"art", "an article says", "leak", 0.3, 0.01, Compare::le, Role::article});
-    return rec.finish();
+    Report r;
+    r.command = "demo";
+    r.main_tensor = "m";
+    r.offered = {"m", "f", "b"};
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+    r.tensors.push_back(tensor("m", {"query", "key"}, Elem::float64, {2, 2}, {0.5, -inf, nan, 2.0}));
+    r.tensors.push_back(tensor("f", {"pair"}, Elem::float32, {2}, {static_cast<double>(0.1f), 1.0}));
+    r.tensors.push_back(tensor("b", {"key"}, Elem::boolean, {2}, {1, 0}));
+    r.checks.push_back(named("ok", at_most("a claim", "max |x|", 1e-7, 1e-5)));
+    r.checks.push_back(named("bad", at_most("another", "max |y|", 0.5, 1e-5)));
+    r.checks.push_back(named("art", article_claim("an article says", "leak", 0.3, 0.01)));
+    return r;
 }
 
 }  // namespace
 
-TEST_CASE("checks: verdicts, NaN never passes, --tol replaces only numeric upper bounds")
+TEST_CASE("checks: verdicts, NaN never passes, and each builder says what kind of bound it has")
 {
-    CHECK(Check{"a", "", "", 1.0, 1.0, Compare::le}.passed());
-    CHECK_FALSE(Check{"a", "", "", 1.0, 1.0, Compare::lt}.passed());
-    CHECK(Check{"a", "", "", 2.0, 1.0, Compare::gt}.passed());
-    CHECK_FALSE(Check{"a", "", "", std::nan(""), 1.0, Compare::le}.passed());
-    CHECK_FALSE(Check{"a", "", "", std::nan(""), 1.0, Compare::gt}.passed());
-
-    RunContext ctx;
-    ctx.tol = 0.25;
-    Recorder rec("demo", "m", ctx);
-    rec.check({"n", "", "", 0.1, 1e-9});
-    rec.check({"f", "", "", 0.1, 1.0, Compare::le, Role::invariant, TolKind::fixed});
-    rec.check({"g", "", "", 0.1, 0.0, Compare::gt});
-    const Report r = rec.finish();
-    CHECK(r.checks[0].tolerance == 0.25);
-    CHECK(r.checks[1].tolerance == 1.0);
-    CHECK(r.checks[2].tolerance == 0.0);
+    CHECK(at_most("", "", 1.0, 1.0).passed());
+    CHECK_FALSE(less_than("", "", 1.0, 1.0).passed());
+    CHECK(greater_than("", "", 2.0, 1.0).passed());
+    CHECK_FALSE(at_most("", "", std::nan(""), 1.0).passed());
+    CHECK_FALSE(greater_than("", "", std::nan(""), 1.0).passed());
+    CHECK_FALSE(exact_zero("", "", std::nan("")).passed());
+    CHECK_FALSE(exact_zero("", "", 1e-300).passed());
+    CHECK(at_most("", "", 0.0, 0.0).tol_kind == TolKind::numeric);
+    CHECK(bit_identical("", "", 0.0).tol_kind == TolKind::fixed);
+    CHECK(exact_zero("", "", 0.0).tol_kind == TolKind::fixed);
+    CHECK(within_bound("", "", 0.5, 1.0).tol_kind == TolKind::fixed);
+    CHECK(article_claim("", "", 0.5, 1.0).role == Role::article);
+    CHECK(article_claim_numeric("", "", 0.5, 1.0).tol_kind == TolKind::numeric);
 }
 
 TEST_CASE("a report passes when its invariants pass and article claims do not decide it")
@@ -103,12 +111,10 @@ TEST_CASE("JSON has the contract's keys, shortest float32 values and non-finite 
 
 TEST_CASE("text output names shape and axes, and summarises large tensors")
 {
-    RunContext ctx;
-    Recorder rec("demo", "big", ctx);
-    Mat<double> big = xt::zeros<double>({std::size_t{40}, std::size_t{40}});
-    big(39, 39) = 1.5;
-    rec.tensor("big", {"row", "col"}, big, Elem::float64);
-    const Report r = rec.finish();
+    Report r;
+    std::vector<double> values(40 * 40, 0.0);
+    values.back() = 1.5;
+    r.tensors.push_back(tensor("big", {"row", "col"}, Elem::float64, {40, 40}, values));
     RenderOptions o;
     const std::string text = render(r, o);
     CHECK(text.find("big  shape [40, 40]  (row, col)  float64\n") == 0);
@@ -121,12 +127,9 @@ TEST_CASE("text output names shape and axes, and summarises large tensors")
 
 TEST_CASE("text output of rank 3 heads each matrix with its leading index")
 {
-    RunContext ctx;
-    Recorder rec("demo", "t", ctx);
-    Ten3<double> t = xt::zeros<double>({std::size_t{2}, std::size_t{1}, std::size_t{2}});
-    t(1, 0, 1) = 3;
-    rec.tensor("t", {"batch", "query", "key"}, t, Elem::float64);
-    const std::string text = render(rec.finish(), RenderOptions{});
+    Report r;
+    r.tensors.push_back(tensor("t", {"batch", "query", "key"}, Elem::float64, {2, 1, 2}, {0, 0, 0, 3}));
+    const std::string text = render(r, RenderOptions{});
     CHECK(text == "t  shape [2, 1, 2]  (batch, query, key)  float64\n"
                   "  [batch=0]\n   0 0\n  [batch=1]\n   0 3\n\n");
 }
@@ -138,13 +141,4 @@ TEST_CASE("memory guard refuses before allocating, naming the size")
     CHECK_NOTHROW(require_memory(1000, ctx, "x"));
     CHECK_THROWS_WITH_AS(require_memory(4096, ctx, "x [32, 32]"),
                          doctest::Contains("needs about 4.0 KiB (x [32, 32])"), InputError);
-}
-
-TEST_CASE("--show names a tensor the command does not make: usage error listing what it makes")
-{
-    RunContext ctx;
-    ctx.show = {"nope"};
-    Recorder rec("demo", "m", ctx);
-    CHECK_FALSE(rec.wants("m"));
-    CHECK_THROWS_WITH_AS(rec.finish(), "unknown tensor 'nope' for demo; it produces: m", InputError);
 }

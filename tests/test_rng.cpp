@@ -1,4 +1,4 @@
-#include "attnlab/rng.hpp"
+#include "attnlab/core/rng.hpp"
 
 #include <doctest/doctest.h>
 

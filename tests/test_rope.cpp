@@ -1,4 +1,5 @@
-#include "attnlab/rope.hpp"
+#include "attnlab/core/measure.hpp"
+#include "attnlab/experiments/rope.hpp"
 
 #include "test_support.hpp"
 
@@ -32,22 +33,22 @@ TEST_CASE("theta and the rotation against hand-computed values (d = 4, base 1000
     // interleaved: x = (1, 2, 3, 4) at m = 1: (1 cos1 - 2 sin1, 1 sin1 + 2 cos1, 3 cos.01 - 4 sin.01, ...)
     const double x[4] = {1, 2, 3, 4};
     double out[4];
-    rope_rotate(x, out, 4, 4, &cache.cos(1, 0), &cache.sin(1, 0), RopeStyle::interleaved, false);
+    rope_rotate(x, out, 4, 4, &cache.cos(1, 0), &cache.sin(1, 0), RopeStyle::interleaved, Direction::forward);
     CHECK(out[0] == doctest::Approx(std::cos(1.0) - 2 * std::sin(1.0)));
     CHECK(out[1] == doctest::Approx(std::sin(1.0) + 2 * std::cos(1.0)));
     CHECK(out[2] == doctest::Approx(3 * std::cos(0.01) - 4 * std::sin(0.01)));
     CHECK(out[3] == doctest::Approx(3 * std::sin(0.01) + 4 * std::cos(0.01)));
     // half: pairs (0, 2) and (1, 3)
-    rope_rotate(x, out, 4, 4, &cache.cos(1, 0), &cache.sin(1, 0), RopeStyle::half, false);
+    rope_rotate(x, out, 4, 4, &cache.cos(1, 0), &cache.sin(1, 0), RopeStyle::half, Direction::forward);
     CHECK(out[0] == doctest::Approx(std::cos(1.0) - 3 * std::sin(1.0)));
     CHECK(out[2] == doctest::Approx(std::sin(1.0) + 3 * std::cos(1.0)));
     CHECK(out[1] == doctest::Approx(2 * std::cos(0.01) - 4 * std::sin(0.01)));
     // inverse undoes it
     double back[4];
-    rope_rotate(out, back, 4, 4, &cache.cos(1, 0), &cache.sin(1, 0), RopeStyle::half, true);
+    rope_rotate(out, back, 4, 4, &cache.cos(1, 0), &cache.sin(1, 0), RopeStyle::half, Direction::inverse);
     for (int j = 0; j < 4; ++j) CHECK(back[j] == doctest::Approx(x[j]));
     // partial: rotary dim 2 leaves dims 2, 3 alone
-    rope_rotate(x, out, 4, 2, &cache.cos(3, 0), &cache.sin(3, 0), RopeStyle::interleaved, false);
+    rope_rotate(x, out, 4, 2, &cache.cos(3, 0), &cache.sin(3, 0), RopeStyle::interleaved, Direction::forward);
     CHECK(out[2] == 3.0);
     CHECK(out[3] == 4.0);
 }
@@ -132,13 +133,13 @@ TEST_CASE("the Toeplitz measurement: zero for relative dots, caught when k gets 
     for (long m = 0; m < 12; ++m)
         for (long n = 0; n < 12; ++n) {
             double qm[8], kn[8], kb[8];
-            rope_rotate(q, qm, 8, 8, &cache.cos(m, 0), &cache.sin(m, 0), RopeStyle::interleaved, false);
-            rope_rotate(k, kn, 8, 8, &cache.cos(n, 0), &cache.sin(n, 0), RopeStyle::interleaved, false);
+            rope_rotate(q, qm, 8, 8, &cache.cos(m, 0), &cache.sin(m, 0), RopeStyle::interleaved, Direction::forward);
+            rope_rotate(k, kn, 8, 8, &cache.cos(n, 0), &cache.sin(n, 0), RopeStyle::interleaved, Direction::forward);
             for (int j = 0; j < 8; ++j) kb[j] = kn[j] + 0.01 * static_cast<double>(n);  // absolute offset
             for (int j = 0; j < 8; ++j) dots(m, n) += qm[j] * kn[j], broken(m, n) += qm[j] * kb[j];
         }
-    CHECK(toeplitz_spread(dots) < 1e-13);
-    CHECK(toeplitz_spread(broken) > 0.01);
+    CHECK(diagonal_spread(dots.data(), 12, 12) < 1e-13);
+    CHECK(diagonal_spread(broken.data(), 12, 12) > 0.01);
 }
 
 TEST_CASE("half_to_interleaved maps (i, i + r/2) to (2i, 2i+1) and leaves the rest")
@@ -161,8 +162,13 @@ TEST_CASE("run_rope: every check passes under every scaling, style and dtype, wi
                 if (m != RopeScaling::none) p.scaling = scaling(m, 4, 16);
                 RunContext ctx;
                 ctx.dtype = dt;
+                CAPTURE(name_of(dt));
+                CAPTURE(name_of(st));
                 CAPTURE(name_of(m));
-                check_invariants_hold(run_rope(p, ctx));
+                check_invariants_hold(run_rope(p, ctx),
+                                      {"pos0_unchanged", "norm_preserved", "partial_passthrough", "blocks_orthogonal",
+                                       "rotation_composes", "dot_equals_relative_rotation", "relative_position_only",
+                                       "styles_are_permutations", "complex_form", "inverse_restores", "angle_precision"});
             }
 }
 
@@ -171,11 +177,11 @@ TEST_CASE("run_rope: the articles' example prints (cos m, sin m, cos 0.01m, sin 
     RopeParams p;
     p.example = true;
     const Report r = run_rope(p, RunContext{});
-    const auto& q = r.find("q_rot")->values;
-    CHECK(q.shape(2) == 5);
-    CHECK(q(0, 0, 3, 0) == doctest::Approx(std::cos(3.0)).epsilon(1e-6));
-    CHECK(q(0, 0, 3, 1) == doctest::Approx(std::sin(3.0)).epsilon(1e-6));
-    CHECK(q(0, 0, 3, 3) == doctest::Approx(std::sin(0.03)).epsilon(1e-6));
+    const Tensor& q = *r.find("q_rot");
+    CHECK(q.shape == std::vector<std::size_t>{1, 1, 5, 4});
+    CHECK(q.values[3 * 4 + 0] == doctest::Approx(std::cos(3.0)).epsilon(1e-6));
+    CHECK(q.values[3 * 4 + 1] == doctest::Approx(std::sin(3.0)).epsilon(1e-6));
+    CHECK(q.values[3 * 4 + 3] == doctest::Approx(std::sin(0.03)).epsilon(1e-6));
 }
 
 TEST_CASE("run_rope: float32 angle error at position 131071 is measured and within its bound")

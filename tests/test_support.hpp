@@ -1,11 +1,13 @@
 // Helpers shared by the unit tests.
 #pragma once
 
-#include "attnlab/report.hpp"
+#include "attnlab/core/report.hpp"
+#include "attnlab/core/xt.hpp"
 
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 // A copy of the check of that name in a report (fails the test if there is none). A copy,
 // so that find_check(run_x(...), name) cannot outlive the temporary report.
@@ -17,9 +19,39 @@ inline attnlab::Check find_check(const attnlab::Report& r, const std::string& na
     throw;
 }
 
-// Every invariant of the report holds; a failure names the check and its figures.
-inline void check_invariants_hold(const attnlab::Report& r)
+// Any xtensor expression as a Tensor, with axes named a0, a1, ... (for the measurements).
+template <class E>
+attnlab::Tensor tt(const E& expr, attnlab::Elem elem = attnlab::Elem::float64)
 {
+    const auto value = xt::eval(expr);
+    std::vector<std::string> axes;
+    for (std::size_t a = 0; a < value.dimension(); ++a) axes.push_back("a" + std::to_string(a));
+    return attnlab::to_tensor("t", axes, value, elem);
+}
+
+// The names of the checks of a report, in order.
+inline std::vector<std::string> check_names(const attnlab::Report& r)
+{
+    std::vector<std::string> names;
+    for (const auto& c : r.checks) names.push_back(c.name);
+    return names;
+}
+
+// The names of the checks that failed (invariants and article claims alike).
+inline std::vector<std::string> failed_checks(const std::vector<attnlab::Check>& checks)
+{
+    std::vector<std::string> names;
+    for (const auto& c : checks)
+        if (!c.passed()) names.push_back(c.name);
+    return names;
+}
+
+// The report has exactly the expected checks, and every invariant among them holds; a
+// failure names the check and its figures. Naming the checks means a check that silently
+// disappears fails the test.
+inline void check_invariants_hold(const attnlab::Report& r, const std::vector<std::string>& expected)
+{
+    CHECK(check_names(r) == expected);
     for (const auto& c : r.checks) {
         if (c.role != attnlab::Role::invariant) continue;
         CAPTURE(c.name);

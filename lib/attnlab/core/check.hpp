@@ -1,0 +1,70 @@
+// A check: one claim, the figure measured for it, and the bound it is held against.
+// Checks are built with the small builders below, so every check states in its builder what
+// kind of bound it has: a numeric tolerance (--tol may replace it), a bound that is part of
+// the claim, a bit-for-bit identity, or an article's wording that never decides the exit
+// status.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace attnlab {
+
+// How the measured figure is held against the tolerance.
+enum class Compare { le, lt, ge, gt };
+constexpr auto enum_names(Compare)
+{
+    return std::array{std::pair{Compare::le, std::string_view("<=")},
+                      std::pair{Compare::lt, std::string_view("<")},
+                      std::pair{Compare::ge, std::string_view(">=")},
+                      std::pair{Compare::gt, std::string_view(">")}};
+}
+
+// invariant: the program's own mathematics; a failure makes the exit status 1.
+// article:   a claim as an article words it; its verdict is reported, never the exit status.
+enum class Role { invariant, article };
+constexpr auto enum_names(Role)
+{
+    return std::array{std::pair{Role::invariant, std::string_view("invariant")},
+                      std::pair{Role::article, std::string_view("article")}};
+}
+
+// numeric: a floating-point tolerance, replaced by --tol when given.
+// fixed:   a bound that is part of the claim itself (|PE| <= 1, a count that must be 0,
+//          two results that must be bit-identical); --tol never touches it.
+enum class TolKind { numeric, fixed };
+
+struct Check {
+    std::string name;    // identifier for scripts, e.g. "relative_shift_linear"
+    std::string claim;   // the sentence being checked
+    std::string metric;  // what the measured figure is, e.g. "max |PE(p+k) - M(k)PE(p)|"
+    double measured = 0.0;
+    double tolerance = 0.0;
+    Compare cmp = Compare::le;
+    Role role = Role::invariant;
+    TolKind tol_kind = TolKind::numeric;
+
+    bool passed() const;  // NaN never passes
+};
+
+// measured <= tol, where tol is a rounding bound (--tol replaces it).
+Check at_most(std::string claim, std::string metric, double measured, double tol);
+// measured <= bound, where the bound is the claim's own (|PE| <= 1).
+Check within_bound(std::string claim, std::string metric, double measured, double bound);
+// measured == 0 exactly: a count that must be 0, or a difference that must vanish.
+Check exact_zero(std::string claim, std::string metric, double measured);
+// Two results that must agree bit for bit; --tol never loosens it.
+Check bit_identical(std::string claim, std::string metric, double max_difference);
+// measured > bound (a difference that must exist).
+Check greater_than(std::string claim, std::string metric, double measured, double bound);
+// measured < bound, the bound being the claim's own.
+Check less_than(std::string claim, std::string metric, double measured, double bound);
+// An article's wording against the measurement: reported, never the exit status.
+Check article_claim(std::string claim, std::string metric, double measured, double bound,
+                    Compare cmp = Compare::le);
+// The same, with a rounding tolerance that --tol may replace.
+Check article_claim_numeric(std::string claim, std::string metric, double measured, double tol);
+
+}  // namespace attnlab

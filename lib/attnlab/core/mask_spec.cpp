@@ -1,0 +1,43 @@
+#include "attnlab/core/mask_spec.hpp"
+
+#include <algorithm>
+#include <cstddef>
+
+namespace attnlab {
+
+bool MaskSpec::masked(long b, long i, long j) const
+{
+    const long reach = i + offset();  // the last key query i may see (diagonal 1)
+    switch (kind) {
+    case MaskKind::none: return false;
+    case MaskKind::causal: return j - i - offset() >= diagonal;
+    case MaskKind::padding: return j >= lengths[static_cast<std::size_t>(b)];
+    case MaskKind::both:
+        return j >= lengths[static_cast<std::size_t>(b)] || j - i - offset() >= diagonal;
+    case MaskKind::window: return j - i - offset() >= diagonal || reach - j >= window;
+    }
+    return false;
+}
+
+bool MaskSpec::row_fully_masked(long b, long i) const
+{
+    for (long j = 0; j < keys; ++j)
+        if (!masked(b, i, j)) return false;
+    return true;
+}
+
+long MaskSpec::expected_visible(long b, long i) const
+{
+    const long causal_reach = std::clamp(i + offset() + 1, 0L, keys);  // keys 0 .. i+offset
+    switch (kind) {
+    case MaskKind::none: return keys;
+    case MaskKind::causal: return causal_reach;
+    case MaskKind::padding: return lengths[static_cast<std::size_t>(b)];
+    case MaskKind::both: return std::min(lengths[static_cast<std::size_t>(b)], causal_reach);
+    case MaskKind::window:
+        return causal_reach - std::clamp(i + offset() - window + 1, 0L, keys);
+    }
+    return keys;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,112 @@
+#include "attnlab/core/measure.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace attnlab {
+
+double max_abs_diff(const Tensor& a, const Tensor& b)
+{
+    if (a.shape != b.shape) {
+        throw std::logic_error(fmt::format("max_abs_diff: {} and {} differ in shape", a.name, b.name));
+    }
+    return max_abs_diff(a.values.data(), b.values.data(), a.size());
+}
+
+double max_abs(const Tensor& t) { return max_abs(t.values.data(), t.size()); }
+
+long count_nan(const Tensor& t) { return count_nan(t.values.data(), t.size()); }
+
+double diagonal_spread(const double* m, std::size_t rows, std::size_t cols)
+{
+    const long L = static_cast<long>(rows), S = static_cast<long>(cols);
+    double worst = 0.0;
+    for (long delta = -(S - 1); delta <= L - 1; ++delta) {  // delta = i - j
+        const long i0 = std::max(0L, delta);
+        const double first = m[i0 * S + (i0 - delta)];
+        double lo = first, hi = first;
+        for (long i = i0; i < L && i - delta < S; ++i) {
+            const double v = m[i * S + (i - delta)];
+            if (std::isnan(v)) return std::numeric_limits<double>::quiet_NaN();
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+        const double spread = lo == hi ? 0.0 : hi - lo;  // equal infinities: 0; inf and finite: inf
+        worst = worse(worst, spread);
+    }
+    return worst;
+}
+
+double max_diagonal_spread(const Tensor& t)
+{
+    if (t.rank() < 2) throw std::logic_error("max_diagonal_spread needs a tensor of rank 2 or more");
+    const std::size_t rows = t.shape[t.rank() - 2], cols = t.shape.back();
+    const std::size_t lead = rows * cols == 0 ? 0 : t.size() / (rows * cols);
+    double worst = 0.0;
+    for (std::size_t n = 0; n < lead; ++n) worst = worse(worst, diagonal_spread(t.values.data() + n * rows * cols, rows, cols));
+    return worst;
+}
+
+double max_row_sum_error(const Tensor& w, const RowPredicate& skip)
+{
+    const std::size_t cols = w.shape.back(), rows = w.rank() >= 2 ? w.shape[w.rank() - 2] : 1;
+    const std::size_t lead = rows * cols == 0 ? 0 : w.size() / (rows * cols);
+    double worst = 0.0;
+    for (std::size_t n = 0; n < lead; ++n)
+        for (std::size_t i = 0; i < rows; ++i) {
+            if (skip && skip(n, i)) continue;
+            const double* row = w.values.data() + (n * rows + i) * cols;
+            double sum = 0.0;
+            for (std::size_t j = 0; j < cols; ++j) sum += row[j];
+            worst = worse(worst, std::abs(sum - 1.0));
+        }
+    return worst;
+}
+
+double max_masked_weight(const Tensor& w, const CellPredicate& hidden)
+{
+    const std::size_t cols = w.shape.back(), rows = w.rank() >= 2 ? w.shape[w.rank() - 2] : 1;
+    const std::size_t lead = rows * cols == 0 ? 0 : w.size() / (rows * cols);
+    double worst = 0.0;
+    for (std::size_t n = 0; n < lead; ++n)
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t j = 0; j < cols; ++j)
+                if (hidden(n, i, j)) worst = worse(worst, std::abs(w.values[(n * rows + i) * cols + j]));
+    return worst;
+}
+
+std::vector<RowRange> sampled_rows(long len, double work_per_row)
+{
+    constexpr double budget = 1 << 27;  // multiply-adds for a reference pass
+    if (static_cast<double>(len) * work_per_row <= budget || len <= 96) return {RowRange{0, len}};
+    const long mid = len / 2;
+    return {RowRange{0, 32}, RowRange{mid - 16, mid + 16}, RowRange{len - 32, len}};
+}
+
+std::string rows_description(const std::vector<RowRange>& rows, long len)
+{
+    if (rows.size() == 1 && rows[0].begin == 0 && rows[0].end == len) return "over all rows";
+    std::vector<std::string> parts;
+    for (const auto& r : rows) parts.push_back(fmt::format("{}..{}", r.begin, r.end - 1));
+    return fmt::format("over rows {}", fmt::join(parts, ", "));
+}
+
+std::vector<long> sampled_positions(long len)
+{
+    std::vector<long> pos;
+    if (len <= 1024) {
+        for (long m = 0; m < len; ++m) pos.push_back(m);
+        return pos;
+    }
+    for (long m = 0; m < 128; ++m) pos.push_back(m);
+    for (long k = 1; k <= 256; ++k) pos.push_back(128 + k * (len - 256) / 257);
+    for (long m = len - 128; m < len; ++m) pos.push_back(m);
+    std::sort(pos.begin(), pos.end());
+    pos.erase(std::unique(pos.begin(), pos.end()), pos.end());
+    return pos;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,142 @@
+#include "attnlab/core/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numeric>
+
+namespace attnlab {
+
+std::size_t element_count(const std::vector<std::size_t>& shape)
+{
+    return std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());
+}
+
+bool Check::passed() const
+{
+    if (std::isnan(measured)) return false;
+    switch (cmp) {
+    case Compare::le: return measured <= tolerance;
+    case Compare::lt: return measured < tolerance;
+    case Compare::ge: return measured >= tolerance;
+    case Compare::gt: return measured > tolerance;
+    }
+    return false;
+}
+
+namespace {
+
+Check make(std::string claim, std::string metric, double measured, double bound, Compare cmp,
+           Role role, TolKind kind)
+{
+    Check c;
+    c.claim = std::move(claim);
+    c.metric = std::move(metric);
+    c.measured = measured;
+    c.tolerance = bound;
+    c.cmp = cmp;
+    c.role = role;
+    c.tol_kind = kind;
+    return c;
+}
+
+}  // namespace
+
+Check at_most(std::string claim, std::string metric, double measured, double tol)
+{
+    return make(std::move(claim), std::move(metric), measured, tol, Compare::le, Role::invariant,
+                TolKind::numeric);
+}
+
+Check within_bound(std::string claim, std::string metric, double measured, double bound)
+{
+    return make(std::move(claim), std::move(metric), measured, bound, Compare::le, Role::invariant,
+                TolKind::fixed);
+}
+
+Check exact_zero(std::string claim, std::string metric, double measured)
+{
+    return within_bound(std::move(claim), std::move(metric), measured, 0.0);
+}
+
+Check bit_identical(std::string claim, std::string metric, double max_difference)
+{
+    return within_bound(std::move(claim), std::move(metric), max_difference, 0.0);
+}
+
+Check greater_than(std::string claim, std::string metric, double measured, double bound)
+{
+    return make(std::move(claim), std::move(metric), measured, bound, Compare::gt, Role::invariant,
+                TolKind::fixed);
+}
+
+Check less_than(std::string claim, std::string metric, double measured, double bound)
+{
+    return make(std::move(claim), std::move(metric), measured, bound, Compare::lt, Role::invariant,
+                TolKind::fixed);
+}
+
+Check article_claim(std::string claim, std::string metric, double measured, double bound, Compare cmp)
+{
+    return make(std::move(claim), std::move(metric), measured, bound, cmp, Role::article, TolKind::fixed);
+}
+
+Check article_claim_numeric(std::string claim, std::string metric, double measured, double tol)
+{
+    return make(std::move(claim), std::move(metric), measured, tol, Compare::le, Role::article,
+                TolKind::numeric);
+}
+
+bool Report::passed() const
+{
+    return std::all_of(checks.begin(), checks.end(),
+                       [](const Check& c) { return c.role != Role::invariant || c.passed(); });
+}
+
+const Tensor* Report::find(const std::string& name) const
+{
+    for (const auto& t : tensors) {
+        if (t.name == name) return &t;
+    }
+    return nullptr;
+}
+
+const Check* Report::find_check(const std::string& name) const
+{
+    for (const auto& c : checks) {
+        if (c.name == name) return &c;
+    }
+    return nullptr;
+}
+
+double eps_of(DType dtype)
+{
+    return dtype == DType::float32 ? static_cast<double>(std::numeric_limits<float>::epsilon())
+                                   : std::numeric_limits<double>::epsilon();
+}
+
+std::string human_bytes(double bytes)
+{
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    while (bytes >= 1024.0 && u < 5) {
+        bytes /= 1024.0;
+        ++u;
+    }
+    return fmt::format("{:.1f} {}", bytes, units[u]);
+}
+
+void require_memory(double bytes, const RunContext& ctx, const std::string& what)
+{
+    if (bytes > ctx.max_memory_bytes) {
+        throw InputError(fmt::format(
+            "this request needs about {} ({}), above the memory budget of {}; "
+            "reduce the sizes or raise --max-memory",
+            human_bytes(bytes), what, human_bytes(ctx.max_memory_bytes)));
+    }
+}
+
+}  // namespace attnlab

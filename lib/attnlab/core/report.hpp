@@ -1,0 +1,60 @@
+// The experiment contract shared by every subcommand: what a run is asked (RunContext) and
+// what it returns (Report: named tensors with their axes, checks with measured figures,
+// notes). One renderer (render/render.hpp) turns any Report into text, CSV or JSON.
+// Light on purpose: no xtensor here, so the renderer and the app compile quickly.
+#pragma once
+
+#include "attnlab/core/check.hpp"
+#include "attnlab/core/enums.hpp"
+#include "attnlab/core/tensor.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace attnlab {
+
+// Bad input from the user: the program prints one line and exits with status 2.
+struct InputError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct RunContext {
+    DType dtype = DType::float32;
+    std::uint64_t seed = 0;
+    std::optional<double> tol;           // --tol: replaces every numeric tolerance
+    double max_memory_bytes = 2.0 * 1024 * 1024 * 1024;
+    std::vector<std::string> show;       // tensors to keep; empty keeps all
+    bool main_only = false;              // keep only the command's main tensor (CSV default)
+    double render_bytes_per_element = 24.0;  // what the chosen output format costs per number
+    std::string render_format = "text";      // named in the memory message
+};
+
+struct Report {
+    std::string command;
+    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    std::string main_tensor;
+    std::vector<std::string> offered;  // every tensor the command can produce, in order
+    std::vector<Tensor> tensors;       // the ones kept
+    std::vector<Check> checks;
+    std::vector<std::string> notes;
+
+    bool passed() const;  // every invariant passed
+    const Tensor* find(const std::string& name) const;
+    const Check* find_check(const std::string& name) const;
+};
+
+// Machine epsilon of the chosen dtype.
+double eps_of(DType dtype);
+
+// Refuses a request whose tensors would need more than --max-memory, before allocating.
+// `bytes` is the estimate of the peak; `what` names the sizes behind it.
+void require_memory(double bytes, const RunContext& ctx, const std::string& what);
+
+std::string human_bytes(double bytes);
+
+}  // namespace attnlab

@@ -1,0 +1,62 @@
+#include "attnlab/core/rng.hpp"
+
+#include <stdexcept>
+
+namespace attnlab {
+
+Rng::Rng(std::uint64_t seed, std::uint64_t stream) : state_(0), inc_((stream << 1u) | 1u)
+{
+    next_u32();
+    state_ += seed;
+    next_u32();
+}
+
+std::uint32_t Rng::next_u32()
+{
+    const std::uint64_t old = state_;
+    state_ = old * 6364136223846793005ULL + inc_;
+    const auto xorshifted = static_cast<std::uint32_t>(((old >> 18u) ^ old) >> 27u);
+    const auto rot = static_cast<std::uint32_t>(old >> 59u);
+    return (xorshifted >> rot) | (xorshifted << ((32u - rot) & 31u));
+}
+
+double Rng::uniform()
+{
+    return static_cast<double>(next_u32() >> 8u) * (1.0 / 16777216.0);
+}
+
+double Rng::normal()
+{
+    double sum = 0.0;
+    for (int i = 0; i < 12; ++i) sum += uniform();
+    return sum - 6.0;
+}
+
+std::uint32_t Rng::below(std::uint32_t n)
+{
+    if (n == 0) throw std::invalid_argument("Rng::below(0)");
+    // Lemire, "Fast random integer generation in an interval" (2019), algorithm 5.
+    std::uint64_t m = std::uint64_t{next_u32()} * n;
+    auto low = static_cast<std::uint32_t>(m);
+    if (low < n) {
+        const std::uint32_t threshold = (0u - n) % n;
+        while (low < threshold) {
+            m = std::uint64_t{next_u32()} * n;
+            low = static_cast<std::uint32_t>(m);
+        }
+    }
+    return static_cast<std::uint32_t>(m >> 32u);
+}
+
+std::vector<std::size_t> Rng::permutation(std::size_t n)
+{
+    std::vector<std::size_t> p(n);
+    for (std::size_t i = 0; i < n; ++i) p[i] = i;
+    for (std::size_t i = n; i > 1; --i) {
+        const std::size_t j = below(static_cast<std::uint32_t>(i));
+        std::swap(p[i - 1], p[j]);
+    }
+    return p;
+}
+
+}  // namespace attnlab

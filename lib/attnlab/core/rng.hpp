@@ -1,0 +1,53 @@
+// The project's own random numbers, so that a seed gives the same inputs on every platform
+// and standard library (std::normal_distribution differs between libstdc++ and libc++).
+//
+// Algorithm, in full:
+//   - PCG32 (O'Neill 2014, "pcg32_random_r", XSH-RR output on a 64-bit LCG with multiplier
+//     6364136223846793005). Seeding as the reference pcg32_srandom_r: state = 0,
+//     inc = 2*stream + 1, step, state += seed, step.
+//   - uniform(): the top 24 bits of one output, times 2^-24: a multiple of 2^-24 in [0, 1).
+//   - normal(): Irwin-Hall, the sum of 12 uniform() minus 6 (mean 0, variance 1, bounded
+//     to [-6, 6)). Every term is a multiple of 2^-24 below 1, so the sum is exact in
+//     double: no libm call and no rounding anywhere, hence bit-identical everywhere.
+//   - below(n): Lemire's multiply-shift with rejection, unbiased.
+//   - permutation(n): Fisher-Yates from the last index down, using below().
+// Each tensor an experiment draws uses its own stream (the seed is shared), so adding a
+// tensor to an experiment never changes the numbers of the others.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace attnlab {
+
+class Rng {
+public:
+    Rng(std::uint64_t seed, std::uint64_t stream);
+
+    std::uint32_t next_u32();
+    double uniform();
+    double normal();
+    std::uint32_t below(std::uint32_t n);
+    std::vector<std::size_t> permutation(std::size_t n);
+
+private:
+    std::uint64_t state_ = 0;
+    std::uint64_t inc_ = 1;
+};
+
+// Fills n elements with seeded normals from one stream, converted to T.
+template <class T>
+void fill_normal(T* data, std::size_t n, std::uint64_t seed, std::uint64_t stream)
+{
+    Rng rng(seed, stream);
+    for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<T>(rng.normal());
+}
+
+// Stream numbers, one per kind of random input, fixed forever so seeds stay comparable.
+namespace stream {
+constexpr std::uint64_t x = 1, w_q = 2, w_k = 3, w_v = 4, q = 5, k = 6, v = 7, scores = 8,
+                        perm = 9, x_kv = 10, perturb = 11;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,52 @@
+// Softmax over the last axis (keys), numerically stable: subtract the row max first.
+#pragma once
+
+#include "attnlab/core/enums.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+namespace attnlab {
+
+// plain: what PyTorch's softmax does: a row that is all -inf becomes NaN (its max is -inf and
+//        -inf - (-inf) is NaN). nn.MultiheadAttention's fast path and the math path of
+//        scaled_dot_product_attention before PyTorch 2.5 give NaN rows this way.
+// safe:  the safe softmax scaled_dot_product_attention uses since PyTorch 2.5: a fully
+//        masked row gives zeros instead.
+enum class SoftmaxKind { plain, safe };
+constexpr auto enum_names(SoftmaxKind)
+{
+    return std::array{std::pair{SoftmaxKind::plain, std::string_view("plain")},
+                      std::pair{SoftmaxKind::safe, std::string_view("safe")}};
+}
+
+// row: [n], replaced by its softmax.
+template <class T>
+void softmax_inplace(T* row, std::size_t n, SoftmaxKind kind)
+{
+    // pass 1: the row max
+    T row_max = -std::numeric_limits<T>::infinity();
+    for (std::size_t j = 0; j < n; ++j) row_max = row[j] > row_max ? row[j] : row_max;
+    if (kind == SoftmaxKind::safe && row_max == -std::numeric_limits<T>::infinity()) {
+        for (std::size_t j = 0; j < n; ++j) row[j] = T(0);
+        return;
+    }
+    // pass 2: exp(x - max) and their sum
+    T sum = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+        row[j] = std::exp(row[j] - row_max);
+        sum += row[j];
+    }
+    // pass 3: normalise
+    for (std::size_t j = 0; j < n; ++j) row[j] /= sum;
+}
+
+// rows consecutive rows of n, each replaced by its softmax.
+template <class T>
+void softmax_rows(T* data, std::size_t rows, std::size_t n, SoftmaxKind kind)
+{
+    for (std::size_t r = 0; r < rows; ++r) softmax_inplace(data + r * n, n, kind);
+}
+
+}  // namespace attnlab

@@ -1,0 +1,63 @@
+// The one place the library includes xtensor: the math of the experiments works on
+// fixed-rank xtensor containers, and this header turns them into the light Tensor that
+// checks, renderers and files read, and back.
+#pragma once
+
+#include "attnlab/core/tensor.hpp"
+
+#include <xtensor/xtensor.hpp>
+#include <xtensor/xview.hpp>
+
+#include <cstddef>
+#include <limits>
+#include <stdexcept>
+
+namespace attnlab {
+
+// Fixed-rank containers for the math (fast, stack-shaped).
+template <class T>
+using Vec = xt::xtensor<T, 1>;
+template <class T>
+using Mat = xt::xtensor<T, 2>;
+template <class T>
+using Ten3 = xt::xtensor<T, 3>;
+template <class T>
+using Ten4 = xt::xtensor<T, 4>;
+
+template <class T>
+constexpr T eps_of()
+{
+    return std::numeric_limits<T>::epsilon();
+}
+
+// Any xtensor expression as a Tensor (evaluated once, values widened to double exactly).
+template <class E>
+Tensor to_tensor(std::string name, std::vector<std::string> axes, const E& expr, Elem elem)
+{
+    const auto value = xt::eval(expr);
+    Tensor t;
+    t.name = std::move(name);
+    t.axes = std::move(axes);
+    t.elem = elem;
+    t.shape.assign(value.shape().begin(), value.shape().end());
+    t.values.reserve(value.size());
+    for (auto v : value) t.values.push_back(static_cast<double>(v));
+    if (t.axes.size() != t.shape.size()) {
+        throw std::logic_error("tensor " + t.name + " has a wrong number of axis names");
+    }
+    return t;
+}
+
+// A Tensor as a fixed-rank container of T (exact for values that came from T).
+template <class T, std::size_t N>
+xt::xtensor<T, N> from_tensor(const Tensor& t)
+{
+    if (t.rank() != N) throw std::logic_error("from_tensor: tensor " + t.name + " has another rank");
+    std::array<std::size_t, N> shape{};
+    for (std::size_t a = 0; a < N; ++a) shape[a] = t.shape[a];
+    xt::xtensor<T, N> out = xt::zeros<T>(shape);
+    for (std::size_t i = 0; i < t.size(); ++i) out.data()[i] = static_cast<T>(t.values[i]);
+    return out;
+}
+
+}  // namespace attnlab

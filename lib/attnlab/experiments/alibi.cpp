@@ -1,0 +1,398 @@
+#include "attnlab/experiments/alibi.hpp"
+
+#include "attnlab/core/attention.hpp"
+#include "attnlab/core/measure.hpp"
+#include "attnlab/core/rng.hpp"
+#include "attnlab/core/softmax.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnlab {
+
+namespace {
+
+bool is_power_of_two(long n) { return n > 0 && (n & (n - 1)) == 0; }
+
+std::vector<double> power_of_two_slopes(long n)
+{
+    // m_h = 2^(-8(h+1)/n): the geometric sequence starting at and with ratio 2^(-8/n).
+    std::vector<double> s;
+    for (long h = 0; h < n; ++h) s.push_back(std::exp2(-8.0 * static_cast<double>(h + 1) / static_cast<double>(n)));
+    return s;
+}
+
+}  // namespace
+
+std::vector<double> alibi_slopes(long heads, SlopeRule rule)
+{
+    if (rule == SlopeRule::simple || is_power_of_two(heads)) return power_of_two_slopes(heads);
+    // Not a power of two (the paper's get_slopes): the c = 2^floor(log2 H) slopes, then the
+    // slopes of 2c at even indices, as many as are missing. They interleave between the
+    // first ones instead of extending the sequence below 2^-8.
+    long c = 1;
+    while (c * 2 <= heads) c *= 2;
+    std::vector<double> s = power_of_two_slopes(c);
+    const std::vector<double> twice = alibi_slopes(2 * c, SlopeRule::paper);
+    for (long k = 0; k < heads - c; ++k) s.push_back(twice[static_cast<std::size_t>(2 * k)]);
+    return s;
+}
+
+template <class T>
+Ten3<T> alibi_bias(const std::vector<double>& slopes, long queries, long keys, AlibiVariant v)
+{
+    const auto H = slopes.size();
+    Ten3<T> bias = xt::zeros<T>({H, static_cast<std::size_t>(queries), static_cast<std::size_t>(keys)});
+    for (std::size_t h = 0; h < H; ++h) {
+        const T m = static_cast<T>(slopes[h]);
+        for (long i = 0; i < queries; ++i)
+            for (long j = 0; j < keys; ++j) {
+                if (v == AlibiVariant::causal && j > i) {
+                    bias(h, i, j) = -std::numeric_limits<T>::infinity();  // the causal mask
+                } else {
+                    const long distance = v == AlibiVariant::causal ? i - j : std::abs(i - j);
+                    bias(h, i, j) = distance == 0 ? T(0) : -m * static_cast<T>(distance);  // no -0
+                }
+            }
+    }
+    return bias;
+}
+
+template <class T>
+Ten3<T> alibi_bias_key_only(const std::vector<double>& slopes, long len)
+{
+    const auto H = slopes.size(), L = static_cast<std::size_t>(len);
+    Ten3<T> bias = xt::zeros<T>({H, L, L});
+    for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t i = 0; i < L; ++i)
+            for (std::size_t j = 0; j < L; ++j)
+                bias(h, i, j) = j > i ? -std::numeric_limits<T>::infinity()
+                                      : static_cast<T>(slopes[h]) * static_cast<T>(j);
+    return bias;
+}
+
+double max_abs_diagonal(const Tensor& bias)
+{
+    const std::size_t L = bias.dim(1), S = bias.dim(2);
+    double worst = 0.0;
+    for (std::size_t h = 0; h < bias.dim(0); ++h)
+        for (std::size_t i = 0; i < std::min(L, S); ++i) worst = worse(worst, std::abs(bias.values[(h * L + i) * S + i]));
+    return worst;
+}
+
+double max_finite(const Tensor& bias)
+{
+    double worst = -std::numeric_limits<double>::infinity();
+    for (double v : bias.values) {
+        if (std::isnan(v)) return v;
+        if (std::isfinite(v)) worst = std::max(worst, v);
+    }
+    return worst;
+}
+
+long decay_violations(const Tensor& w, AlibiVariant v, double smallest_normal)
+{
+    long bad = 0;
+    const long L = static_cast<long>(w.dim(1));
+    for (std::size_t h = 0; h < w.dim(0); ++h) {
+        const double* wh = w.values.data() + h * static_cast<std::size_t>(L * L);
+        for (long i = 0; i < L; ++i)
+            for (int side : {-1, +1}) {  // walk away from the diagonal on each side the variant looks at
+                if (side == +1 && v == AlibiVariant::causal) continue;
+                for (long j = i; j + side >= 0 && j + side < L; j += side) {
+                    const double nearer = wh[i * L + j], farther = wh[i * L + j + side];
+                    if (std::isnan(nearer) || (nearer >= smallest_normal && !(farther < nearer))) ++bad;
+                }
+            }
+    }
+    return bad;
+}
+
+namespace {
+
+template <class T>
+Ten3<T> softmax_of(Ten3<T> scores)
+{
+    softmax_rows(scores.data(), scores.shape(0) * scores.shape(1), scores.shape(2), SoftmaxKind::plain);
+    return scores;
+}
+
+// Mean weight at each query-key distance (i - j, or |i - j| when symmetric), per head.
+template <class T>
+Mat<T> distance_profile(const Ten3<T>& weights, AlibiVariant variant)
+{
+    const std::size_t H = weights.shape(0), L = weights.shape(1);
+    Mat<T> profile = xt::zeros<T>({H, L});
+    for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t dist = 0; dist < L; ++dist) {
+            double sum = 0.0;
+            long count = 0;
+            for (std::size_t i = 0; i < L; ++i)
+                for (std::size_t j = 0; j < L; ++j) {
+                    const long delta = static_cast<long>(i) - static_cast<long>(j);
+                    if ((variant == AlibiVariant::causal ? delta : std::abs(delta)) != static_cast<long>(dist)) continue;
+                    sum += static_cast<double>(weights(h, i, j));
+                    ++count;
+                }
+            profile(h, dist) = static_cast<T>(count > 0 ? sum / static_cast<double>(count) : 0.0);
+        }
+    return profile;
+}
+
+// Demonstration inputs: q, k [head, pos, dim] seeded normal; raw = q k^T / sqrt(d).
+template <class T>
+Ten3<T> raw_scores(const AlibiParams& p, std::uint64_t seed, Run* run)
+{
+    const auto H = static_cast<std::size_t>(p.heads), L = static_cast<std::size_t>(p.len), d = static_cast<std::size_t>(p.dim);
+    Ten3<T> q = xt::zeros<T>({H, L, d}), k = xt::zeros<T>({H, L, d});
+    fill_normal(q.data(), q.size(), seed, stream::q);
+    fill_normal(k.data(), k.size(), seed, stream::k);
+    if (run) {
+        run->add(to_tensor("q", {"head", "pos", "dim"}, q, elem_of<T>()));
+        run->add(to_tensor("k", {"head", "pos", "dim"}, k, elem_of<T>()));
+    }
+    return scaled_scores(q, k, 1.0 / std::sqrt(dsize(p.dim)));
+}
+
+template <class T>
+Run compute_alibi(const AlibiParams& p, const Plan& plan)
+{
+    Run run;
+    const auto E = elem_of<T>();
+    const std::vector<double> slopes = alibi_slopes(p.heads, p.slopes);
+    Vec<T> slopes_t = xt::zeros<T>({slopes.size()});
+    for (std::size_t h = 0; h < slopes.size(); ++h) slopes_t(h) = static_cast<T>(slopes[h]);
+    run.add(to_tensor("slopes", {"head"}, slopes_t, E));
+    const Ten3<T> bias = alibi_bias<T>(slopes, p.len, p.len, p.variant);
+    run.add(to_tensor("bias", {"head", "query", "key"}, bias, E));
+    const Ten3<T> scores = raw_scores<T>(p, plan.seed, &run) + bias;
+    const Ten3<T> weights = softmax_of(scores);
+    run.add(to_tensor("scores", {"head", "query", "key"}, scores, E));
+    run.add(to_tensor("weights", {"head", "query", "key"}, weights, E));
+    if (plan.wants("distance_profile")) {
+        run.add(to_tensor("distance_profile", {"head", "distance"}, distance_profile(weights, p.variant), E));
+    }
+    return run;
+}
+
+// --- checks ---
+
+std::optional<Check> check_geometric(const AlibiParams& p, const Run& run, const CheckEnv&)
+{
+    if (!is_power_of_two(p.heads) && p.slopes != SlopeRule::simple) return std::nullopt;
+    const std::vector<double> simple = alibi_slopes(p.heads, SlopeRule::simple);
+    const Tensor& slopes = run.at("slopes");
+    double err = 0.0;
+    for (std::size_t h = 0; h < slopes.size(); ++h) err = worse(err, std::abs(slopes.values[h] - simple[h]) / simple[h]);
+    return at_most(fmt::format("the slopes are the geometric sequence 2^(-8/{0}), 2^(-16/{0}), ..., 2^(-8)", p.heads),
+                   "max rel |m_h - 2^(-8(h+1)/H)|", err, 4.0 * std::numeric_limits<double>::epsilon());
+}
+
+std::optional<Check> check_unit_interval(const AlibiParams&, const Run& run, const CheckEnv&)
+{
+    long outside = 0;
+    for (double m : run.at("slopes").values) outside += (m > 0.0 && m < 1.0) ? 0 : 1;
+    return exact_zero("every slope lies in (0, 1)", "slopes outside", static_cast<double>(outside));
+}
+
+std::optional<Check> check_distinct(const AlibiParams&, const Run& run, const CheckEnv&)
+{
+    std::vector<double> sorted = run.at("slopes").values;
+    if (sorted.size() < 2) return std::nullopt;
+    std::sort(sorted.begin(), sorted.end());
+    double gap = std::numeric_limits<double>::infinity();
+    for (std::size_t h = 1; h < sorted.size(); ++h) gap = std::min(gap, sorted[h] - sorted[h - 1]);
+    return greater_than("the slopes are distinct", "smallest gap between two slopes", gap, 0.0);
+}
+
+double simple_vs_paper(long heads)
+{
+    const std::vector<double> simple = alibi_slopes(heads, SlopeRule::simple), paper = alibi_slopes(heads, SlopeRule::paper);
+    double diff = 0.0;
+    for (std::size_t h = 0; h < simple.size(); ++h) diff = worse(diff, std::abs(simple[h] - paper[h]));
+    return diff;
+}
+
+std::optional<Check> check_simple_formula(const AlibiParams& p, const Run&, const CheckEnv&)
+{
+    return article_claim(fmt::format("the articles' m_h = 2^(-8(h+1)/H) gives the paper's slopes for H = {}", p.heads),
+                         "max |m_simple - m_paper|", simple_vs_paper(p.heads), 0.0);
+}
+
+std::optional<Check> check_zero_diagonal(const AlibiParams&, const Run& run, const CheckEnv&)
+{
+    return exact_zero("the bias is zero on the diagonal", "max |bias[h, i, i]|", max_abs_diagonal(run.at("bias")));
+}
+
+std::optional<Check> check_never_positive(const AlibiParams&, const Run& run, const CheckEnv&)
+{
+    return within_bound("the bias is never positive", "max bias", max_finite(run.at("bias")), 0.0);
+}
+
+std::optional<Check> check_toeplitz(const AlibiParams& p, const Run& run, const CheckEnv& env)
+{
+    return at_most("the bias depends on i - j alone", "max spread along a diagonal", max_diagonal_spread(run.at("bias")),
+                   env.eps * dsize(p.len));
+}
+
+// BLOOM's shortcut: +m*j (key only) with the causal mask vs -m*(i-j) with the causal mask.
+template <class T>
+std::optional<Check> check_bloom(const AlibiParams& p, const Run&, const CheckEnv& env)
+{
+    const std::vector<double> slopes = alibi_slopes(p.heads, p.slopes);
+    const Ten3<T> raw = raw_scores<T>(p, env.seed, nullptr);
+    const Ten3<T> paper_causal = softmax_of(Ten3<T>(raw + alibi_bias<T>(slopes, p.len, p.len, AlibiVariant::causal)));
+    const Ten3<T> bloom = softmax_of(Ten3<T>(raw + alibi_bias_key_only<T>(slopes, p.len)));
+    // The two score rows differ by the constant m*i; rounding that shift costs up to about
+    // eps * m * L in each score, which the softmax passes on to the weights.
+    return at_most("BLOOM's key-only bias m*j gives the same causal softmax rows as -m*(i - j)", "max |w_bloom - w_paper|",
+                   max_abs_diff(bloom, paper_causal), 4.0 * env.eps * (dsize(p.len) * slopes.front() + 4.0));
+}
+
+std::optional<Check> check_rows_sum(const AlibiParams& p, const Run& run, const CheckEnv& env)
+{
+    return at_most("attention weights sum to 1 per row", "max |sum_j w - 1|", max_row_sum_error(run.at("weights"), nullptr),
+                   env.eps * (dsize(p.len) + 4.0));
+}
+
+std::optional<Check> check_future_zero(const AlibiParams& p, const Run& run, const CheckEnv&)
+{
+    if (p.variant != AlibiVariant::causal) return std::nullopt;
+    return exact_zero("every future weight is exactly 0", "max |w| above the diagonal",
+                      max_masked_weight(run.at("weights"), [](std::size_t, std::size_t i, std::size_t j) { return j > i; }));
+}
+
+// Distance decay with equal raw scores (q.k = 0): the bias alone decides.
+template <class T>
+Tensor flat_weights(const Run& run)
+{
+    return to_tensor("flat", {"head", "query", "key"}, softmax_of(from_tensor<T, 3>(run.at("bias"))), elem_of<T>());
+}
+
+template <class T>
+std::optional<Check> check_decay(const AlibiParams& p, const Run& run, const CheckEnv&)
+{
+    return exact_zero("with equal raw scores every head's weights fall strictly with distance (while they are normal numbers)",
+                      "(head, query, distance) where they do not",
+                      static_cast<double>(decay_violations(flat_weights<T>(run), p.variant, std::numeric_limits<T>::min())));
+}
+
+// Steeper slope, more weight on the nearest key: compare heads pairwise on the last row.
+template <class T>
+std::optional<Check> check_steeper(const AlibiParams& p, const Run& run, const CheckEnv&)
+{
+    const Tensor flat = flat_weights<T>(run);
+    const std::vector<double>& slopes = run.at("slopes").values;
+    const auto L = static_cast<std::size_t>(p.len), last = L - 1;
+    auto nearest = [&](std::size_t h) { return flat.values[(h * L + last) * L + last]; };
+    long inversions = 0;
+    for (std::size_t a = 0; a < slopes.size(); ++a)
+        for (std::size_t b = 0; b < slopes.size(); ++b)
+            if (slopes[a] > slopes[b] && L >= 2 && !(nearest(a) > nearest(b))) ++inversions;
+    return exact_zero("a steeper slope puts more weight on the nearest key than a shallower one", "head pairs where it does not",
+                      static_cast<double>(inversions));
+}
+
+template <class T>
+std::vector<CheckDef<AlibiParams>> alibi_checks()
+{
+    return {{"slopes_geometric", {"slopes"}, check_geometric},
+            {"slopes_in_unit_interval", {"slopes"}, check_unit_interval},
+            {"slopes_distinct", {"slopes"}, check_distinct},
+            {"simple_formula_matches_paper", {}, check_simple_formula},
+            {"bias_zero_diagonal", {"bias"}, check_zero_diagonal},
+            {"bias_never_positive", {"bias"}, check_never_positive},
+            {"bias_toeplitz", {"bias"}, check_toeplitz},
+            {"bloom_shortcut_equivalent", {}, check_bloom<T>},
+            {"rows_sum_to_one", {"weights"}, check_rows_sum},
+            {"future_weights_zero", {"weights"}, check_future_zero},
+            {"weights_fall_with_distance", {"bias"}, check_decay<T>},
+            {"steeper_looks_nearer", {"bias", "slopes"}, check_steeper<T>}};
+}
+
+std::optional<std::string> note_slopes(const AlibiParams& p, const Run&, const CheckEnv&)
+{
+    if (simple_vs_paper(p.heads) == 0.0) {
+        return fmt::format("H = {}: the paper's rule and the simple formula agree on every head", p.heads);
+    }
+    const std::vector<double> simple = alibi_slopes(p.heads, SlopeRule::simple), paper = alibi_slopes(p.heads, SlopeRule::paper);
+    std::vector<std::string> where;
+    std::size_t differing = 0;
+    for (std::size_t h = 0; h < simple.size(); ++h)
+        if (simple[h] != paper[h] && ++differing <= 6)
+            where.push_back(fmt::format("head {}: paper {:.6g}, simple {:.6g}", h, paper[h], simple[h]));
+    return fmt::format("H = {} is not a power of two: the paper's rule and the simple formula differ ({}{}); this run uses {}",
+                       p.heads, fmt::join(where, "; "),
+                       differing > where.size() ? fmt::format("; {} more heads", differing - where.size()) : "",
+                       name_of(p.slopes));
+}
+
+template <class T>
+Typed<AlibiParams> alibi_typed()
+{
+    return {compute_alibi<T>, alibi_checks<T>(), {note_slopes}};
+}
+
+std::vector<TensorDecl<AlibiParams>> alibi_tensors()
+{
+    auto hll = [](const AlibiParams& p) { return std::vector<double>{dsize(p.heads), dsize(p.len), dsize(p.len)}; };
+    auto hld = [](const AlibiParams& p) { return std::vector<double>{dsize(p.heads), dsize(p.len), dsize(p.dim)}; };
+    const std::vector<std::string> hqk = {"head", "query", "key"};
+    return {{"slopes", {"head"}, Need::always, [](const AlibiParams& p) { return std::vector<double>{dsize(p.heads)}; }, {}, {}},
+            {"bias", hqk, Need::always, hll, {}, {}},
+            {"q", {"head", "pos", "dim"}, Need::always, hld, {}, {}},
+            {"k", {"head", "pos", "dim"}, Need::always, hld, {}, {}},
+            {"scores", hqk, Need::always, hll, {}, {}},
+            {"weights", hqk, Need::always, hll, {}, {}},
+            {"distance_profile", {"head", "distance"}, Need::on_demand,
+             [](const AlibiParams& p) { return std::vector<double>{dsize(p.heads), dsize(p.len)}; }, {}, {}}};
+}
+
+Experiment<AlibiParams> make_alibi_experiment()
+{
+    Experiment<AlibiParams> e;
+    e.command = "alibi";
+    e.main_tensor = "bias";
+    e.tensors = alibi_tensors();
+    e.validate = [](const AlibiParams& p) {
+        if (p.heads < 1) throw InputError(fmt::format("--heads must be at least 1 (got {})", p.heads));
+        if (p.len < 1) throw InputError(fmt::format("--len must be at least 1 (got {})", p.len));
+        if (p.dim < 1) throw InputError(fmt::format("--dim must be at least 1 (got {})", p.dim));
+    };
+    e.params_json = [](const AlibiParams& p) {
+        nlohmann::ordered_json par;
+        par["heads"] = p.heads;
+        par["len"] = p.len;
+        par["dim"] = p.dim;
+        par["slopes"] = name_of(p.slopes);
+        par["variant"] = name_of(p.variant);
+        return par;
+    };
+    // The checks' working copies of [H, L, L]: raw scores, two biases, two softmaxes, the flat weights.
+    e.scratch_bytes = [](const AlibiParams& p, double elem) {
+        return (8.0 * dsize(p.len) + 2.0 * dsize(p.dim)) * dsize(p.heads) * dsize(p.len) * elem;
+    };
+    e.f32 = alibi_typed<float>();
+    e.f64 = alibi_typed<double>();
+    return e;
+}
+
+}  // namespace
+
+const Experiment<AlibiParams>& alibi_experiment()
+{
+    static const Experiment<AlibiParams> e = make_alibi_experiment();
+    return e;
+}
+
+Report run_alibi(const AlibiParams& p, const RunContext& ctx) { return run_experiment(alibi_experiment(), p, ctx); }
+
+template Ten3<float> alibi_bias<float>(const std::vector<double>&, long, long, AlibiVariant);
+template Ten3<double> alibi_bias<double>(const std::vector<double>&, long, long, AlibiVariant);
+template Ten3<float> alibi_bias_key_only<float>(const std::vector<double>&, long);
+template Ten3<double> alibi_bias_key_only<double>(const std::vector<double>&, long);
+
+}  // namespace attnlab

@@ -1,0 +1,36 @@
+// ALiBi, attention with linear biases (Press, Smith, Lewis, ICLR 2022): nothing is added to
+// the embeddings; head h adds -m_h * distance to its attention scores.
+// Sizes: H heads, L positions, d per-head dimension.
+#pragma once
+
+#include "attnlab/core/xt.hpp"
+#include "attnlab/experiments/alibi_params.hpp"
+#include "attnlab/experiments/experiment.hpp"
+
+#include <vector>
+
+namespace attnlab {
+
+// slopes: [H], in float64 (the reference computes them in Python floats).
+std::vector<double> alibi_slopes(long heads, SlopeRule rule);
+
+// bias: [H, L, S] with the query i and key j; queries and keys both start at position 0.
+template <class T>
+Ten3<T> alibi_bias(const std::vector<double>& slopes, long queries, long keys, AlibiVariant v);
+
+// BLOOM's shortcut: bias m_h * j that depends on the key alone, with the causal mask.
+template <class T>
+Ten3<T> alibi_bias_key_only(const std::vector<double>& slopes, long len);
+
+// --- measurements behind the checks: each reads any [H, L, S] tensor ---
+double max_abs_diagonal(const Tensor& bias);
+// The largest finite entry (-inf when there is none); NaN if any entry is NaN.
+double max_finite(const Tensor& bias);
+// Number of (head, query, distance) where the weight does not fall strictly with distance,
+// for weights [H, L, L] computed from equal raw scores. Only weights that are still normal
+// numbers (>= smallest_normal of the dtype) are held to it: subnormals lose their bits.
+long decay_violations(const Tensor& weights, AlibiVariant v, double smallest_normal);
+
+const Experiment<AlibiParams>& alibi_experiment();
+
+}  // namespace attnlab

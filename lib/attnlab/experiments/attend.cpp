@@ -1,0 +1,437 @@
+#include "attnlab/experiments/attend.hpp"
+
+#include "attnlab/core/measure.hpp"
+#include "attnlab/core/rng.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnlab {
+
+namespace {
+
+struct Resolved {
+    BlockConfig cfg;
+    long batch = 1, len = 1, kv_len = 1, dim = 1;
+    bool cross = false;
+};
+
+Resolved resolve(const AttendParams& p)
+{
+    Resolved r;
+    if (p.len < 1 || p.dim < 1 || p.heads < 1) throw InputError("--len, --dim and --heads must be at least 1");
+    if (p.dim % p.heads != 0) {
+        throw InputError(fmt::format("--dim {} is not divisible by --heads {}: each head takes E/H dimensions", p.dim, p.heads));
+    }
+    const long d = p.dim / p.heads;
+    const long kv_heads = p.kv_heads.value_or(p.heads);
+    if (kv_heads < 1 || p.heads % kv_heads != 0) {
+        throw InputError(fmt::format("--kv-heads {} must divide --heads {} (grouped-query attention)", kv_heads, p.heads));
+    }
+    if (p.pe == PeKind::rope && d % 2 != 0) {
+        throw InputError(fmt::format("--pe rope needs an even head dimension; E/H = {}/{} = {}", p.dim, p.heads, d));
+    }
+    if (p.pe == PeKind::sinusoidal && p.dim % 2 != 0) {
+        throw InputError(fmt::format("--pe sinusoidal needs an even --dim (got {})", p.dim));
+    }
+    if (p.scale && !(*p.scale > 0.0)) throw InputError("--scale must be positive");
+    r.len = p.len;
+    r.kv_len = p.kv_len.value_or(p.len);
+    if (r.kv_len < 1) throw InputError("--kv-len must be at least 1");
+    r.cross = p.kv_len.has_value();
+    r.dim = p.dim;
+    const bool padding = p.mask == MaskKind::padding || p.mask == MaskKind::both;
+    if (padding) {
+        if (p.lengths.empty()) throw InputError(fmt::format("--mask {} needs --lengths", name_of(p.mask)));
+        if (p.batch && *p.batch != static_cast<long>(p.lengths.size())) {
+            throw InputError(fmt::format("--batch {} but --lengths gives {} lengths", *p.batch, p.lengths.size()));
+        }
+        for (long n : p.lengths) {
+            if (n < 0 || n > r.kv_len) {
+                throw InputError(fmt::format("--lengths must lie in 0..{} (the key length); got {}", r.kv_len, n));
+            }
+        }
+        r.batch = static_cast<long>(p.lengths.size());
+    } else {
+        if (!p.lengths.empty()) throw InputError(fmt::format("--lengths describes padding; it makes no sense with --mask {}", name_of(p.mask)));
+        r.batch = p.batch.value_or(1);
+    }
+    if (r.batch < 1) throw InputError("--batch must be at least 1");
+    if (p.mask == MaskKind::window && (!p.window || *p.window < 1)) throw InputError("--mask window needs --window W >= 1");
+    if (p.mask != MaskKind::window && p.window) throw InputError("--window applies to --mask window");
+    r.cfg.heads = p.heads;
+    r.cfg.kv_heads = kv_heads;
+    r.cfg.scale = p.scale;
+    r.cfg.pe = p.pe;
+    r.cfg.rope_style = p.rope_style;
+    r.cfg.softmax = p.softmax;
+    r.cfg.mask.kind = p.mask;
+    r.cfg.mask.queries = r.len;
+    r.cfg.mask.keys = r.kv_len;
+    r.cfg.mask.lengths = p.lengths;
+    r.cfg.mask.window = p.window.value_or(0);
+    r.cfg.mask.align = p.align;
+    return r;
+}
+
+long head_dim(const AttendParams& p) { return p.dim / p.heads; }
+
+// Multiply-adds of one query row of a reference pass, over every (batch, head).
+double work_per_row(const AttendParams& p)
+{
+    const Resolved r = resolve(p);
+    return dsize(r.batch) * dsize(p.heads) * dsize(r.kv_len) * dsize(head_dim(p)) * 2.0;
+}
+
+
+// The block's weights, seeded: W [in, out] (PyTorch's nn.Linear stores the transpose).
+template <class T>
+BlockWeights<T> attend_weights(const Resolved& r, std::uint64_t seed)
+{
+    const long kv_out = r.cfg.kv_heads * (r.dim / r.cfg.heads);
+    return {random_weight<T>(r.dim, r.dim, seed, stream::w_q), random_weight<T>(r.dim, kv_out, seed, stream::w_k),
+            random_weight<T>(r.dim, kv_out, seed, stream::w_v)};
+}
+
+template <class T>
+BlockWeights<T> weights_of(const Run& run)
+{
+    return {from_tensor<T, 2>(run.at("w_q")), from_tensor<T, 2>(run.at("w_k")), from_tensor<T, 2>(run.at("w_v"))};
+}
+
+template <class T>
+Ten3<T> x_of(const Run& run, const char* name)
+{
+    return from_tensor<T, 3>(run.at(name));
+}
+
+template <class T>
+void add_block_tensors(const AttendParams& p, const BlockResult<T>& res, const Plan& plan, Run& run)
+{
+    const auto E = elem_of<T>();
+    const std::vector<std::string> bhld = {"batch", "head", "pos", "dim"}, bhqk = {"batch", "head", "query", "key"};
+    if (p.pe == PeKind::sinusoidal) run.add(to_tensor("x_pe", {"batch", "pos", "dim"}, res.x_pe, E));
+    run.add(to_tensor("q", bhld, res.q, E));
+    run.add(to_tensor("k", bhld, res.k, E));
+    run.add(to_tensor("v", bhld, res.v, E));
+    if (p.pe == PeKind::alibi) run.add(to_tensor("bias", {"head", "query", "key"}, res.bias, E));
+    if (plan.wants("scores")) run.add(to_tensor("scores", bhqk, res.attn.scores, E));
+    if (plan.wants("weights")) run.add(to_tensor("weights", bhqk, res.attn.weights, E));
+    run.add(to_tensor("out", bhld, res.attn.out, E));
+    if (plan.wants("out_merged")) run.add(to_tensor("out_merged", {"batch", "pos", "dim"}, merge_heads(res.attn.out), E));
+}
+
+template <class T>
+Run compute_attend(const AttendParams& p, const Plan& plan)
+{
+    const Resolved r = resolve(p);
+    const auto B = static_cast<std::size_t>(r.batch), L = static_cast<std::size_t>(r.len),
+               S = static_cast<std::size_t>(r.kv_len), E = static_cast<std::size_t>(r.dim);
+    Run run;
+    const Ten3<T> x = random_tensor3<T>(B, L, E, plan.seed, stream::x);
+    const Ten3<T> x_kv = r.cross ? random_tensor3<T>(B, S, E, plan.seed, stream::x_kv) : x;
+    const BlockWeights<T> w = attend_weights<T>(r, plan.seed);
+    const bool keep = plan.wants("scores") || plan.wants("weights");
+    const BlockResult<T> res = run_block(x, x_kv, w, r.cfg, keep);
+    run.derived["scale"] = res.scale;
+    run.measured["max_row_sum_error"] = res.attn.stats.max_row_sum_error;
+    run.measured["max_masked_weight"] = res.attn.stats.max_masked_weight;
+    run.measured["nan_weights"] = static_cast<double>(res.attn.stats.nan_weights);
+    // Pipeline order, so the text reads as the data flows.
+    run.add(to_tensor("x", {"batch", "pos", "dim"}, x, elem_of<T>()));
+    if (r.cross) run.add(to_tensor("x_kv", {"batch", "pos", "dim"}, x_kv, elem_of<T>()));
+    run.add(to_tensor("w_q", {"in", "out"}, w.w_q, elem_of<T>()));
+    run.add(to_tensor("w_k", {"in", "out"}, w.w_k, elem_of<T>()));
+    run.add(to_tensor("w_v", {"in", "out"}, w.w_v, elem_of<T>()));
+    add_block_tensors(p, res, plan, run);
+    return run;
+}
+
+// --- checks ---
+
+// The weights' lead index of [B, H, L, S] is b * H + h; the mask reads b.
+CellPredicate hidden_in(const MaskSpec& m, long heads)
+{
+    return [m, heads](std::size_t lead, std::size_t i, std::size_t j) {
+        return m.kind != MaskKind::none && m.masked(static_cast<long>(lead) / heads, static_cast<long>(i), static_cast<long>(j));
+    };
+}
+
+std::optional<Check> check_rows_sum(const AttendParams& p, const Run& run, const CheckEnv& env)
+{
+    const Resolved r = resolve(p);
+    const MaskSpec m = r.cfg.mask;
+    const double figure = run.has("weights") ? max_row_sum_error(run.at("weights"), [&](std::size_t lead, std::size_t i) {
+        return m.kind != MaskKind::none && m.row_fully_masked(static_cast<long>(lead) / p.heads, static_cast<long>(i));
+    })
+                                             : run.measured.at("max_row_sum_error");
+    return at_most("every weights row that is not fully masked sums to 1", "max |sum_j w - 1|", figure, env.eps * (dsize(r.kv_len) + 4.0));
+}
+
+std::optional<Check> check_masked_zero(const AttendParams& p, const Run& run, const CheckEnv&)
+{
+    if (p.mask == MaskKind::none) return std::nullopt;
+    const double figure = run.has("weights") ? max_masked_weight(run.at("weights"), hidden_in(resolve(p).cfg.mask, p.heads))
+                                             : run.measured.at("max_masked_weight");
+    return exact_zero("every masked weight is exactly 0", "max |w| at masked keys", figure);
+}
+
+std::optional<Check> check_no_nan(const AttendParams&, const Run& run, const CheckEnv&)
+{
+    const double figure = run.has("weights") ? static_cast<double>(count_nan(run.at("weights"))) : run.measured.at("nan_weights");
+    return exact_zero("no attention weight is NaN", "NaN weights", figure);
+}
+
+// max |a - b| over rows [rr.begin, rr.end) of [B, H, L, d] outputs (NaN = NaN); with
+// row_end, sequence b stops at row_end[b] (its length).
+template <class T>
+double max_abs_diff_rows(const Ten4<T>& a, const Tensor& b, const RowRange& rr, const std::vector<long>* row_end = nullptr)
+{
+    const std::size_t H = a.shape(1), L = a.shape(2), d = a.shape(3);
+    double worst = 0.0;
+    for (std::size_t bb = 0; bb < a.shape(0); ++bb)
+        for (std::size_t h = 0; h < H; ++h) {
+            const long end = row_end ? std::min(rr.end, (*row_end)[bb]) : rr.end;
+            for (long i = rr.begin; i < end; ++i) {
+                const std::size_t at = ((bb * H + h) * L + static_cast<std::size_t>(i)) * d;
+                worst = worse(worst, max_abs_diff(a.data() + at, b.values.data() + at, d));
+            }
+        }
+    return worst;
+}
+
+// Main against the plain-loop reference, on the rows a reference pass can afford.
+template <class T>
+std::optional<Check> check_reference(const AttendParams& p, const Run& run, const CheckEnv& env)
+{
+    const Resolved r = resolve(p);
+    const Ten4<T> q = from_tensor<T, 4>(run.at("q")), k = from_tensor<T, 4>(run.at("k")), v = from_tensor<T, 4>(run.at("v"));
+    const Ten3<T> bias = p.pe == PeKind::alibi ? from_tensor<T, 3>(run.at("bias")) : Ten3<T>();
+    AttentionInputs<T> in{&q, &k, &v, &r.cfg.mask, p.pe == PeKind::alibi ? &bias : nullptr, run.derived.at("scale").get<double>(), p.softmax};
+    const long d = head_dim(p);
+    const auto rows = sampled_rows(r.len, work_per_row(p));
+    double worst = 0.0;
+    for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention_reference(in, rr).out, run.at("out"), rr));
+    return at_most("the main implementation matches the plain-loop reference",
+                   fmt::format("max |out - out_ref|, {}", rows_description(rows, r.len)), worst,
+                   env.eps * (dsize(r.kv_len) + dsize(d)) * (max_abs(v) + 1.0));
+}
+
+bool causal_mask(MaskKind m) { return m == MaskKind::causal || m == MaskKind::both || m == MaskKind::window; }
+
+// Causality: change X after position i_last and run the block again on rows 0..i_last.
+// Returns the largest change of those rows, or nullopt where the check does not apply.
+template <class T>
+std::optional<double> future_change(const AttendParams& p, const Run& run, const CheckEnv& env, long i_last)
+{
+    const Resolved r = resolve(p);
+    if (r.cross || r.len < 2) return std::nullopt;
+    Ten3<T> changed = x_of<T>(run, "x");
+    Rng rng(env.seed, stream::perturb);
+    for (std::size_t b = 0; b < changed.shape(0); ++b)
+        for (long i = i_last + 1; i < r.len; ++i)
+            for (std::size_t c = 0; c < changed.shape(2); ++c) changed(b, i, c) = static_cast<T>(rng.normal());
+    double worst = 0.0;
+    for (const auto& rr : sampled_rows(i_last + 1, work_per_row(p)))
+        worst = worse(worst, max_abs_diff_rows(run_block(changed, changed, weights_of<T>(run), r.cfg, false, rr).attn.out, run.at("out"), rr));
+    return worst;
+}
+
+long early_rows_end(const AttendParams& p) { return p.len / 2 - 1; }
+
+std::string future_metric(const AttendParams& p)
+{
+    const long i_last = early_rows_end(p);
+    return fmt::format("max |out' - out|, {}", rows_description(sampled_rows(i_last + 1, work_per_row(p)), i_last + 1));
+}
+
+template <class T>
+std::optional<Check> check_causal_rows(const AttendParams& p, const Run& run, const CheckEnv& env)
+{
+    if (!causal_mask(p.mask)) return std::nullopt;
+    const long i_last = early_rows_end(p);
+    const auto worst = future_change<T>(p, run, env, i_last);
+    if (!worst) return std::nullopt;
+    return bit_identical(fmt::format("with the causal mask, changing X after position {} leaves output rows 0..{} bit-identical", i_last, i_last),
+                         future_metric(p), *worst);
+}
+
+template <class T>
+std::optional<Check> check_unmasked_rows(const AttendParams& p, const Run& run, const CheckEnv& env)
+{
+    if (p.mask != MaskKind::none) return std::nullopt;
+    const long i_last = early_rows_end(p);
+    const auto worst = future_change<T>(p, run, env, i_last);
+    if (!worst) return std::nullopt;
+    return greater_than(fmt::format("without a mask, changing X after position {} changes rows 0..{} (the encoder sees the future)", i_last, i_last),
+                        future_metric(p), *worst, 0.0);
+}
+
+// Padding: change X at padded positions; no non-padded output may move.
+template <class T>
+std::optional<Check> check_padding(const AttendParams& p, const Run& run, const CheckEnv& env)
+{
+    const Resolved r = resolve(p);
+    if (r.cross || !(p.mask == MaskKind::padding || p.mask == MaskKind::both)) return std::nullopt;
+    Ten3<T> changed = x_of<T>(run, "x");
+    Rng rng(env.seed, stream::perturb);
+    for (std::size_t b = 0; b < changed.shape(0); ++b)
+        for (long i = p.lengths[b]; i < r.len; ++i)
+            for (std::size_t c = 0; c < changed.shape(2); ++c) changed(b, i, c) = static_cast<T>(rng.normal());
+    const auto rows = sampled_rows(r.len, work_per_row(p));
+    double worst = 0.0;
+    for (const auto& rr : rows) {
+        const Ten4<T> again = run_block(changed, changed, weights_of<T>(run), r.cfg, false, rr).attn.out;
+        worst = worse(worst, max_abs_diff_rows(again, run.at("out"), rr, &p.lengths));
+    }
+    return bit_identical("changing X at padded positions leaves every non-padded output unchanged",
+                         fmt::format("max |out' - out| at non-padded rows, {}", rows_description(rows, r.len)), worst);
+}
+
+// RoPE: the same token at every position gives scores that depend on i - j alone.
+template <class T>
+std::optional<Check> check_rope_relative(const AttendParams& p, const Run& run, const CheckEnv& env)
+{
+    if (p.pe != PeKind::rope) return std::nullopt;
+    const Resolved r = resolve(p);
+    const long n = std::min<long>(r.len, 256);
+    const Tensor& x = run.at("x");
+    const auto E = static_cast<std::size_t>(r.dim);
+    Ten3<T> same = xt::zeros<T>({std::size_t{1}, static_cast<std::size_t>(n), E});
+    for (long i = 0; i < n; ++i)
+        for (std::size_t c = 0; c < E; ++c) same(0, i, c) = static_cast<T>(x.values[c]);
+    BlockConfig cfg = r.cfg;
+    cfg.mask = MaskSpec{MaskKind::none, n, n, {}, 0, 1, Align::upper_left, -std::numeric_limits<double>::infinity()};
+    const BlockResult<T> tok = run_block(same, same, weights_of<T>(run), cfg, true);
+    const Ten4<T> head0 = xt::view(tok.attn.scores, xt::range(0, 1), xt::range(0, 1), xt::all(), xt::all());
+    double nq = 0.0, nk = 0.0;
+    for (long c = 0; c < head_dim(p); ++c) {
+        nq += static_cast<double>(tok.q(0, 0, 0, c)) * tok.q(0, 0, 0, c);
+        nk += static_cast<double>(tok.k(0, 0, 0, c)) * tok.k(0, 0, 0, c);
+    }
+    const double qk = std::sqrt(nq * nk) * tok.scale;
+    return at_most("with RoPE and the same token at every position, the scores depend on i - j alone",
+                   fmt::format("max spread along a diagonal of head 0's scores, first {} positions", n),
+                   max_diagonal_spread(to_tensor("scores", {"batch", "head", "query", "key"}, head0, Elem::float64)),
+                   qk * env.eps * (4.0 * dsize(n) + 16.0));
+}
+
+template <class T>
+std::vector<CheckDef<AttendParams>> attend_checks()
+{
+    return {{"rows_sum_to_one", {"weights"}, check_rows_sum},
+            {"masked_weights_exactly_zero", {"weights"}, check_masked_zero},
+            {"no_nan_weights", {"weights"}, check_no_nan},
+            {"main_matches_reference", {"q", "k", "v", "out"}, check_reference<T>},
+            {"causal_rows_unchanged", {"x", "out"}, check_causal_rows<T>},
+            {"unmasked_rows_change", {"x", "out"}, check_unmasked_rows<T>},
+            {"padding_ignored", {"x", "out"}, check_padding<T>},
+            {"rope_scores_relative", {"x"}, check_rope_relative<T>}};
+}
+
+std::optional<std::string> note_alignment(const AttendParams& p, const Run&, const CheckEnv&)
+{
+    const Resolved r = resolve(p);
+    if (!(p.mask == MaskKind::causal && r.cross && r.len != r.kv_len)) return std::nullopt;
+    return fmt::format("causal mask with L = {} queries and S = {} keys: aligned {} (is_causal=True is upper-left)", r.len,
+                       r.kv_len, name_of(p.align));
+}
+
+std::optional<std::string> note_alibi_cross(const AttendParams& p, const Run&, const CheckEnv&)
+{
+    if (!(p.pe == PeKind::alibi && resolve(p).cross)) return std::nullopt;
+    return "ALiBi counts query and key positions both from 0 here; a decoder with a cache would offset the queries";
+}
+
+template <class T>
+Typed<AttendParams> attend_typed()
+{
+    return {compute_attend<T>, attend_checks<T>(), {note_alignment, note_alibi_cross}};
+}
+
+std::vector<TensorDecl<AttendParams>> attend_tensors()
+{
+    auto shape = [](auto f) { return [f](const AttendParams& p) { return f(resolve(p)); }; };
+    auto bld = shape([](const Resolved& r) { return std::vector<double>{dsize(r.batch), dsize(r.len), dsize(r.dim)}; });
+    auto ee = shape([](const Resolved& r) { return std::vector<double>{dsize(r.dim), dsize(r.dim)}; });
+    auto ekv = shape([](const Resolved& r) { return std::vector<double>{dsize(r.dim), dsize(r.cfg.kv_heads * (r.dim / r.cfg.heads))}; });
+    auto q = shape([](const Resolved& r) { return std::vector<double>{dsize(r.batch), dsize(r.cfg.heads), dsize(r.len), dsize(r.dim / r.cfg.heads)}; });
+    auto kv = shape([](const Resolved& r) { return std::vector<double>{dsize(r.batch), dsize(r.cfg.kv_heads), dsize(r.kv_len), dsize(r.dim / r.cfg.heads)}; });
+    auto bhls = shape([](const Resolved& r) { return std::vector<double>{dsize(r.batch), dsize(r.cfg.heads), dsize(r.len), dsize(r.kv_len)}; });
+    auto hls = shape([](const Resolved& r) { return std::vector<double>{dsize(r.cfg.heads), dsize(r.len), dsize(r.kv_len)}; });
+    const std::vector<std::string> bpd = {"batch", "pos", "dim"}, bhpd = {"batch", "head", "pos", "dim"},
+                                   bhqk = {"batch", "head", "query", "key"};
+    return {{"x", bpd, Need::always, bld, {}, {}},
+            {"x_kv", bpd, Need::always, shape([](const Resolved& r) { return std::vector<double>{dsize(r.batch), dsize(r.kv_len), dsize(r.dim)}; }),
+             [](const AttendParams& p) { return p.kv_len.has_value(); }, {}},
+            {"x_pe", bpd, Need::always, bld, [](const AttendParams& p) { return p.pe == PeKind::sinusoidal; }, {}},
+            {"w_q", {"in", "out"}, Need::always, ee, {}, {}},
+            {"w_k", {"in", "out"}, Need::always, ekv, {}, {}},
+            {"w_v", {"in", "out"}, Need::always, ekv, {}, {}},
+            {"q", bhpd, Need::always, q, {}, {}},
+            {"k", bhpd, Need::always, kv, {}, {}},
+            {"v", bhpd, Need::always, kv, {}, {}},
+            {"bias", {"head", "query", "key"}, Need::always, hls, [](const AttendParams& p) { return p.pe == PeKind::alibi; }, {}},
+            {"scores", bhqk, Need::on_demand, bhls, {}, {}},
+            {"weights", bhqk, Need::on_demand, bhls, {}, {}},
+            {"out", bhpd, Need::always, q, {}, {}},
+            {"out_merged", bpd, Need::on_demand, bld, {}, {}}};
+}
+
+nlohmann::ordered_json attend_params_json(const AttendParams& p)
+{
+    const Resolved r = resolve(p);
+    nlohmann::ordered_json par;
+    par["batch"] = r.batch;
+    par["len"] = r.len;
+    par["kv_len"] = r.kv_len;
+    par["cross_attention"] = r.cross;
+    par["heads"] = p.heads;
+    par["kv_heads"] = r.cfg.kv_heads;
+    par["dim"] = r.dim;
+    par["head_dim"] = head_dim(p);
+    par["pe"] = name_of(p.pe);
+    par["rope_style"] = name_of(p.rope_style);
+    par["mask"] = name_of(p.mask);
+    par["lengths"] = p.lengths;
+    par["window"] = p.window ? nlohmann::ordered_json(*p.window) : nullptr;
+    par["align"] = name_of(p.align);
+    par["softmax"] = name_of(p.softmax);
+    par["weight_layout"] = "[in, out]: Q = X W_q (PyTorch's nn.Linear stores the transpose)";
+    return par;
+}
+
+Experiment<AttendParams> make_attend_experiment()
+{
+    Experiment<AttendParams> e;
+    e.command = "attend";
+    e.main_tensor = "out_merged";
+    e.tensors = attend_tensors();
+    e.validate = [](const AttendParams& p) { resolve(p); };
+    e.params_json = attend_params_json;
+    // The block's own copies (X with PE for queries and keys, the projections before the
+    // heads split), once for the run and once for a check's second run, and the checks'
+    // typed copies of q, k, v and out.
+    e.scratch_bytes = [](const AttendParams& p, double elem) {
+        const Resolved r = resolve(p);
+        const double x = dsize(r.batch) * (dsize(r.len) + dsize(r.kv_len)) * dsize(r.dim);
+        return 8.0 * x * elem;
+    };
+    e.f32 = attend_typed<float>();
+    e.f64 = attend_typed<double>();
+    return e;
+}
+
+}  // namespace
+
+const Experiment<AttendParams>& attend_experiment()
+{
+    static const Experiment<AttendParams> e = make_attend_experiment();
+    return e;
+}
+
+Report run_attend(const AttendParams& p, const RunContext& ctx) { return run_experiment(attend_experiment(), p, ctx); }
+
+}  // namespace attnlab

@@ -1,0 +1,34 @@
+// `attend`'s parameters and entry point, light enough for the app to include.
+#pragma once
+
+#include "attnlab/core/mask_spec.hpp"
+#include "attnlab/core/report.hpp"
+#include "attnlab/core/softmax.hpp"
+#include "attnlab/experiments/block_params.hpp"
+#include "attnlab/experiments/rope_params.hpp"
+
+#include <optional>
+#include <vector>
+
+namespace attnlab {
+
+struct AttendParams {
+    std::optional<long> batch;         // B (default 1, or the number of --lengths)
+    long len = 6;                      // L
+    long heads = 2;                    // H
+    long dim = 8;                      // E = H * d
+    std::optional<long> kv_len;        // S: cross-attention from a second sequence
+    std::optional<long> kv_heads;      // Hkv: grouped-query attention
+    std::optional<double> scale;
+    PeKind pe = PeKind::none;
+    RopeStyle rope_style = RopeStyle::interleaved;
+    MaskKind mask = MaskKind::none;
+    std::vector<long> lengths;
+    std::optional<long> window;
+    Align align = Align::upper_left;
+    SoftmaxKind softmax = SoftmaxKind::plain;
+};
+
+Report run_attend(const AttendParams& p, const RunContext& ctx);
+
+}  // namespace attnlab

@@ -1,0 +1,62 @@
+#include "attnlab/experiments/block.hpp"
+
+#include "attnlab/experiments/alibi.hpp"
+#include "attnlab/experiments/pe.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace attnlab {
+
+template <class T>
+BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeights<T>& w, const BlockConfig& cfg,
+                         bool keep_matrices, std::optional<RowRange> rows)
+{
+    const long E = static_cast<long>(x.shape(2));
+    const long L = static_cast<long>(x.shape(1)), S = static_cast<long>(x_kv.shape(1));
+    const long d = E / cfg.heads;
+    BlockResult<T> r;
+    r.scale = cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
+
+    // 1. sinusoidal PE is added to the embeddings, before any projection.
+    r.x_pe = x;
+    Ten3<T> kv_pe = x_kv;
+    if (cfg.pe == PeKind::sinusoidal) {
+        const Vec<T> freq = pe_frequencies<T>(E, 10000.0, PeLayout::interleaved, FreqMethod::exp_log);
+        const Mat<T> table = sinusoidal_table<T>(std::max(L, S), freq, PeLayout::interleaved);
+        r.x_pe += xt::view(table, xt::newaxis(), xt::range(0, L), xt::all());
+        kv_pe += xt::view(table, xt::newaxis(), xt::range(0, S), xt::all());
+    }
+    // 2. projections, row vectors times W [in, out], then the heads split.
+    r.q = split_heads(project(r.x_pe, w.w_q), cfg.heads);
+    r.k = split_heads(project(kv_pe, w.w_k), cfg.kv_heads);
+    r.v = split_heads(project(kv_pe, w.w_v), cfg.kv_heads);
+    // 3. RoPE rotates q and k after the projections, by their own positions.
+    if (cfg.pe == PeKind::rope) {
+        const RopeFrequencies f = rope_frequencies<T>(d, 10000.0, RopeScalingParams{}, std::max(L, S));
+        const RopeCache<T> cache = rope_cache<T>(std::max(L, S), f.theta);
+        r.q = rope_apply(r.q, cache, d, cfg.rope_style);
+        r.k = rope_apply(r.k, cache, d, cfg.rope_style);
+    }
+    // 4. ALiBi is a per-head bias on the scores (queries and keys both counted from 0).
+    if (cfg.pe == PeKind::alibi) {
+        r.bias = alibi_bias<T>(alibi_slopes(cfg.heads, SlopeRule::paper), L, S, AlibiVariant::symmetric);
+    }
+    AttentionInputs<T> in;
+    in.q = &r.q;
+    in.k = &r.k;
+    in.v = &r.v;
+    in.mask = &cfg.mask;
+    in.head_bias = cfg.pe == PeKind::alibi ? &r.bias : nullptr;
+    in.scale = r.scale;
+    in.softmax = cfg.softmax;
+    r.attn = attention(in, keep_matrices, rows);
+    return r;
+}
+
+template BlockResult<float> run_block<float>(const Ten3<float>&, const Ten3<float>&, const BlockWeights<float>&,
+                                             const BlockConfig&, bool, std::optional<RowRange>);
+template BlockResult<double> run_block<double>(const Ten3<double>&, const Ten3<double>&, const BlockWeights<double>&,
+                                               const BlockConfig&, bool, std::optional<RowRange>);
+
+}  // namespace attnlab

@@ -1,0 +1,47 @@
+// The whole attention block of the articles' diagram, with the three places position can
+// enter: sinusoidal PE added to X before the projections, RoPE applied to q and k after them,
+// ALiBi added to the scores. Shared by `attend`, `permute-test` and the tour.
+// Sizes: B batch, L queries, S keys, E model dimension, H heads, Hkv key/value heads,
+// d = E / H per-head dimension.
+#pragma once
+
+#include "attnlab/core/attention.hpp"
+#include "attnlab/experiments/block_params.hpp"
+#include "attnlab/experiments/rope.hpp"
+
+#include <optional>
+
+namespace attnlab {
+
+struct BlockConfig {
+    long heads = 1;              // H
+    long kv_heads = 1;           // Hkv (H % Hkv == 0)
+    std::optional<double> scale; // default 1/sqrt(d)
+    PeKind pe = PeKind::none;
+    RopeStyle rope_style = RopeStyle::interleaved;
+    MaskSpec mask;               // kind none: no mask
+    SoftmaxKind softmax = SoftmaxKind::plain;
+};
+
+template <class T>
+struct BlockWeights {
+    Mat<T> w_q;  // [E, E]
+    Mat<T> w_k;  // [E, Hkv*d]
+    Mat<T> w_v;  // [E, Hkv*d]
+};
+
+template <class T>
+struct BlockResult {
+    Ten3<T> x_pe;     // [B, L, E] the queries' input after sinusoidal PE (X itself otherwise)
+    Ten4<T> q, k, v;  // after projection (and RoPE for q, k)
+    Ten3<T> bias;     // [H, L, S] ALiBi, or empty
+    AttentionOutput<T> attn;
+    double scale = 1.0;
+};
+
+// Runs X (queries) against X_kv (keys and values; the same tensor for self-attention).
+template <class T>
+BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeights<T>& w, const BlockConfig& cfg,
+                         bool keep_matrices, std::optional<RowRange> rows = {});
+
+}  // namespace attnlab

@@ -1,0 +1,73 @@
+#include "attnlab/experiments/experiment.hpp"
+
+namespace attnlab {
+
+const Tensor* Run::find(const std::string& name) const
+{
+    for (const auto& t : tensors)
+        if (t.name == name) return &t;
+    return nullptr;
+}
+
+const Tensor& Run::at(const std::string& name) const
+{
+    if (const Tensor* t = find(name)) return *t;
+    throw std::logic_error("run has no tensor " + name);
+}
+
+namespace detail {
+
+nlohmann::ordered_json common_params(const RunContext& ctx)
+{
+    nlohmann::ordered_json par;
+    par["seed"] = ctx.seed;
+    par["dtype"] = name_of(ctx.dtype);
+    par["tol"] = ctx.tol ? nlohmann::ordered_json(*ctx.tol) : nullptr;
+    par["max_memory_bytes"] = ctx.max_memory_bytes;
+    return par;
+}
+
+void apply_tol(Check& c, const RunContext& ctx)
+{
+    const bool upper_bound = c.cmp == Compare::le || c.cmp == Compare::lt;
+    if (ctx.tol && c.tol_kind == TolKind::numeric && upper_bound) c.tolerance = *ctx.tol;
+}
+
+double elem_bytes(DType dtype) { return dtype == DType::float32 ? 4.0 : 8.0; }
+
+void require_offered(const std::string& command, const std::vector<std::string>& offered,
+                     const std::vector<std::string>& show)
+{
+    for (const auto& name : show) {
+        if (std::find(offered.begin(), offered.end(), name) == offered.end()) {
+            throw InputError(fmt::format("unknown tensor '{}' for {}; it produces: {}", name, command,
+                                         fmt::join(offered, ", ")));
+        }
+    }
+}
+
+bool kept(const std::string& name, const std::string& main_tensor, const RunContext& ctx)
+{
+    if (ctx.main_only) return name == main_tensor;
+    if (ctx.show.empty()) return true;
+    return std::find(ctx.show.begin(), ctx.show.end(), name) != ctx.show.end();
+}
+
+std::string memory_what(const RunContext& ctx, double rendered, const std::string& largest)
+{
+    return fmt::format("{} for {:.0f} numbers; {} the largest tensor", ctx.render_format, rendered, largest);
+}
+
+void require_declared(const std::string& command, const Tensor& t, const std::vector<std::string>* axes,
+                      const std::vector<std::string>* alt_axes)
+{
+    if (axes == nullptr) throw std::logic_error(command + " computed an undeclared tensor " + t.name);
+    if (t.axes != *axes && t.axes != *alt_axes) {
+        throw std::logic_error(fmt::format("{}: tensor {} has axes ({}), declared ({})", command, t.name,
+                                           fmt::join(t.axes, ", "), fmt::join(*axes, ", ")));
+    }
+}
+
+}  // namespace detail
+
+}  // namespace attnlab

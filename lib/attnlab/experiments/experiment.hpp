@@ -1,0 +1,235 @@
+// What every experiment is, and the one runner that runs any of them.
+//
+// An experiment is data (ggml's test-backend-ops does the same for its ops):
+//   - a pure compute function, per dtype, that returns a Run: its tensors by name;
+//   - a declared list of those tensors: name, axes, whether the checks always need it or it
+//     is computed only when asked for, its shape as a function of the parameters (the
+//     memory estimate, --show, --tensor and the README's tensor table all read this list);
+//   - a list of named checks. Each is a short function of the tensors it reads, with its
+//     claim written beside its measurement. It does not care where a tensor came from, so
+//     it runs as well on a tensor from a file as on our own compute;
+//   - notes, params as JSON, and the validation of the parameters.
+// The runner owns everything the six experiments share: validation, --show/--tensor, the
+// memory estimate before anything is computed (rendering included), the dtype dispatch,
+// --tol, and the Report.
+#pragma once
+
+#include "attnlab/core/report.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace attnlab {
+
+// Every tensor a run computed, in declaration order, and figures derived on the way that
+// the params report (the scale actually used, YaRN's attention factor, ...).
+struct Run {
+    std::vector<Tensor> tensors;
+    nlohmann::ordered_json derived = nlohmann::ordered_json::object();
+    // Figures the compute measured on the way, for checks of a tensor it did not keep
+    // (attention weights streamed row by row, say). A check reads the tensor when it is there.
+    std::map<std::string, double> measured;
+
+    const Tensor* find(const std::string& name) const;
+    const Tensor& at(const std::string& name) const;  // a missing tensor is a programming error
+    bool has(const std::string& name) const { return find(name) != nullptr; }
+    void add(Tensor t) { tensors.push_back(std::move(t)); }
+};
+
+// What one compute call is asked for: the dtype, the seed, and which of the on-demand
+// tensors to compute.
+struct Plan {
+    DType dtype = DType::float32;
+    std::uint64_t seed = 0;
+    std::vector<std::string> wanted;
+    bool wants(const std::string& name) const
+    {
+        return std::find(wanted.begin(), wanted.end(), name) != wanted.end();
+    }
+};
+
+// always:    the checks read it, so it is computed on every run (and printed when asked).
+// on_demand: computed only when --show, --tensor or the format asks for it.
+enum class Need { always, on_demand };
+
+template <class P>
+struct TensorDecl {
+    std::string name;
+    std::vector<std::string> axes;
+    Need need = Need::always;
+    std::function<std::vector<double>(const P&)> shape;  // sizes before computing anything
+    std::function<bool(const P&)> applies;               // null: produced by every run
+    std::vector<std::string> alt_axes;  // the axes it takes in the configurations where it is batched
+};
+
+// What a check may know besides the tensors it reads.
+struct CheckEnv {
+    DType dtype = DType::float32;
+    double eps = 0.0;
+    std::uint64_t seed = 0;
+};
+
+// A check: its name, the tensors it reads, and the function that measures it (nullopt when
+// it does not apply to this configuration).
+template <class P>
+struct CheckDef {
+    std::string name;
+    std::vector<std::string> reads;
+    std::function<std::optional<Check>(const P&, const Run&, const CheckEnv&)> fn;
+};
+
+template <class P>
+using NoteFn = std::function<std::optional<std::string>(const P&, const Run&, const CheckEnv&)>;
+
+// What depends on the element type: the compute, the checks that recompute in T, the notes.
+template <class P>
+struct Typed {
+    std::function<Run(const P&, const Plan&)> compute;
+    std::vector<CheckDef<P>> checks;
+    std::vector<NoteFn<P>> notes;
+};
+
+template <class P>
+struct Experiment {
+    std::string command;
+    std::string main_tensor;
+    std::vector<TensorDecl<P>> tensors;
+    std::function<P(const P&)> resolve;  // fills in what the options imply (null: as given)
+    std::function<void(const P&)> validate;
+    std::function<nlohmann::ordered_json(const P&)> params_json;
+    // Work memory beyond the declared tensors, given the bytes of one element.
+    std::function<double(const P&, double elem_bytes)> scratch_bytes;
+    Typed<P> f32, f64;
+
+    const Typed<P>& typed(DType dtype) const { return dtype == DType::float32 ? f32 : f64; }
+    const TensorDecl<P>* decl(const std::string& name) const
+    {
+        for (const auto& d : tensors)
+            if (d.name == name) return &d;
+        return nullptr;
+    }
+};
+
+namespace detail {
+
+// The common parameters every report starts with.
+nlohmann::ordered_json common_params(const RunContext& ctx);
+// --tol replaces a numeric upper bound.
+void apply_tol(Check& c, const RunContext& ctx);
+double elem_bytes(DType dtype);
+// Throws InputError for a --show/--tensor name the command does not produce here.
+void require_offered(const std::string& command, const std::vector<std::string>& offered,
+                     const std::vector<std::string>& show);
+bool kept(const std::string& name, const std::string& main_tensor, const RunContext& ctx);
+// "json for 19200000 numbers; pe [1200000, 16] the largest tensor"
+std::string memory_what(const RunContext& ctx, double rendered, const std::string& largest);
+// Every tensor of the run is declared, with the declared axes.
+void require_declared(const std::string& command, const Tensor& t, const std::vector<std::string>* axes,
+                      const std::vector<std::string>* alt_axes);
+
+}  // namespace detail
+
+// The tensors this configuration produces, in declaration order.
+template <class P>
+std::vector<std::string> offered_tensors(const Experiment<P>& e, const P& p)
+{
+    std::vector<std::string> names;
+    for (const auto& d : e.tensors)
+        if (!d.applies || d.applies(p)) names.push_back(d.name);
+    return names;
+}
+
+// The estimate of the peak, from the declared shapes, before anything is computed.
+template <class P>
+void estimate_memory(const Experiment<P>& e, const P& p, const Plan& plan, const RunContext& ctx)
+{
+    const double per = detail::elem_bytes(ctx.dtype) + sizeof(double);  // computed, then kept as a Tensor
+    double bytes = e.scratch_bytes ? e.scratch_bytes(p, detail::elem_bytes(ctx.dtype)) : 0.0;
+    double rendered = 0.0, largest_n = -1.0;
+    std::string largest;
+    std::vector<std::string> optional;  // on-demand tensors this request computes
+    for (const auto& d : e.tensors) {
+        if (d.applies && !d.applies(p)) continue;
+        if (d.need == Need::on_demand && !plan.wants(d.name)) continue;
+        const auto shape = d.shape(p);
+        double n = 1.0;
+        for (double s : shape) n *= s;
+        bytes += n * per;
+        if (d.need == Need::on_demand) optional.push_back(d.name);
+        if (detail::kept(d.name, e.main_tensor, ctx)) rendered += n;
+        if (n > largest_n) {
+            largest_n = n;
+            largest = fmt::format("{} [{}]", d.name, fmt::join(shape, ", "));
+        }
+    }
+    bytes += rendered * ctx.render_bytes_per_element;
+    std::string what = detail::memory_what(ctx, rendered, largest);
+    if (!optional.empty()) what += fmt::format("; --show can leave out {}", fmt::join(optional, ", "));
+    require_memory(bytes, ctx, what);
+}
+
+// Runs the checks of a typed list on a run.
+template <class P>
+std::vector<Check> run_checks(const std::vector<CheckDef<P>>& defs, const P& p, const Run& run,
+                              const RunContext& ctx)
+{
+    const CheckEnv env{ctx.dtype, eps_of(ctx.dtype), ctx.seed};
+    std::vector<Check> out;
+    for (const auto& def : defs) {
+        std::optional<Check> c = def.fn(p, run, env);
+        if (!c) continue;
+        c->name = def.name;
+        detail::apply_tol(*c, ctx);
+        out.push_back(std::move(*c));
+    }
+    return out;
+}
+
+template <class P>
+Report run_experiment(const Experiment<P>& e, const P& given, const RunContext& ctx)
+{
+    const P p = e.resolve ? e.resolve(given) : given;
+    if (e.validate) e.validate(p);
+    Report report;
+    report.command = e.command;
+    report.main_tensor = e.main_tensor;
+    report.offered = offered_tensors(e, p);
+    detail::require_offered(e.command, report.offered, ctx.show);
+
+    Plan plan{ctx.dtype, ctx.seed, {}};
+    for (const auto& d : e.tensors)
+        if (d.need == Need::on_demand && detail::kept(d.name, e.main_tensor, ctx)) plan.wanted.push_back(d.name);
+    estimate_memory(e, p, plan, ctx);
+
+    const Typed<P>& typed = e.typed(ctx.dtype);
+    Run run = typed.compute(p, plan);
+    report.params = detail::common_params(ctx);
+    report.params.update(e.params_json(p));
+    report.params.update(run.derived);
+    report.checks = run_checks(typed.checks, p, run, ctx);
+    const CheckEnv env{ctx.dtype, eps_of(ctx.dtype), ctx.seed};
+    for (const auto& note : typed.notes)
+        if (auto text = note(p, run, env)) report.notes.push_back(std::move(*text));
+    for (const auto& t : run.tensors) {
+        const auto* d = e.decl(t.name);
+        detail::require_declared(e.command, t, d ? &d->axes : nullptr, d ? &d->alt_axes : nullptr);
+    }
+    for (const auto& d : e.tensors) {  // in declaration order, whatever order the compute used
+        auto it = std::find_if(run.tensors.begin(), run.tensors.end(), [&](const Tensor& t) { return t.name == d.name; });
+        if (it != run.tensors.end() && detail::kept(d.name, e.main_tensor, ctx)) report.tensors.push_back(std::move(*it));
+    }
+    return report;
+}
+
+// Shape helpers for the declarations: sizes as doubles, so that a product cannot overflow.
+inline double dsize(long n) { return static_cast<double>(n); }
+
+}  // namespace attnlab

@@ -1,0 +1,555 @@
+#include "attnlab/experiments/mask.hpp"
+
+#include "attnlab/core/measure.hpp"
+#include "attnlab/core/rng.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace attnlab {
+
+template <class T>
+Mat<T> causal_reference_tril(long queries, long keys, Align align, T fill)
+{
+    const long diag = align == Align::lower_right ? keys - queries : 0;
+    // tril(ones, diag): 1 where j - i <= diag.
+    Mat<T> out = xt::zeros<T>({static_cast<std::size_t>(queries), static_cast<std::size_t>(keys)});
+    for (long i = 0; i < queries; ++i)
+        for (long j = 0; j < keys; ++j) {
+            const bool tril_one = j - i <= diag;
+            out(i, j) = tril_one ? T(0) : fill;
+        }
+    return out;
+}
+
+xt::xtensor<bool, 2> key_padding_mask(const MaskSpec& m)
+{
+    const auto B = static_cast<std::size_t>(m.lengths.size());
+    xt::xtensor<bool, 2> out = xt::zeros<bool>({B, static_cast<std::size_t>(m.keys)});
+    for (std::size_t b = 0; b < B; ++b)
+        for (long j = 0; j < m.keys; ++j) out(b, j) = j >= m.lengths[b];  // true = padding
+    return out;
+}
+
+xt::xtensor<bool, 2> attn_mask_bool(const MaskSpec& m)
+{
+    const auto B = static_cast<std::size_t>(m.lengths.size());
+    xt::xtensor<bool, 2> out = xt::zeros<bool>({B, static_cast<std::size_t>(m.keys)});
+    for (std::size_t b = 0; b < B; ++b)
+        for (long j = 0; j < m.keys; ++j) out(b, j) = j < m.lengths[b];  // true = may attend
+    return out;
+}
+
+template <class T>
+Ten3<T> masked_softmax_additive(const Ten3<T>& scores, const MaskSpec& m, SoftmaxKind kind)
+{
+    Ten3<T> w = scores;
+    for (long b = 0; b < static_cast<long>(w.shape(0)); ++b) {
+        const Mat<T> mask = additive_mask<T>(m, b);
+        for (std::size_t i = 0; i < w.shape(1); ++i)
+            for (std::size_t j = 0; j < w.shape(2); ++j) w(b, i, j) += mask(i, j);  // scores + mask
+    }
+    softmax_rows(w.data(), w.shape(0) * w.shape(1), w.shape(2), kind);
+    return w;
+}
+
+namespace {
+
+// scores.masked_fill(hide(b, j), -inf), then the softmax: the one body behind both
+// boolean conventions, which differ only in what `true` means.
+template <class T, class Hide>
+Ten3<T> masked_fill_softmax(const Ten3<T>& scores, Hide hide, SoftmaxKind kind)
+{
+    Ten3<T> w = scores;
+    for (std::size_t b = 0; b < w.shape(0); ++b)
+        for (std::size_t i = 0; i < w.shape(1); ++i)
+            for (std::size_t j = 0; j < w.shape(2); ++j)
+                if (hide(b, j)) w(b, i, j) = -std::numeric_limits<T>::infinity();
+    softmax_rows(w.data(), w.shape(0) * w.shape(1), w.shape(2), kind);
+    return w;
+}
+
+}  // namespace
+
+template <class T>
+Ten3<T> masked_softmax_key_padding(const Ten3<T>& scores, const xt::xtensor<bool, 2>& kpm, SoftmaxKind kind)
+{
+    // key_padding_mask: true means "ignore this key".
+    return masked_fill_softmax(scores, [&](std::size_t b, std::size_t j) { return kpm(b, j); }, kind);
+}
+
+template <class T>
+Ten3<T> masked_softmax_attn_bool(const Ten3<T>& scores, const xt::xtensor<bool, 2>& amb, SoftmaxKind kind)
+{
+    // scaled_dot_product_attention's boolean attn_mask: true means "may attend".
+    return masked_fill_softmax(scores, [&](std::size_t b, std::size_t j) { return !amb(b, j); }, kind);
+}
+
+long rows_with_wrong_visibility(const Tensor& mask, const MaskSpec& m)
+{
+    const std::size_t L = mask.shape[mask.rank() - 2], S = mask.shape.back();
+    const std::size_t batches = mask.size() / (L * S);
+    long wrong = 0;
+    for (std::size_t b = 0; b < batches; ++b)
+        for (std::size_t i = 0; i < L; ++i) {
+            long visible = 0;
+            for (std::size_t j = 0; j < S; ++j) visible += mask.values[(b * L + i) * S + j] == 0.0 ? 1 : 0;
+            wrong += visible != m.expected_visible(static_cast<long>(b), static_cast<long>(i));
+        }
+    return wrong;
+}
+
+double max_masked_weight(const Tensor& w, const MaskSpec& m)
+{
+    return max_masked_weight(w, [&](std::size_t b, std::size_t i, std::size_t j) {
+        return m.masked(static_cast<long>(b), static_cast<long>(i), static_cast<long>(j));
+    });
+}
+
+double max_row_sum_error(const Tensor& w, const MaskSpec& m)
+{
+    return max_row_sum_error(w, [&](std::size_t b, std::size_t i) {
+        return m.row_fully_masked(static_cast<long>(b), static_cast<long>(i));
+    });
+}
+
+double parse_fill(const std::string& text)
+{
+    if (text == "-inf") return -std::numeric_limits<double>::infinity();
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || end == nullptr || *end != '\0' || std::isnan(v) || v > 0 ||
+        (std::isinf(v) && v > 0)) {
+        throw InputError(fmt::format(
+            "--fill must be -inf, -1e9 or another number <= 0 (got '{}')", text));
+    }
+    return v;
+}
+
+MaskSpec mask_spec(const MaskParams& p)
+{
+    MaskSpec m;
+    m.kind = p.kind;
+    const std::string kind = name_of(p.kind);
+    if (p.kind == MaskKind::none) throw InputError("--kind none builds no mask; choose causal, padding, both or window");
+    const bool padding = p.kind == MaskKind::padding || p.kind == MaskKind::both;
+    if (padding && p.lengths.empty()) {
+        throw InputError(fmt::format("--kind {} needs --lengths (one length per sequence, e.g. 3,5,2)", kind));
+    }
+    if (!padding && !p.lengths.empty()) {
+        throw InputError(fmt::format("--lengths describes padding; it makes no sense with --kind {}", kind));
+    }
+    if (padding && p.batch) {
+        throw InputError("--batch is the number of --lengths with padding; give one or the other");
+    }
+    if (p.kind == MaskKind::window && !p.window) throw InputError("--kind window needs --window W");
+    if (p.kind != MaskKind::window && p.window) {
+        throw InputError(fmt::format("--window applies to --kind window, not --kind {}", kind));
+    }
+    if (p.window && *p.window < 1) throw InputError(fmt::format("--window must be at least 1 (got {})", *p.window));
+    if (p.kind == MaskKind::padding && (p.diagonal || p.align)) {
+        throw InputError("--diagonal and --align shape the causal triangle; --kind padding has none");
+    }
+    for (long len : p.lengths) {
+        if (len < 0) throw InputError(fmt::format("--lengths must not be negative (got {})", len));
+    }
+    const long longest = p.lengths.empty() ? 0 : *std::max_element(p.lengths.begin(), p.lengths.end());
+    if (p.len && *p.len < 1) throw InputError(fmt::format("--len must be at least 1 (got {})", *p.len));
+    m.queries = p.len.value_or(p.lengths.empty() ? 5 : std::max(longest, 1L));
+    m.keys = p.kv_len.value_or(m.queries);
+    if (m.keys < 1) throw InputError(fmt::format("--kv-len must be at least 1 (got {})", m.keys));
+    if (longest > m.keys) {
+        throw InputError(fmt::format("--lengths has {} but there are only {} key positions (--len/--kv-len)",
+                                     longest, m.keys));
+    }
+    m.lengths = p.lengths;
+    m.window = p.window.value_or(0);
+    m.diagonal = p.diagonal.value_or(1);
+    m.align = p.align.value_or(Align::upper_left);
+    m.fill = parse_fill(p.fill);
+    if (p.dk < 1) throw InputError(fmt::format("--dk must be at least 1 (got {})", p.dk));
+    return m;
+}
+
+
+namespace {
+
+long batch_of(const MaskParams& p, const MaskSpec& m) { return m.has_padding() ? m.batch() : p.batch.value_or(1); }
+
+// scores = q k^T / sqrt(d_k) with q [B, L, dk], k [B, S, dk] seeded normal.
+template <class T>
+Ten3<T> random_scores(std::size_t B, std::size_t L, std::size_t S, long dk, std::uint64_t seed)
+{
+    const auto D = static_cast<std::size_t>(dk);
+    Ten3<T> q = xt::zeros<T>({B, L, D}), k = xt::zeros<T>({B, S, D});
+    fill_normal(q.data(), q.size(), seed, stream::q);
+    fill_normal(k.data(), k.size(), seed, stream::k);
+    return scaled_scores(q, k, 1.0 / std::sqrt(static_cast<double>(dk)));
+}
+
+// The additive mask: [L, S] for causal and window, [B, 1, L, S] once padding makes it differ
+// per sequence (the shape scaled_dot_product_attention broadcasts over heads).
+template <class T>
+Tensor mask_tensor(const MaskSpec& m, long B)
+{
+    if (!m.has_padding()) return to_tensor("mask", {"query", "key"}, additive_mask<T>(m, 0), elem_of<T>());
+    const auto L = static_cast<std::size_t>(m.queries), S = static_cast<std::size_t>(m.keys);
+    Ten4<T> mask4 = xt::zeros<T>({static_cast<std::size_t>(B), std::size_t{1}, L, S});
+    for (long b = 0; b < B; ++b) xt::view(mask4, b, 0, xt::all(), xt::all()) = additive_mask<T>(m, b);
+    return to_tensor("mask", {"batch", "head", "query", "key"}, mask4, elem_of<T>());
+}
+
+// The wrong way: scores * (0/1 mask) instead of scores + mask, and the mass it leaks.
+template <class T>
+void compute_multiplied(const Ten3<T>& scores, const MaskSpec& m, Run& run)
+{
+    Ten3<T> mult = scores;
+    for (std::size_t b = 0; b < mult.shape(0); ++b)
+        for (long i = 0; i < m.queries; ++i)
+            for (long j = 0; j < m.keys; ++j)
+                if (m.masked(static_cast<long>(b), i, j)) mult(b, i, j) = T(0);
+    run.add(to_tensor("multiplied_scores", {"batch", "query", "key"}, mult, elem_of<T>()));
+    softmax_rows(mult.data(), mult.shape(0) * mult.shape(1), mult.shape(2), SoftmaxKind::plain);
+    run.add(to_tensor("multiplied_weights", {"batch", "query", "key"}, mult, elem_of<T>()));
+    Mat<T> leak = xt::zeros<T>({mult.shape(0), mult.shape(1)});
+    for (std::size_t b = 0; b < mult.shape(0); ++b)
+        for (long i = 0; i < m.queries; ++i)
+            for (long j = 0; j < m.keys; ++j)
+                if (m.masked(static_cast<long>(b), i, j)) leak(b, i) += mult(b, i, j);
+    run.add(to_tensor("leak", {"batch", "query"}, leak, elem_of<T>()));
+}
+
+bool both_alignments_shown(const MaskSpec& m)
+{
+    return (m.offset() != 0 || m.queries != m.keys) && (m.kind == MaskKind::causal || m.kind == MaskKind::window);
+}
+
+template <class T>
+Run compute_mask(const MaskParams& p, const Plan& plan)
+{
+    const MaskSpec m = mask_spec(p);
+    const long B = batch_of(p, m);
+    const auto E = elem_of<T>();
+    Run run;
+    run.add(mask_tensor<T>(m, B));
+    const Ten3<T> scores = random_scores<T>(static_cast<std::size_t>(B), static_cast<std::size_t>(m.queries),
+                                            static_cast<std::size_t>(m.keys), p.dk, plan.seed);
+    run.add(to_tensor("scores", {"batch", "query", "key"}, scores, E));
+    if (plan.wants("masked_scores")) {
+        Ten3<T> ms = scores;
+        for (long b = 0; b < B; ++b) xt::view(ms, b, xt::all(), xt::all()) += additive_mask<T>(m, b);
+        run.add(to_tensor("masked_scores", {"batch", "query", "key"}, ms, E));
+    }
+    run.add(to_tensor("weights", {"batch", "query", "key"}, masked_softmax_additive(scores, m, p.softmax), E));
+    if (m.has_padding()) {
+        run.add(to_tensor("key_padding_mask", {"batch", "key"}, key_padding_mask(m), Elem::boolean));
+        run.add(to_tensor("attn_mask_bool", {"batch", "key"}, attn_mask_bool(m), Elem::boolean));
+    }
+    if (both_alignments_shown(m)) {
+        MaskSpec ul = m, lr = m;
+        ul.align = Align::upper_left;
+        lr.align = Align::lower_right;
+        run.add(to_tensor("mask_upper_left", {"query", "key"}, additive_mask<T>(ul, 0), E));
+        run.add(to_tensor("mask_lower_right", {"query", "key"}, additive_mask<T>(lr, 0), E));
+    }
+    if (p.multiply) compute_multiplied(scores, m, run);
+    return run;
+}
+
+// --- checks ---
+
+template <class T>
+std::optional<Check> check_tril(const MaskParams& p, const Run& run, const CheckEnv&)
+{
+    const MaskSpec m = mask_spec(p);
+    if (m.kind != MaskKind::causal) return std::nullopt;
+    const Mat<T> ref = causal_reference_tril<T>(m.queries, m.keys, m.align, static_cast<T>(m.fill));
+    const Tensor& mask = run.at("mask");
+    double differing = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) differing += mask.values[i] != static_cast<double>(ref.data()[i]);
+    return exact_zero(fmt::format("the causal mask triu(fill, diagonal={}) equals the lower-triangular "
+                                  "construction where(tril(ones), 0, fill)", m.diagonal),
+                      "elements that differ", differing);
+}
+
+// What the visibility check expects, in words that match the figure it measures.
+std::string visibility_claim(const MaskSpec& m)
+{
+    const long k = m.offset() + 1;  // row i sees keys 0 .. i + offset
+    const std::string reach = k == 0 ? "i" : k > 0 ? fmt::format("i+{}", k) : fmt::format("i-{}", -k);
+    switch (m.kind) {
+    case MaskKind::causal: return fmt::format("row i sees exactly {} keys", reach);
+    case MaskKind::padding: return "row i of sequence b sees exactly lengths[b] keys";
+    case MaskKind::both: return fmt::format("row i of sequence b sees exactly min(lengths[b], {}) keys", reach);
+    case MaskKind::window: return fmt::format("row i sees exactly min({}, {}) keys (the window)", reach, m.window);
+    case MaskKind::none: break;
+    }
+    return {};
+}
+
+std::optional<Check> check_visible(const MaskParams& p, const Run& run, const CheckEnv&)
+{
+    const MaskSpec m = mask_spec(p);
+    return exact_zero(visibility_claim(m), "rows with another count",
+                      static_cast<double>(rows_with_wrong_visibility(run.at("mask"), m)));
+}
+
+std::optional<Check> check_rows_sum(const MaskParams& p, const Run& run, const CheckEnv& env)
+{
+    const MaskSpec m = mask_spec(p);
+    return at_most("every softmax row that is not fully masked sums to 1", "max |sum_j w - 1|",
+                   max_row_sum_error(run.at("weights"), m), env.eps * (dsize(m.keys) + 4.0));
+}
+
+std::optional<Check> check_masked_zero(const MaskParams& p, const Run& run, const CheckEnv&)
+{
+    return exact_zero("every masked weight is exactly 0, not merely small", "max |w| at masked keys",
+                      max_masked_weight(run.at("weights"), mask_spec(p)));
+}
+
+std::optional<Check> check_row0(const MaskParams& p, const Run& run, const CheckEnv&)
+{
+    const MaskSpec m = mask_spec(p);
+    const bool causal_part = m.kind == MaskKind::causal || m.kind == MaskKind::both;
+    const bool no_empty = std::all_of(m.lengths.begin(), m.lengths.end(), [](long n) { return n > 0; });
+    if (!causal_part || m.offset() != 0 || (m.kind == MaskKind::both && !no_empty)) return std::nullopt;
+    const Tensor& w = run.at("weights");
+    const std::size_t L = w.dim(1), S = w.dim(2);
+    double err = 0.0;
+    for (std::size_t b = 0; b < w.dim(0); ++b)
+        for (std::size_t j = 0; j < S; ++j) err = worse(err, std::abs(w.values[b * L * S + j] - (j == 0 ? 1.0 : 0.0)));
+    return exact_zero("row 0 of the causal weights is [1, 0, ..., 0]", "max |w[0] - e_0|", err);
+}
+
+std::optional<Check> check_no_nan(const MaskParams&, const Run& run, const CheckEnv&)
+{
+    return exact_zero("no attention weight is NaN", "NaN weights", static_cast<double>(count_nan(run.at("weights"))));
+}
+
+std::optional<Check> check_complement(const MaskParams&, const Run& run, const CheckEnv&)
+{
+    if (!run.has("key_padding_mask")) return std::nullopt;
+    const Tensor& kpm = run.at("key_padding_mask");
+    const Tensor& amb = run.at("attn_mask_bool");
+    double same = 0;
+    for (std::size_t i = 0; i < kpm.size(); ++i) same += kpm.values[i] == amb.values[i];
+    return exact_zero("key_padding_mask (true = ignore) is the complement of attn_mask (true = may attend)",
+                      "positions where the two agree", same);
+}
+
+template <class T>
+std::optional<Check> check_same_weights(const MaskParams& p, const Run& run, const CheckEnv&)
+{
+    const MaskSpec m = mask_spec(p);
+    if (m.kind != MaskKind::padding) return std::nullopt;
+    const Ten3<T> scores = from_tensor<T, 3>(run.at("scores"));
+    const Ten3<T> w_kpm = masked_softmax_key_padding(scores, key_padding_mask(m), p.softmax);
+    const Ten3<T> w_amb = masked_softmax_attn_bool(scores, attn_mask_bool(m), p.softmax);
+    const Tensor& w = run.at("weights");
+    return bit_identical("key_padding_mask, boolean attn_mask and the additive mask give the same weights",
+                         "max |w_bool - w_additive| (NaN = NaN)",
+                         worse(max_abs_diff(w_kpm.data(), w.values.data(), w.size()),
+                               max_abs_diff(w_amb.data(), w.values.data(), w.size())));
+}
+
+// Causality of the result: the scores of hidden keys must not matter at all.
+template <class T>
+std::optional<Check> check_hidden_ignored(const MaskParams& p, const Run& run, const CheckEnv& env)
+{
+    const MaskSpec m = mask_spec(p);
+    Ten3<T> changed = from_tensor<T, 3>(run.at("scores"));
+    Rng rng(env.seed, stream::perturb);
+    for (std::size_t b = 0; b < changed.shape(0); ++b)
+        for (long i = 0; i < m.queries; ++i)
+            for (long j = 0; j < m.keys; ++j)
+                if (m.masked(static_cast<long>(b), i, j)) changed(b, i, j) += static_cast<T>(10.0 * rng.normal());
+    const Ten3<T> w_changed = masked_softmax_additive(changed, m, p.softmax);
+    const Tensor& w = run.at("weights");
+    return bit_identical("changing the scores of masked keys leaves every row's weights bit-identical",
+                         "max |w_changed - w|", max_abs_diff(w_changed.data(), w.values.data(), w.size()));
+}
+
+std::optional<Check> check_leak(const MaskParams& p, const Run& run, const CheckEnv&)
+{
+    if (!p.multiply) return std::nullopt;
+    return article_claim("multiplying by a 0/1 mask leaks only a very small probability mass to masked keys "
+                         "(taking 'very small' as below 1%)",
+                         "max leaked mass per row", max_abs(run.at("leak")), 0.01);
+}
+
+template <class T>
+std::vector<CheckDef<MaskParams>> mask_checks()
+{
+    return {{"causal_equals_tril", {"mask"}, check_tril<T>},
+            {"visible_keys_per_row", {"mask"}, check_visible},
+            {"rows_sum_to_one", {"weights"}, check_rows_sum},
+            {"masked_weights_exactly_zero", {"weights"}, check_masked_zero},
+            {"row0_one_hot", {"weights"}, check_row0},
+            {"no_nan_weights", {"weights"}, check_no_nan},
+            {"bool_conventions_complement", {"key_padding_mask", "attn_mask_bool"}, check_complement},
+            {"bool_conventions_same_weights", {"weights"}, check_same_weights<T>},
+            {"hidden_scores_ignored", {"weights"}, check_hidden_ignored<T>},
+            {"multiply_leak_very_small", {"leak"}, check_leak}};
+}
+
+// --- notes ---
+
+std::optional<std::string> note_alignment(const MaskParams& p, const Run&, const CheckEnv&)
+{
+    const MaskSpec m = mask_spec(p);
+    if (!m.has_causal()) return std::nullopt;
+    if (m.queries == m.keys) return "L = S, so upper-left (PyTorch's is_causal=True) and lower-right alignment coincide";
+    return fmt::format("alignment {}: PyTorch's is_causal=True gives upper-left (query i sees keys "
+                       "0..i); a decoder that appends {} queries after {} cached keys needs "
+                       "lower-right (the last query sees every key)",
+                       name_of(m.align), m.queries, std::max(0L, m.keys - m.queries));
+}
+
+template <class T>
+std::string row_string(const Ten3<T>& w, std::size_t b, std::size_t i)
+{
+    std::vector<std::string> items;
+    const std::size_t n = std::min<std::size_t>(w.shape(2), 6);
+    for (std::size_t j = 0; j < n; ++j) {
+        const double v = static_cast<double>(w(b, i, j));
+        items.push_back(std::isnan(v) ? std::string("nan") : fmt::format("{:.4g}", v));
+    }
+    if (w.shape(2) > n) items.push_back("...");
+    return fmt::format("[{}]", fmt::join(items, ", "));
+}
+
+
+// Fully masked rows: what each softmax choice and each fill does to them.
+template <class T>
+std::optional<std::string> note_fully_masked(const MaskParams& p, const Run& run, const CheckEnv&)
+{
+    const MaskSpec m = mask_spec(p);
+    std::vector<std::pair<long, long>> rows;
+    for (long b = 0; b < batch_of(p, m); ++b)
+        for (long i = 0; i < m.queries; ++i)
+            if (m.row_fully_masked(b, i)) rows.emplace_back(b, i);
+    if (rows.empty()) return std::nullopt;
+    std::vector<std::string> listed;
+    for (std::size_t r = 0; r < std::min<std::size_t>(rows.size(), 8); ++r)
+        listed.push_back(fmt::format("(batch {}, query {})", rows[r].first, rows[r].second));
+    MaskSpec neg_inf = m, finite = m;
+    neg_inf.fill = -std::numeric_limits<double>::infinity();
+    finite.fill = -1e9;
+    const Ten3<T> scores = from_tensor<T, 3>(run.at("scores"));
+    const auto fb = static_cast<std::size_t>(rows.front().first), fi = static_cast<std::size_t>(rows.front().second);
+    return fmt::format("fully masked rows: {}{}; for {} they give: plain softmax with -inf {}, safe softmax {}, "
+                       "fill -1e9 {}, this run ({} softmax, fill {}) {}",
+                       fmt::join(listed, ", "), listed.size() == 8 ? ", ..." : "", listed.front(),
+                       row_string(masked_softmax_additive(scores, neg_inf, SoftmaxKind::plain), fb, fi),
+                       row_string(masked_softmax_additive(scores, neg_inf, SoftmaxKind::safe), fb, fi),
+                       row_string(masked_softmax_additive(scores, finite, SoftmaxKind::plain), fb, fi),
+                       name_of(p.softmax), p.fill, row_string(from_tensor<T, 3>(run.at("weights")), fb, fi));
+}
+
+template <class T>
+Typed<MaskParams> mask_typed()
+{
+    return {compute_mask<T>, mask_checks<T>(), {note_alignment, note_fully_masked<T>}};
+}
+
+std::vector<TensorDecl<MaskParams>> mask_tensors()
+{
+    auto bls = [](const MaskParams& p) {
+        const MaskSpec m = mask_spec(p);
+        return std::vector<double>{dsize(batch_of(p, m)), dsize(m.queries), dsize(m.keys)};
+    };
+    auto ls = [](const MaskParams& p) {
+        const MaskSpec m = mask_spec(p);
+        return std::vector<double>{dsize(m.queries), dsize(m.keys)};
+    };
+    auto bs = [](const MaskParams& p) {
+        const MaskSpec m = mask_spec(p);
+        return std::vector<double>{dsize(batch_of(p, m)), dsize(m.keys)};
+    };
+    auto padding = [](const MaskParams& p) { return mask_spec(p).has_padding(); };
+    auto aligned = [](const MaskParams& p) { return both_alignments_shown(mask_spec(p)); };
+    auto multiply = [](const MaskParams& p) { return p.multiply; };
+    const std::vector<std::string> bqk = {"batch", "query", "key"}, qk = {"query", "key"};
+    return {{"mask", qk, Need::always, bls, {}, {"batch", "head", "query", "key"}},
+            {"scores", bqk, Need::always, bls, {}, {}},
+            {"masked_scores", bqk, Need::on_demand, bls, {}, {}},
+            {"weights", bqk, Need::always, bls, {}, {}},
+            {"key_padding_mask", {"batch", "key"}, Need::always, bs, padding, {}},
+            {"attn_mask_bool", {"batch", "key"}, Need::always, bs, padding, {}},
+            {"mask_upper_left", qk, Need::always, ls, aligned, {}},
+            {"mask_lower_right", qk, Need::always, ls, aligned, {}},
+            {"multiplied_scores", bqk, Need::always, bls, multiply, {}},
+            {"multiplied_weights", bqk, Need::always, bls, multiply, {}},
+            {"leak", {"batch", "query"}, Need::always,
+             [](const MaskParams& p) {
+                 const MaskSpec m = mask_spec(p);
+                 return std::vector<double>{dsize(batch_of(p, m)), dsize(m.queries)};
+             },
+             multiply, {}}};
+}
+
+nlohmann::ordered_json mask_params_json(const MaskParams& p)
+{
+    const MaskSpec m = mask_spec(p);
+    nlohmann::ordered_json par;
+    par["kind"] = name_of(m.kind);
+    par["len"] = m.queries;
+    par["kv_len"] = m.keys;
+    par["batch"] = batch_of(p, m);
+    par["lengths"] = m.lengths;
+    par["align"] = name_of(m.align);
+    par["diagonal"] = m.diagonal;
+    par["window"] = m.kind == MaskKind::window ? nlohmann::ordered_json(m.window) : nullptr;
+    par["fill"] = p.fill;
+    par["dk"] = p.dk;
+    par["multiply"] = p.multiply;
+    par["softmax"] = name_of(p.softmax);
+    return par;
+}
+
+Experiment<MaskParams> make_mask_experiment()
+{
+    Experiment<MaskParams> e;
+    e.command = "mask";
+    e.main_tensor = "mask";
+    e.tensors = mask_tensors();
+    e.validate = [](const MaskParams& p) {
+        const MaskSpec m = mask_spec(p);
+        if (batch_of(p, m) < 1) throw InputError(fmt::format("--batch must be at least 1 (got {})", batch_of(p, m)));
+    };
+    e.params_json = mask_params_json;
+    // Working copies of [B, L, S] in the checks and notes (perturbed scores, the other
+    // conventions' weights, the fills of the note), and the random q and k.
+    e.scratch_bytes = [](const MaskParams& p, double elem) {
+        const MaskSpec m = mask_spec(p);
+        const double B = dsize(batch_of(p, m));
+        return B * (8.0 * dsize(m.queries) * dsize(m.keys) + dsize(m.queries + m.keys) * dsize(p.dk)) * elem;
+    };
+    e.f32 = mask_typed<float>();
+    e.f64 = mask_typed<double>();
+    return e;
+}
+
+}  // namespace
+
+const Experiment<MaskParams>& mask_experiment()
+{
+    static const Experiment<MaskParams> e = make_mask_experiment();
+    return e;
+}
+
+Report run_mask(const MaskParams& p, const RunContext& ctx) { return run_experiment(mask_experiment(), p, ctx); }
+
+#define ATTNLAB_MASK_INSTANTIATE(T)                                                                                \
+    template Mat<T> causal_reference_tril<T>(long, long, Align, T);                                                \
+    template Ten3<T> masked_softmax_additive<T>(const Ten3<T>&, const MaskSpec&, SoftmaxKind);                     \
+    template Ten3<T> masked_softmax_key_padding<T>(const Ten3<T>&, const xt::xtensor<bool, 2>&, SoftmaxKind);      \
+    template Ten3<T> masked_softmax_attn_bool<T>(const Ten3<T>&, const xt::xtensor<bool, 2>&, SoftmaxKind);
+ATTNLAB_MASK_INSTANTIATE(float)
+ATTNLAB_MASK_INSTANTIATE(double)
+
+}  // namespace attnlab

@@ -1,0 +1,31 @@
+// `mask`'s parameters and entry point, light enough for the app to include.
+#pragma once
+
+#include "attnlab/core/mask_spec.hpp"
+#include "attnlab/core/report.hpp"
+#include "attnlab/core/softmax.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnlab {
+
+struct MaskParams {
+    MaskKind kind = MaskKind::causal;
+    std::optional<long> len;        // L; default 5, or the longest length
+    std::optional<long> kv_len;     // S; default L
+    std::optional<Align> align;
+    std::optional<long> diagonal;   // default 1
+    std::optional<long> window;
+    std::optional<long> batch;      // causal and window only; default 1
+    std::vector<long> lengths;
+    std::string fill = "-inf";
+    long dk = 8;
+    bool multiply = false;
+    SoftmaxKind softmax = SoftmaxKind::plain;
+};
+
+Report run_mask(const MaskParams& p, const RunContext& ctx);
+
+}  // namespace attnlab

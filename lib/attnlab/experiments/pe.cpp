@@ -1,0 +1,554 @@
+#include "attnlab/experiments/pe.hpp"
+
+#include "attnlab/core/measure.hpp"
+#include "attnlab/core/rng.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnlab {
+
+void validate(const PeParams& p)
+{
+    if (p.len < 1) throw InputError(fmt::format("--len must be at least 1 (got {})", p.len));
+    if (p.dim < 2) throw InputError(fmt::format("--dim must be at least 2 (got {})", p.dim));
+    if (p.dim % 2 != 0) {
+        throw InputError(fmt::format("--dim must be even (got {}): sin and cos fill pairs", p.dim));
+    }
+    if (!(p.base > 0.0) || !std::isfinite(p.base)) {
+        throw InputError(fmt::format("--base must be a positive number (got {})", p.base));
+    }
+    if (p.max_len != 0 && p.len > p.max_len) {
+        throw InputError(fmt::format(
+            "input length exceeds the precomputed max-len (--len {} > --max-len {})", p.len,
+            p.max_len));
+    }
+    if (p.shift < 1 || p.shift >= std::max(p.len, 2L)) {
+        throw InputError(
+            fmt::format("--shift must be between 1 and len-1 (got {} with --len {})", p.shift, p.len));
+    }
+    if (p.embed && p.batch < 1) {
+        throw InputError(fmt::format("--batch must be at least 1 (got {})", p.batch));
+    }
+}
+
+namespace {
+
+// The exponent of w_i = base^(-i * 2 / denom): interleaved uses (2i, D), concat (i, P-1).
+double exponent_denominator(long dim, PeLayout layout)
+{
+    const long pairs = dim / 2;
+    return layout == PeLayout::interleaved ? static_cast<double>(dim)
+                                           : static_cast<double>(std::max(pairs - 1, 1L));
+}
+double exponent_numerator(long i, PeLayout layout)
+{
+    return layout == PeLayout::interleaved ? 2.0 * static_cast<double>(i) : static_cast<double>(i);
+}
+
+// Column of pair i's sine and cosine in a table of the given layout.
+std::size_t sin_col(long i, long pairs, PeLayout layout)
+{
+    (void)pairs;
+    return static_cast<std::size_t>(layout == PeLayout::interleaved ? 2 * i : i);
+}
+std::size_t cos_col(long i, long pairs, PeLayout layout)
+{
+    return static_cast<std::size_t>(layout == PeLayout::interleaved ? 2 * i + 1 : pairs + i);
+}
+
+}  // namespace
+
+template <class T>
+Vec<T> pe_frequencies(long dim, double base, PeLayout layout, FreqMethod method)
+{
+    const long pairs = dim / 2;
+    const T denom = static_cast<T>(exponent_denominator(dim, layout));
+    Vec<T> freq = xt::zeros<T>({static_cast<std::size_t>(pairs)});
+    // Computed in T throughout, as PyTorch computes in the tensor's dtype.
+    const T neg_log_base_over_denom = static_cast<T>(-std::log(base) / static_cast<double>(denom));
+    for (long i = 0; i < pairs; ++i) {
+        const T num = static_cast<T>(exponent_numerator(i, layout));
+        if (method == FreqMethod::exp_log) {
+            freq(i) = std::exp(num * neg_log_base_over_denom);
+        } else {
+            freq(i) = T(1) / std::pow(static_cast<T>(base), num / denom);
+        }
+    }
+    return freq;
+}
+
+std::vector<long double> pe_frequencies_reference(long dim, double base, PeLayout layout)
+{
+    const long pairs = dim / 2;
+    const long double denom = exponent_denominator(dim, layout);
+    std::vector<long double> ref(static_cast<std::size_t>(pairs));
+    for (long i = 0; i < pairs; ++i) {
+        ref[static_cast<std::size_t>(i)] =
+            std::pow(static_cast<long double>(base),
+                     -static_cast<long double>(exponent_numerator(i, layout)) / denom);
+    }
+    return ref;
+}
+
+template <class T>
+Mat<T> sinusoidal_table(long len, const Vec<T>& freq, PeLayout layout)
+{
+    const long pairs = static_cast<long>(freq.size());
+    Mat<T> pe = xt::zeros<T>({static_cast<std::size_t>(len), static_cast<std::size_t>(2 * pairs)});
+    for (long pos = 0; pos < len; ++pos) {
+        for (long i = 0; i < pairs; ++i) {
+            const T angle = static_cast<T>(pos) * freq(i);  // pos * w_i, rounded in T
+            pe(pos, sin_col(i, pairs, layout)) = std::sin(angle);
+            pe(pos, cos_col(i, pairs, layout)) = std::cos(angle);
+        }
+    }
+    return pe;
+}
+
+double row0_error(const Tensor& pe, PeLayout layout)
+{
+    const long pairs = static_cast<long>(pe.dim(1) / 2);
+    double err = 0.0;
+    for (long i = 0; i < pairs; ++i) {
+        err = worse(err, std::abs(pe.at(0, sin_col(i, pairs, layout)) - 0.0));
+        err = worse(err, std::abs(pe.at(0, cos_col(i, pairs, layout)) - 1.0));
+    }
+    return err;
+}
+
+double shift_error(const Tensor& pe, const Tensor& freq, PeLayout layout, long k)
+{
+    const long len = static_cast<long>(pe.dim(0));
+    const long pairs = static_cast<long>(freq.size());
+    double err = 0.0;
+    for (long i = 0; i < pairs; ++i) {
+        // M(k) for pair i: [sin(a+b); cos(a+b)] = [[cos b, sin b], [-sin b, cos b]] [sin a; cos a]
+        // with b = k*w_i. It is built from k alone, never from p.
+        const double b = static_cast<double>(k) * freq.values[static_cast<std::size_t>(i)];
+        const double cb = std::cos(b), sb = std::sin(b);
+        const std::size_t cs = sin_col(i, pairs, layout), cc = cos_col(i, pairs, layout);
+        for (long p = 0; p + k < len; ++p) {
+            const double s_p = pe.at(p, cs), c_p = pe.at(p, cc);
+            err = worse(err, std::abs(cb * s_p + sb * c_p - pe.at(p + k, cs)));
+            err = worse(err, std::abs(-sb * s_p + cb * c_p - pe.at(p + k, cc)));
+        }
+    }
+    return err;
+}
+
+std::size_t pair_offset_budget(long len, long dim)
+{
+    const double budget = 1073741824.0;  // 2^30
+    const double per_offset = static_cast<double>(len) * static_cast<double>(dim);
+    const double k = std::floor(budget / per_offset);
+    return static_cast<std::size_t>(std::clamp(k, 1.0, std::max(1.0, static_cast<double>(len - 1))));
+}
+
+double min_pair_distance(const Tensor& pe, std::size_t max_offset)
+{
+    const std::size_t len = pe.dim(0), dim = pe.dim(1);
+    double smallest = std::numeric_limits<double>::infinity();
+    for (std::size_t k = 1; k < len && k <= max_offset; ++k)
+        for (std::size_t p = 0; p + k < len; ++p) {
+            const double* a = pe.values.data() + p * dim;
+            const double* b = a + k * dim;
+            double dist2 = 0.0;
+            for (std::size_t j = 0; j < dim; ++j) dist2 += (a[j] - b[j]) * (a[j] - b[j]);
+            if (std::isnan(dist2)) return dist2;  // NaN never passes
+            smallest = std::min(smallest, std::sqrt(dist2));
+        }
+    return smallest;
+}
+
+double max_dot_spread(const Tensor& pe, std::size_t max_offset)
+{
+    const std::size_t len = pe.dim(0), dim = pe.dim(1);
+    double worst = 0.0;
+    for (std::size_t k = 1; k < len && k <= max_offset; ++k) {
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        for (std::size_t p = 0; p + k < len; ++p) {
+            const double* a = pe.values.data() + p * dim;
+            const double* b = a + k * dim;
+            double dot = 0.0;
+            for (std::size_t j = 0; j < dim; ++j) dot += a[j] * b[j];
+            if (std::isnan(dot)) return dot;
+            lo = std::min(lo, dot);
+            hi = std::max(hi, dot);
+        }
+        worst = worse(worst, hi - lo);
+    }
+    return worst;
+}
+
+double max_freq_ratio(const Tensor& freq)
+{
+    double worst = 0.0;
+    for (std::size_t i = 0; i + 1 < freq.size(); ++i) worst = worse(worst, freq.values[i + 1] / freq.values[i]);
+    return worst;
+}
+
+template <class T>
+double max_rel_error(const Vec<T>& freq, const std::vector<long double>& ref)
+{
+    long double worst = 0.0L;
+    for (std::size_t i = 0; i < freq.size(); ++i) {
+        worst = std::max(worst, std::abs(static_cast<long double>(freq(i)) - ref[i]) / ref[i]);
+    }
+    return static_cast<double>(worst);
+}
+
+template <class T>
+Mat<T> other_layout_reordered(long len, long dim, double base, PeLayout layout, FreqMethod m)
+{
+    const PeLayout other = layout == PeLayout::interleaved ? PeLayout::concat : PeLayout::interleaved;
+    const Mat<T> theirs = sinusoidal_table<T>(len, pe_frequencies<T>(dim, base, other, m), other);
+    const long pairs = dim / 2;
+    Mat<T> out = xt::zeros<T>(theirs.shape());
+    for (long pos = 0; pos < len; ++pos) {
+        for (long i = 0; i < pairs; ++i) {
+            out(pos, sin_col(i, pairs, layout)) = theirs(pos, sin_col(i, pairs, other));
+            out(pos, cos_col(i, pairs, layout)) = theirs(pos, cos_col(i, pairs, other));
+        }
+    }
+    return out;
+}
+
+namespace {
+
+// --- compute: PE as the articles' module builds it, plus the embedding when asked ---
+
+template <class T>
+void compute_embedding(const PeParams& p, const Mat<T>& table, const Mat<T>& pe, std::uint64_t seed, Run& run)
+{
+    // X: [B, L, D] seeded normal; H = s*X + PE with PE broadcast as [1, L, D].
+    const auto B = static_cast<std::size_t>(p.batch), L = static_cast<std::size_t>(p.len),
+               D = static_cast<std::size_t>(p.dim);
+    Ten3<T> x = xt::zeros<T>({B, L, D});
+    fill_normal(x.data(), x.size(), seed, stream::x);
+    const T s = p.scale_embed ? std::sqrt(static_cast<T>(p.dim)) : T(1);
+    Ten3<T> h = s * x + xt::view(pe, xt::newaxis(), xt::all(), xt::all());
+    run.add(to_tensor("x", {"batch", "pos", "dim"}, x, elem_of<T>()));
+    run.add(to_tensor("h", {"batch", "pos", "dim"}, h, elem_of<T>()));
+    if (p.len >= 2 && p.batch <= p.max_len) {
+        // The slicing bug: a [max_len, 1, D] table sliced as pe[:x.size(0)] on batch-first
+        // input takes B rows instead of L, so sequence b gets PE(b) at every position.
+        Ten3<T> h_bug = s * x;
+        for (std::size_t b = 0; b < B; ++b)
+            for (std::size_t i = 0; i < L; ++i)
+                for (std::size_t j = 0; j < D; ++j) h_bug(b, i, j) += table(b, j);
+        run.add(to_tensor("h_sliced_by_batch", {"batch", "pos", "dim"}, h_bug, elem_of<T>()));
+    }
+}
+
+template <class T>
+Run compute_pe(const PeParams& p, const Plan& plan)
+{
+    Run run;
+    const Vec<T> freq = pe_frequencies<T>(p.dim, p.base, p.layout, p.freq_method);
+    // As the articles' module: precompute max-len rows once, then slice pe[:L].
+    const Mat<T> table = sinusoidal_table<T>(p.max_len, freq, p.layout);
+    const Mat<T> pe = xt::view(table, xt::range(0, p.len), xt::all());
+    run.add(to_tensor("pe", {"pos", "dim"}, pe, elem_of<T>()));
+    run.add(to_tensor("freq", {"pair"}, freq, elem_of<T>()));
+    if (plan.wants("wavelength")) {
+        run.add(to_tensor("wavelength", {"pair"}, T(2) * static_cast<T>(M_PI) / freq, elem_of<T>()));
+    }
+    if (p.embed) {
+        compute_embedding(p, table, pe, plan.seed, run);
+    }
+    return run;
+}
+
+// --- checks: each a claim and its measurement ---
+
+std::string pair_scope(const PeParams& p)
+{
+    const std::size_t max_offset = pair_offset_budget(p.len, p.dim);
+    return max_offset + 1 >= static_cast<std::size_t>(p.len) ? "over all pairs"
+                                                             : fmt::format("over pairs up to {} apart", max_offset);
+}
+
+std::optional<Check> check_row0(const PeParams& p, const Run& run, const CheckEnv&)
+{
+    return exact_zero(p.layout == PeLayout::interleaved ? "row 0 is exactly [0, 1, 0, 1, ...] (sin 0, cos 0)"
+                                                        : "row 0 is exactly [0, ..., 0, 1, ..., 1] (sin 0, cos 0)",
+                      "max |PE(0) - row0|", row0_error(run.at("pe"), p.layout));
+}
+
+std::optional<Check> check_bounded(const PeParams&, const Run& run, const CheckEnv&)
+{
+    return within_bound("every value lies in [-1, 1]", "max |PE|", max_abs(run.at("pe")), 1.0);
+}
+
+std::optional<Check> check_rows_distinct(const PeParams& p, const Run& run, const CheckEnv&)
+{
+    if (p.len < 2) return std::nullopt;
+    return greater_than("every position's vector is distinct", fmt::format("min |PE(p) - PE(q)| {}", pair_scope(p)),
+                        min_pair_distance(run.at("pe"), pair_offset_budget(p.len, p.dim)), 0.0);
+}
+
+std::optional<Check> check_freq_falling(const PeParams&, const Run& run, const CheckEnv&)
+{
+    const Tensor& freq = run.at("freq");
+    if (freq.size() < 2) return std::nullopt;
+    return less_than("frequencies fall strictly from low to high dimension", "max w(i+1)/w(i)", max_freq_ratio(freq), 1.0);
+}
+
+std::optional<Check> check_shift(const PeParams& p, const Run& run, const CheckEnv& env)
+{
+    if (p.len <= p.shift) return std::nullopt;
+    // Rounding the angle pos*w_i in T costs up to about pos*eps, so the tolerance grows with
+    // the largest position; the sin/cos and the float64 rotation add a few eps more.
+    return at_most(fmt::format("relative shift is linear: PE(p+{}) = M({})PE(p), M built from k alone", p.shift, p.shift),
+                   "max |PE(p+k) - M(k)PE(p)|", shift_error(run.at("pe"), run.at("freq"), p.layout, p.shift),
+                   env.eps * (4.0 * dsize(p.len) + 8.0));
+}
+
+std::optional<Check> check_dot_offset(const PeParams& p, const Run& run, const CheckEnv& env)
+{
+    if (p.len < 3) return std::nullopt;
+    // Error bound: rounding the angle p*w_i moves sin and cos by up to eps*p*w_i, and each
+    // product of the dot adds an eps; the dot of rows p, q is off by at most
+    // eps * sum_i ((p+q) w_i + 4), and a spread is the difference of two such dots.
+    const Tensor& freq = run.at("freq");
+    double sum_freq = 0.0;
+    for (double w : freq.values) sum_freq += w;
+    const double tol = 2.0 * env.eps * (2.0 * dsize(p.len) * sum_freq + 4.0 * static_cast<double>(freq.size()));
+    return at_most("PE(p).PE(p+k) depends on k alone", fmt::format("max over k of spread over p, {}", pair_scope(p)),
+                   max_dot_spread(run.at("pe"), pair_offset_budget(p.len, p.dim)), tol);
+}
+
+template <class T>
+std::optional<Check> check_slice(const PeParams& p, const Run& run, const CheckEnv&)
+{
+    const Mat<T> direct = sinusoidal_table<T>(p.len, pe_frequencies<T>(p.dim, p.base, p.layout, p.freq_method), p.layout);
+    return bit_identical(fmt::format("slicing {} precomputed rows to {} equals computing {} directly", p.max_len, p.len, p.len),
+                         "max |table[:L] - PE_L|", max_abs_diff(run.at("pe"), to_tensor("direct", {"pos", "dim"}, direct, elem_of<T>())));
+}
+
+// Both ways of computing w_i against a long-double reference.
+template <class T>
+double freq_error(const PeParams& p, FreqMethod method)
+{
+    return max_rel_error(pe_frequencies<T>(p.dim, p.base, p.layout, method), pe_frequencies_reference(p.dim, p.base, p.layout));
+}
+
+// Each method rounds an exponent of size up to ln(base); that error is multiplied into the
+// result, hence the bound eps * (2 ln(base) + 4).
+double freq_tol(const PeParams& p, const CheckEnv& env) { return env.eps * (2.0 * std::abs(std::log(p.base)) + 4.0); }
+
+template <class T>
+std::optional<Check> check_exp_log(const PeParams& p, const Run&, const CheckEnv& env)
+{
+    return at_most("exp-log frequencies match the exact w_i", "max rel error vs long double",
+                   freq_error<T>(p, FreqMethod::exp_log), freq_tol(p, env));
+}
+
+template <class T>
+std::optional<Check> check_pow(const PeParams& p, const Run&, const CheckEnv& env)
+{
+    return at_most("pow frequencies match the exact w_i", "max rel error vs long double", freq_error<T>(p, FreqMethod::pow),
+                   freq_tol(p, env));
+}
+
+// A common comment on the exp-log form ("computed in log space") is that it is the more
+// accurate of the two; measure it rather than take it on trust.
+template <class T>
+std::optional<Check> check_log_space(const PeParams& p, const Run&, const CheckEnv&)
+{
+    const double err_exp = freq_error<T>(p, FreqMethod::exp_log), err_pow = freq_error<T>(p, FreqMethod::pow);
+    const double ratio = err_pow > 0.0 ? err_exp / err_pow : (err_exp > 0.0 ? INFINITY : 1.0);
+    return article_claim("computing w_i in log space (exp-log) is at least as accurate as base^(-2i/D) (pow)",
+                         "rel error exp-log / rel error pow", ratio, 1.0);
+}
+
+// Only a permutation apart? The two layouts use different frequencies (exponent
+// denominators D and P-1), so a checkpoint cannot be ported by reordering alone.
+template <class T>
+std::optional<Check> check_layouts(const PeParams& p, const Run& run, const CheckEnv&)
+{
+    if (p.dim < 4) return std::nullopt;
+    const Mat<T> other = other_layout_reordered<T>(p.len, p.dim, p.base, p.layout, p.freq_method);
+    return greater_than("interleaved and concat layouts differ by more than a reordering of dimensions",
+                        "max |PE - reorder(other layout)|", max_abs_diff(run.at("pe"), to_tensor("other", {"pos", "dim"}, other, elem_of<T>())), 0.0);
+}
+
+double embed_scale(const PeParams& p) { return p.scale_embed ? std::sqrt(dsize(p.dim)) : 1.0; }
+
+// max over (b, j) of the spread over positions i of H[b, i, j] - s X[b, i, j]: how much the
+// added code tells positions apart. s X is rounded in T as the compute rounded it.
+template <class T>
+double added_code_spread(const Tensor& h, const Tensor& x, const PeParams& p)
+{
+    const T s = static_cast<T>(embed_scale(p));
+    const std::size_t B = h.dim(0), L = h.dim(1), D = h.dim(2);
+    double worst = 0.0;
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t j = 0; j < D; ++j) {
+            double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+            for (std::size_t i = 0; i < L; ++i) {
+                const std::size_t at = (b * L + i) * D + j;
+                const double added = h.values[at] - static_cast<double>(s * static_cast<T>(x.values[at]));
+                lo = std::min(lo, added);
+                hi = std::max(hi, added);
+            }
+            worst = worse(worst, hi - lo);
+        }
+    return worst;
+}
+
+// max |H - s X - PE| over the batch, and max |H|.
+template <class T>
+std::pair<double, double> broadcast_error(const Tensor& h, const Tensor& x, const Tensor& pe, const PeParams& p)
+{
+    const T s = static_cast<T>(embed_scale(p));
+    const std::size_t LD = pe.size();
+    double err = 0.0, max_h = 0.0;
+    for (std::size_t at = 0; at < h.size(); ++at) {
+        const double added = h.values[at] - static_cast<double>(s * static_cast<T>(x.values[at]));
+        err = worse(err, std::abs(added - pe.values[at % LD]));
+        max_h = worse(max_h, std::abs(h.values[at]));
+    }
+    return {err, max_h};
+}
+
+template <class T>
+std::optional<Check> check_embed(const PeParams& p, const Run& run, const CheckEnv& env)
+{
+    if (!p.embed) return std::nullopt;
+    const auto [err, max_h] = broadcast_error<T>(run.at("h"), run.at("x"), run.at("pe"), p);
+    return at_most("every sequence of the batch gets the same PE added", "max |H[b] - s*X[b] - PE|", err, env.eps * (max_h + 1.0));
+}
+
+template <class T>
+std::optional<Check> check_slicing_bug(const PeParams& p, const Run& run, const CheckEnv& env)
+{
+    if (!run.has("h_sliced_by_batch")) return std::nullopt;
+    const double max_h = broadcast_error<T>(run.at("h"), run.at("x"), run.at("pe"), p).second;
+    return at_most("slicing the table on the batch axis (pe[:x.size(0)] with batch-first x) gives every "
+                   "position of a sequence the same code",
+                   "max spread over positions of H_bug - s*X (rounding of s*X + PE only)",
+                   added_code_spread<T>(run.at("h_sliced_by_batch"), run.at("x"), p), 2.0 * env.eps * (max_h + 1.0));
+}
+
+template <class T>
+std::vector<CheckDef<PeParams>> pe_checks()
+{
+    return {{"row0_exact", {"pe"}, check_row0},
+            {"values_bounded", {"pe"}, check_bounded},
+            {"rows_distinct", {"pe"}, check_rows_distinct},
+            {"freq_falling", {"freq"}, check_freq_falling},
+            {"relative_shift_linear", {"pe"}, check_shift},
+            {"dot_depends_on_offset", {"pe"}, check_dot_offset},
+            {"slice_matches_direct", {"pe"}, check_slice<T>},
+            {"freq_exp_log_accuracy", {}, check_exp_log<T>},
+            {"freq_pow_accuracy", {}, check_pow<T>},
+            {"log_space_more_accurate", {}, check_log_space<T>},
+            {"layouts_not_a_permutation", {"pe"}, check_layouts<T>},
+            {"embed_broadcast", {"h"}, check_embed<T>},
+            {"slicing_bug_loses_position", {"h_sliced_by_batch"}, check_slicing_bug<T>}};
+}
+
+// --- notes ---
+
+template <class T>
+std::optional<std::string> note_freq_methods(const PeParams& p, const Run&, const CheckEnv& env)
+{
+    const double err_exp = freq_error<T>(p, FreqMethod::exp_log), err_pow = freq_error<T>(p, FreqMethod::pow);
+    return fmt::format("frequency methods in {}: exp-log max rel error {:.3g}, pow {:.3g}: {}", name_of(env.dtype), err_exp,
+                       err_pow,
+                       err_exp == err_pow ? "equally accurate here"
+                       : err_exp < err_pow ? "exp-log is more accurate here"
+                                           : "pow is more accurate here");
+}
+
+template <class T>
+std::optional<std::string> note_slicing_bug(const PeParams& p, const Run& run, const CheckEnv&)
+{
+    if (!run.has("h_sliced_by_batch")) return std::nullopt;
+    return fmt::format("slicing bug: the added code varies over positions by up to {:.3g} when sliced on the "
+                       "sequence axis, by {:.3g} when sliced on the batch axis",
+                       added_code_spread<T>(run.at("h"), run.at("x"), p),
+                       added_code_spread<T>(run.at("h_sliced_by_batch"), run.at("x"), p));
+}
+
+template <class T>
+Typed<PeParams> pe_typed()
+{
+    return {compute_pe<T>, pe_checks<T>(), {note_freq_methods<T>, note_slicing_bug<T>}};
+}
+
+std::vector<TensorDecl<PeParams>> pe_tensors()
+{
+    auto embed = [](const PeParams& p) { return p.embed; };
+    auto bsd = [](const PeParams& p) { return std::vector<double>{dsize(p.batch), dsize(p.len), dsize(p.dim)}; };
+    auto pairs = [](const PeParams& p) { return std::vector<double>{dsize(p.dim / 2)}; };
+    return {
+        {"pe", {"pos", "dim"}, Need::always, [](const PeParams& p) { return std::vector<double>{dsize(p.len), dsize(p.dim)}; }, {}, {}},
+        {"freq", {"pair"}, Need::always, pairs, {}, {}},
+        {"wavelength", {"pair"}, Need::on_demand, pairs, {}, {}},
+        {"x", {"batch", "pos", "dim"}, Need::always, bsd, embed, {}},
+        {"h", {"batch", "pos", "dim"}, Need::always, bsd, embed, {}},
+        {"h_sliced_by_batch", {"batch", "pos", "dim"}, Need::always, bsd,
+         [](const PeParams& p) { return p.embed && p.len >= 2 && p.batch <= p.max_len; }, {}},
+    };
+}
+
+nlohmann::ordered_json pe_params_json(const PeParams& p)
+{
+    nlohmann::ordered_json par;
+    par["len"] = p.len;
+    par["dim"] = p.dim;
+    par["base"] = p.base;
+    par["layout"] = name_of(p.layout);
+    par["max_len"] = p.max_len;
+    par["freq_method"] = name_of(p.freq_method);
+    par["embed"] = p.embed;
+    par["batch"] = p.batch;
+    par["scale_embed"] = p.scale_embed;
+    par["shift"] = p.shift;
+    return par;
+}
+
+Experiment<PeParams> make_pe_experiment()
+{
+    Experiment<PeParams> e;
+    e.command = "pe";
+    e.main_tensor = "pe";
+    e.tensors = pe_tensors();
+    e.resolve = [](const PeParams& given) {
+        PeParams p = given;
+        if (p.max_len == 0) p.max_len = p.len;
+        return p;
+    };
+    e.validate = [](const PeParams& p) { validate(p); };
+    e.params_json = pe_params_json;
+    // The precomputed table, the directly computed one and the other layout's, in T.
+    e.scratch_bytes = [](const PeParams& p, double elem) { return (dsize(p.max_len) + 2.0 * dsize(p.len)) * dsize(p.dim) * elem; };
+    e.f32 = pe_typed<float>();
+    e.f64 = pe_typed<double>();
+    return e;
+}
+
+}  // namespace
+
+const Experiment<PeParams>& pe_experiment()
+{
+    static const Experiment<PeParams> e = make_pe_experiment();
+    return e;
+}
+
+Report run_pe(const PeParams& p, const RunContext& ctx) { return run_experiment(pe_experiment(), p, ctx); }
+
+#define ATTNLAB_PE_INSTANTIATE(T)                                                        \
+    template Vec<T> pe_frequencies<T>(long, double, PeLayout, FreqMethod);               \
+    template Mat<T> sinusoidal_table<T>(long, const Vec<T>&, PeLayout);                  \
+    template double max_rel_error<T>(const Vec<T>&, const std::vector<long double>&);    \
+    template Mat<T> other_layout_reordered<T>(long, long, double, PeLayout, FreqMethod);
+ATTNLAB_PE_INSTANTIATE(float)
+ATTNLAB_PE_INSTANTIATE(double)
+
+}  // namespace attnlab

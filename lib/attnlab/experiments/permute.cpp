@@ -1,0 +1,303 @@
+#include "attnlab/experiments/permute.hpp"
+
+#include "attnlab/core/measure.hpp"
+#include "attnlab/core/rng.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnlab {
+
+void validate_permutation(const std::vector<long>& perm, long n)
+{
+    if (static_cast<long>(perm.size()) != n) {
+        throw InputError(fmt::format("--perm has {} entries but there are {} positions", perm.size(), n));
+    }
+    std::vector<char> seen(static_cast<std::size_t>(n), 0);
+    for (long v : perm) {
+        if (v < 0 || v >= n) throw InputError(fmt::format("--perm entry {} is outside 0..{}", v, n - 1));
+        if (seen[static_cast<std::size_t>(v)]) throw InputError(fmt::format("--perm repeats {}: not a permutation", v));
+        seen[static_cast<std::size_t>(v)] = 1;
+    }
+}
+
+double equivariance_error(const Tensor& y, const Tensor& y_perm, const std::vector<long>& perm)
+{
+    const std::size_t E = y.shape.back();
+    double worst = 0.0;
+    for (std::size_t i = 0; i < perm.size(); ++i)
+        worst = worse(worst, max_abs_diff(y_perm.values.data() + i * E, y.values.data() + static_cast<std::size_t>(perm[i]) * E, E));
+    return worst;
+}
+
+double weights_permutation_error(const Tensor& w, const Tensor& w_perm, const std::vector<long>& perm)
+{
+    // A(PX) = P A(X) P^T: weights_perm[i][j] = weights[perm[i]][perm[j]].
+    const std::size_t L = perm.size();
+    double worst = 0.0;
+    for (std::size_t h = 0; h < w.dim(0); ++h)
+        for (std::size_t i = 0; i < L; ++i)
+            for (std::size_t j = 0; j < L; ++j)
+                worst = worse(worst, diff_nan_rule(w_perm.values[(h * L + i) * L + j],
+                                                   w.values[(h * L + static_cast<std::size_t>(perm[i])) * L + static_cast<std::size_t>(perm[j])]));
+    return worst;
+}
+
+namespace {
+
+PermuteParams resolve(const PermuteParams& given)
+{
+    PermuteParams p = given;
+    if (p.example) {
+        p.len = 4;
+        p.dim = 8;
+        if (p.perm.empty()) p.perm = {2, 1, 0, 3};
+    }
+    return p;
+}
+
+void validate(const PermuteParams& p)
+{
+    if (p.len < 1 || p.dim < 1 || p.heads < 1) throw InputError("--len, --dim and --heads must be at least 1");
+    if (p.trials < 1) throw InputError(fmt::format("--trials must be at least 1 (got {})", p.trials));
+    if (!p.perm.empty() && p.trials != 1 && !p.example) {
+        throw InputError("--trials draws random permutations; it does not combine with --perm");
+    }
+    if (!p.perm.empty()) validate_permutation(p.perm, p.len);
+    if (p.dim % p.heads != 0) throw InputError(fmt::format("--dim {} is not divisible by --heads {}", p.dim, p.heads));
+    if (p.pe == PeKind::rope && (p.dim / p.heads) % 2 != 0) {
+        throw InputError(fmt::format("--pe rope needs an even head dimension; E/H = {}", p.dim / p.heads));
+    }
+    if (p.pe == PeKind::sinusoidal && p.dim % 2 != 0) throw InputError("--pe sinusoidal needs an even --dim");
+    if (p.mask != MaskKind::none && p.mask != MaskKind::causal) throw InputError("--mask takes none or causal here");
+}
+
+template <class T>
+Ten3<T> permute_rows(const Ten3<T>& x, const std::vector<long>& perm)
+{
+    Ten3<T> out = x;
+    for (std::size_t i = 0; i < perm.size(); ++i)
+        for (std::size_t c = 0; c < x.shape(2); ++c) out(0, i, c) = x(0, static_cast<std::size_t>(perm[i]), c);
+    return out;
+}
+
+template <class T>
+Mat<T> identity(long n)
+{
+    Mat<T> m = xt::zeros<T>({static_cast<std::size_t>(n), static_cast<std::size_t>(n)});
+    for (long i = 0; i < n; ++i) m(i, i) = T(1);
+    return m;
+}
+
+BlockConfig block_config(const PermuteParams& p)
+{
+    BlockConfig cfg;
+    cfg.heads = p.heads;
+    cfg.kv_heads = p.heads;
+    cfg.pe = p.pe;
+    if (p.no_proj) cfg.scale = 1.0;  // Softmax(X X^T) X has no 1/sqrt(d)
+    cfg.mask.kind = p.mask;
+    cfg.mask.queries = cfg.mask.keys = p.len;
+    return cfg;
+}
+
+long trial_count(const PermuteParams& p) { return p.perm.empty() ? p.trials : 1; }
+
+// The given permutation, or random ones (never the identity, which proves nothing).
+std::vector<std::vector<long>> trial_perms(const PermuteParams& p, std::uint64_t seed)
+{
+    if (!p.perm.empty()) return {p.perm};
+    Rng rng(seed, stream::perm);
+    std::vector<std::vector<long>> perms;
+    for (long t = 0; t < p.trials; ++t) {
+        std::vector<long> perm;
+        do {
+            const auto r = rng.permutation(static_cast<std::size_t>(p.len));
+            perm.assign(r.begin(), r.end());
+        } while (p.len > 1 && std::is_sorted(perm.begin(), perm.end()));
+        perms.push_back(std::move(perm));
+    }
+    return perms;
+}
+
+Tensor perm_tensor(const std::vector<long>& perm)
+{
+    return Tensor{"perm", {"pos"}, Elem::index, {perm.size()}, std::vector<double>(perm.begin(), perm.end())};
+}
+
+std::vector<long> perm_of(const Run& run)
+{
+    const auto& v = run.at("perm").values;
+    return std::vector<long>(v.begin(), v.end());
+}
+
+template <class T>
+Run compute_permute(const PermuteParams& p, const Plan& plan)
+{
+    const auto E = elem_of<T>();
+    const Ten3<T> x = random_tensor3<T>(1, static_cast<std::size_t>(p.len), static_cast<std::size_t>(p.dim), plan.seed, stream::x);
+    const BlockWeights<T> w = p.no_proj ? BlockWeights<T>{identity<T>(p.dim), identity<T>(p.dim), identity<T>(p.dim)}
+                                        : BlockWeights<T>{random_weight<T>(p.dim, p.dim, plan.seed, stream::w_q),
+                                                          random_weight<T>(p.dim, p.dim, plan.seed, stream::w_k),
+                                                          random_weight<T>(p.dim, p.dim, plan.seed, stream::w_v)};
+    const BlockConfig cfg = block_config(p);
+    const BlockResult<T> base = run_block(x, x, w, cfg, true);
+    const Tensor out = to_tensor("out", {"pos", "dim"}, xt::view(merge_heads(base.attn.out), 0, xt::all(), xt::all()), E);
+    Run run;
+    Tensor out_perm, weights_perm;
+    std::vector<long> worst_perm;
+    double worst = -1.0;
+    for (const auto& perm : trial_perms(p, plan.seed)) {  // the worst trial is kept
+        const BlockResult<T> pr = run_block(permute_rows(x, perm), permute_rows(x, perm), w, cfg, true);
+        Tensor op = to_tensor("out_perm", {"pos", "dim"}, xt::view(merge_heads(pr.attn.out), 0, xt::all(), xt::all()), E);
+        const double equiv = equivariance_error(out, op, perm);
+        if (equiv > worst || std::isnan(equiv)) {
+            worst = std::isnan(equiv) ? INFINITY : equiv;
+            out_perm = std::move(op);
+            weights_perm = to_tensor("weights_perm", {"head", "query", "key"}, xt::view(pr.attn.weights, 0, xt::all(), xt::all(), xt::all()), E);
+            worst_perm = perm;
+        }
+    }
+    run.add(to_tensor("x", {"pos", "dim"}, xt::view(x, 0, xt::all(), xt::all()), E));
+    run.add(perm_tensor(worst_perm));
+    run.add(to_tensor("w_q", {"in", "out"}, w.w_q, E));
+    run.add(to_tensor("w_k", {"in", "out"}, w.w_k, E));
+    run.add(to_tensor("w_v", {"in", "out"}, w.w_v, E));
+    run.add(out);
+    run.add(std::move(out_perm));
+    run.add(to_tensor("weights", {"head", "query", "key"}, xt::view(base.attn.weights, 0, xt::all(), xt::all(), xt::all()), E));
+    run.add(std::move(weights_perm));
+    return run;
+}
+
+// --- checks ---
+
+bool positional(const PermuteParams& p) { return p.pe != PeKind::none || p.mask != MaskKind::none; }
+
+std::string where(const PermuteParams& p)
+{
+    return trial_count(p) > 1 ? fmt::format(", worst of {} permutations", trial_count(p)) : "";
+}
+
+// Permuting the rows reorders every sum of the computation: the figures differ by rounding.
+double rounding_tol(const PermuteParams& p, const Run& run, const CheckEnv& env)
+{
+    return env.eps * (dsize(p.len + p.dim) + 8.0) * (max_abs(run.at("out")) + 1.0) * 4.0;
+}
+
+std::optional<Check> check_equivariant(const PermuteParams& p, const Run& run, const CheckEnv& env)
+{
+    if (positional(p)) return std::nullopt;
+    return at_most("without position information, Attn(PX) = P Attn(X)", "max |Attn(PX) - P Attn(X)|" + where(p),
+                   equivariance_error(run.at("out"), run.at("out_perm"), perm_of(run)), rounding_tol(p, run, env));
+}
+
+std::optional<Check> check_weights_permute(const PermuteParams& p, const Run& run, const CheckEnv& env)
+{
+    if (positional(p)) return std::nullopt;
+    return at_most("the weights permute as P A P^T", "max |A(PX) - P A(X) P^T|" + where(p),
+                   weights_permutation_error(run.at("weights"), run.at("weights_perm"), perm_of(run)), rounding_tol(p, run, env));
+}
+
+// With position information the order matters: the difference must be far above rounding.
+std::optional<Check> check_breaks(const PermuteParams& p, const Run& run, const CheckEnv& env)
+{
+    if (!positional(p)) return std::nullopt;
+    const std::string what = p.pe != PeKind::none ? fmt::format("{} position information", name_of(p.pe)) : "a causal mask";
+    return greater_than(fmt::format("with {}, Attn(PX) != P Attn(X): order now matters", what), "max |Attn(PX) - P Attn(X)|" + where(p),
+                        equivariance_error(run.at("out"), run.at("out_perm"), perm_of(run)), 100.0 * rounding_tol(p, run, env));
+}
+
+std::optional<Check> check_unchanged(const PermuteParams& p, const Run& run, const CheckEnv& env)
+{
+    return article_claim_numeric("permuting the input leaves the output strictly unchanged", "max |Attn(PX) - Attn(X)|" + where(p),
+                                 max_abs_diff(run.at("out_perm"), run.at("out")), rounding_tol(p, run, env));
+}
+
+std::vector<CheckDef<PermuteParams>> permute_checks()
+{
+    return {{"equivariant", {"out", "out_perm"}, check_equivariant},
+            {"weights_permute", {"weights", "weights_perm"}, check_weights_permute},
+            {"equivariance_breaks", {"out", "out_perm"}, check_breaks},
+            {"output_unchanged", {"out", "out_perm"}, check_unchanged}};
+}
+
+std::optional<std::string> note_perm(const PermuteParams&, const Run& run, const CheckEnv&)
+{
+    return fmt::format("permutation {}: row i of PX is row perm[i] of X", fmt::join(perm_of(run), ","));
+}
+
+std::optional<std::string> note_equivariance(const PermuteParams& p, const Run&, const CheckEnv&)
+{
+    if (positional(p)) return std::nullopt;
+    return "the output rows are the same rows in the permuted order (equivariance), not the same output "
+           "(invariance): the articles' FAQ corrects 'strictly unchanged' to this";
+}
+
+template <class T>
+Typed<PermuteParams> permute_typed()
+{
+    return {compute_permute<T>, permute_checks(), {note_perm, note_equivariance}};
+}
+
+std::vector<TensorDecl<PermuteParams>> permute_tensors()
+{
+    auto le = [](const PermuteParams& p) { return std::vector<double>{dsize(p.len), dsize(p.dim)}; };
+    auto ee = [](const PermuteParams& p) { return std::vector<double>{dsize(p.dim), dsize(p.dim)}; };
+    auto hll = [](const PermuteParams& p) { return std::vector<double>{dsize(p.heads), dsize(p.len), dsize(p.len)}; };
+    return {{"x", {"pos", "dim"}, Need::always, le, {}, {}},
+            {"perm", {"pos"}, Need::always, [](const PermuteParams& p) { return std::vector<double>{dsize(p.len)}; }, {}, {}},
+            {"w_q", {"in", "out"}, Need::always, ee, {}, {}},
+            {"w_k", {"in", "out"}, Need::always, ee, {}, {}},
+            {"w_v", {"in", "out"}, Need::always, ee, {}, {}},
+            {"out", {"pos", "dim"}, Need::always, le, {}, {}},
+            {"out_perm", {"pos", "dim"}, Need::always, le, {}, {}},
+            {"weights", {"head", "query", "key"}, Need::always, hll, {}, {}},
+            {"weights_perm", {"head", "query", "key"}, Need::always, hll, {}, {}}};
+}
+
+Experiment<PermuteParams> make_permute_experiment()
+{
+    Experiment<PermuteParams> e;
+    e.command = "permute-test";
+    e.main_tensor = "out_perm";
+    e.tensors = permute_tensors();
+    e.resolve = resolve;
+    e.validate = validate;
+    e.params_json = [](const PermuteParams& p) {
+        nlohmann::ordered_json par;
+        par["len"] = p.len;
+        par["dim"] = p.dim;
+        par["heads"] = p.heads;
+        par["example"] = p.example;
+        par["trials"] = p.trials;
+        par["no_proj"] = p.no_proj;
+        par["pe"] = name_of(p.pe);
+        par["mask"] = name_of(p.mask);
+        return par;
+    };
+    // Two block runs alive at once (the base and a trial), each with x, q, k, v, the scores
+    // and weights [H, L, L], and the weights [E, E].
+    e.scratch_bytes = [](const PermuteParams& p, double elem) {
+        return 2.0 * (8.0 * dsize(p.len) * dsize(p.dim) + 2.0 * dsize(p.heads) * dsize(p.len) * dsize(p.len)) * elem +
+               3.0 * dsize(p.dim) * dsize(p.dim) * elem;
+    };
+    e.f32 = permute_typed<float>();
+    e.f64 = permute_typed<double>();
+    return e;
+}
+
+}  // namespace
+
+const Experiment<PermuteParams>& permute_experiment()
+{
+    static const Experiment<PermuteParams> e = make_permute_experiment();
+    return e;
+}
+
+Report run_permute(const PermuteParams& p, const RunContext& ctx) { return run_experiment(permute_experiment(), p, ctx); }
+
+}  // namespace attnlab

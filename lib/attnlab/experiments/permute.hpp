@@ -1,0 +1,24 @@
+// `permute-test`: the articles' first experiment. Without position information,
+// self-attention is permutation-equivariant: Attn(PX) = P Attn(X). Its output is *not*
+// "strictly unchanged" (invariant), as the articles first word it; the run measures both.
+#pragma once
+
+#include "attnlab/experiments/block.hpp"
+#include "attnlab/experiments/experiment.hpp"
+#include "attnlab/experiments/permute_params.hpp"
+
+#include <vector>
+
+namespace attnlab {
+
+// Throws InputError unless perm is a permutation of 0..n-1.
+void validate_permutation(const std::vector<long>& perm, long n);
+
+// max |Y(P X) - P Y(X)| where rows of PX are X[perm[i]]: y and y_perm are [L, E].
+double equivariance_error(const Tensor& y, const Tensor& y_perm, const std::vector<long>& perm);
+// max |A(PX) - P A(X) P^T| for weights [H, L, L].
+double weights_permutation_error(const Tensor& w, const Tensor& w_perm, const std::vector<long>& perm);
+
+const Experiment<PermuteParams>& permute_experiment();
+
+}  // namespace attnlab

@@ -1,0 +1,788 @@
+#include "attnlab/experiments/rope.hpp"
+
+#include "attnlab/core/measure.hpp"
+#include "attnlab/core/rng.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <map>
+
+namespace attnlab {
+
+namespace {
+
+constexpr long double kPi = 3.141592653589793238462643383279502884L;
+
+// The frequency formulas once, for any floating type F (T for the computation, long double
+// for the exact reference), so the two can differ only in rounding.
+template <class F>
+std::vector<F> frequencies_in(long r, double base_in, const RopeScalingParams& s, long len, F* attention_factor,
+                              F* base_used)
+{
+    const long P = r / 2;
+    const F two_i_over_r_step = F(2);
+    F base = static_cast<F>(base_in);
+    const F factor = static_cast<F>(s.factor.value_or(1.0));
+    const F L0 = static_cast<F>(s.original_len.value_or(1));
+    const F exponent = static_cast<F>(r) / static_cast<F>(r - 2);  // r/(r-2), ntk and dynamic
+    if (s.method == RopeScaling::ntk) {
+        base = base * std::pow(factor, exponent);
+    } else if (s.method == RopeScaling::dynamic) {
+        // HF _compute_dynamic_ntk_parameters: seq_len = max(L, L0).
+        const F seq = std::max(static_cast<F>(len), L0);
+        base = base * std::pow(factor * seq / L0 - (factor - F(1)), exponent);
+    }
+    *base_used = base;
+    *attention_factor = F(1);
+    // theta_i = 1 / base^(2i/r), as 1.0 / (base ** (arange(0, r, 2).float() / r)).
+    std::vector<F> theta(static_cast<std::size_t>(P));
+    for (long i = 0; i < P; ++i) {
+        theta[static_cast<std::size_t>(i)] =
+            F(1) / std::pow(base, two_i_over_r_step * static_cast<F>(i) / static_cast<F>(r));
+    }
+    switch (s.method) {
+    case RopeScaling::none:
+    case RopeScaling::ntk:
+    case RopeScaling::dynamic: break;
+    case RopeScaling::linear:
+        for (auto& t : theta) t = t / factor;
+        break;
+    case RopeScaling::yarn: {
+        // HF _compute_yarn_parameters (= llama.cpp's ggml_rope_yarn_corr_dims and ramp):
+        // pairs that turn more than beta_fast times over L0 keep theta (extrapolation),
+        // pairs that turn fewer than beta_slow times are interpolated (theta / factor),
+        // a linear ramp over the pair index in between.
+        auto correction_dim = [&](F rotations) {
+            return static_cast<F>(r) * std::log(L0 / (rotations * F(2) * static_cast<F>(kPi))) /
+                   (F(2) * std::log(base));
+        };
+        F low = std::floor(correction_dim(static_cast<F>(s.beta_fast)));
+        F high = std::ceil(correction_dim(static_cast<F>(s.beta_slow)));
+        low = std::max(low, F(0));
+        high = std::min(high, static_cast<F>(r - 1));
+        if (low == high) high += F(0.001);
+        for (long i = 0; i < P; ++i) {
+            auto& t = theta[static_cast<std::size_t>(i)];
+            const F ramp = std::clamp((static_cast<F>(i) - low) / (high - low), F(0), F(1));
+            const F extrapolation = F(1) - ramp;
+            const F interpolated = t / factor;
+            t = interpolated * (F(1) - extrapolation) + t * extrapolation;
+        }
+        *attention_factor = s.attention_factor
+                                ? static_cast<F>(*s.attention_factor)
+                                : (factor <= F(1) ? F(1) : F(0.1) * std::log(factor) + F(1));
+        break;
+    }
+    case RopeScaling::llama3: {
+        // HF _compute_llama3_parameters (Meta's apply_scaling for Llama 3.1).
+        const F low_freq_wavelen = L0 / static_cast<F>(s.low_freq_factor);
+        const F high_freq_wavelen = L0 / static_cast<F>(s.high_freq_factor);
+        for (auto& t : theta) {
+            const F wavelen = F(2) * static_cast<F>(kPi) / t;
+            if (wavelen > low_freq_wavelen) {
+                t = t / factor;
+            } else if (!(wavelen < high_freq_wavelen)) {
+                const F smooth = (L0 / wavelen - static_cast<F>(s.low_freq_factor)) /
+                                 static_cast<F>(s.high_freq_factor - s.low_freq_factor);
+                t = (F(1) - smooth) * t / factor + smooth * t;
+            }
+        }
+        break;
+    }
+    }
+    return theta;
+}
+
+}  // namespace
+
+template <class T>
+RopeFrequencies rope_frequencies(long rotary_dim, double base, const RopeScalingParams& s, long len)
+{
+    RopeFrequencies f;
+    T attention = 1, base_used = 0;
+    const auto theta = frequencies_in<T>(rotary_dim, base, s, len, &attention, &base_used);
+    RopeScalingParams none;
+    T unused_a = 1, unused_b = 0;
+    const auto plain = frequencies_in<T>(rotary_dim, base, none, len, &unused_a, &unused_b);
+    f.theta.assign(theta.begin(), theta.end());
+    f.theta_unscaled.assign(plain.begin(), plain.end());
+    f.attention_factor = static_cast<double>(attention);
+    f.base_used = static_cast<double>(base_used);
+    return f;
+}
+
+std::vector<long double> rope_frequencies_exact(long rotary_dim, double base, const RopeScalingParams& s, long len)
+{
+    long double a = 1, b = 0;
+    return frequencies_in<long double>(rotary_dim, base, s, len, &a, &b);
+}
+
+template <class T>
+RopeCache<T> rope_cache(long len, const std::vector<double>& theta)
+{
+    const auto L = static_cast<std::size_t>(len), P = theta.size();
+    RopeCache<T> c{xt::zeros<T>({L, P}), xt::zeros<T>({L, P})};
+    for (std::size_t m = 0; m < L; ++m)
+        for (std::size_t i = 0; i < P; ++i) {
+            const T angle = static_cast<T>(m) * static_cast<T>(theta[i]);  // m * theta_i, in T
+            c.cos(m, i) = std::cos(angle);
+            c.sin(m, i) = std::sin(angle);
+        }
+    return c;
+}
+
+template <class T>
+void rope_rotate(const T* x, T* out, long d, long r, const T* cos_m, const T* sin_m, RopeStyle style, Direction dir)
+{
+    const long P = r / 2;
+    for (long i = 0; i < P; ++i) {
+        // the pair (a, b): (2i, 2i+1) interleaved, (i, i + r/2) half
+        const auto [a, b] = rope_pair(style, i, P);
+        const T c = cos_m[i];
+        const T s = dir == Direction::inverse ? -sin_m[i] : sin_m[i];
+        const T xa = x[a], xb = x[b];
+        out[a] = xa * c - xb * s;
+        out[b] = xa * s + xb * c;
+    }
+    for (long j = r; j < d; ++j) out[j] = x[j];  // partial rotary: the rest passes through
+}
+
+template <class T>
+Ten4<T> rope_apply(const Ten4<T>& x, const RopeCache<T>& cache, long rotary_dim, RopeStyle style, Direction dir)
+{
+    Ten4<T> out = xt::zeros<T>(x.shape());
+    const std::size_t L = x.shape(2), d = x.shape(3), rows = x.shape(0) * x.shape(1);
+    for (std::size_t row = 0; row < rows; ++row)
+        for (std::size_t m = 0; m < L; ++m) {
+            const std::size_t off = (row * L + m) * d;
+            rope_rotate(x.data() + off, out.data() + off, static_cast<long>(d), rotary_dim,
+                        cache.cos.data() + m * cache.cos.shape(1), cache.sin.data() + m * cache.sin.shape(1),
+                        style, dir);
+        }
+    return out;
+}
+
+std::vector<long> half_to_interleaved(long d, long r)
+{
+    std::vector<long> perm(static_cast<std::size_t>(d));
+    const long P = r / 2;
+    for (long i = 0; i < P; ++i) {
+        perm[static_cast<std::size_t>(2 * i)] = i;
+        perm[static_cast<std::size_t>(2 * i + 1)] = i + P;
+    }
+    for (long j = r; j < d; ++j) perm[static_cast<std::size_t>(j)] = j;
+    return perm;
+}
+
+std::vector<double> rope_decay(const std::vector<double>& theta, long n)
+{
+    const std::size_t P = theta.size();
+    std::vector<double> out(static_cast<std::size_t>(n));
+    for (long dist = 0; dist < n; ++dist) {
+        std::complex<double> partial = 0.0;  // S_j = sum_{k<j} e^{i dist theta_k}
+        double total = 0.0;
+        for (std::size_t k = 0; k < P; ++k) {
+            partial += std::polar(1.0, static_cast<double>(dist) * theta[k]);
+            total += std::abs(partial);
+        }
+        out[static_cast<std::size_t>(dist)] = P == 0 ? 0.0 : total / static_cast<double>(P);
+    }
+    return out;
+}
+
+namespace {
+
+void validate(const RopeParams& p)
+{
+    if (p.len < 1) throw InputError(fmt::format("--len must be at least 1 (got {})", p.len));
+    if (p.dim < 2 || p.dim % 2 != 0) {
+        throw InputError(fmt::format("--dim must be even and at least 2 (got {}): RoPE rotates pairs", p.dim));
+    }
+    if (p.heads < 1 || p.batch < 1) throw InputError("--heads and --batch must be at least 1");
+    if (!(p.base > 0.0) || !std::isfinite(p.base) || p.base == 1.0) {
+        throw InputError(fmt::format("--base must be a positive number other than 1 (got {})", p.base));
+    }
+    const long r = p.rotary_dim.value_or(p.dim);
+    if (r < 2 || r % 2 != 0 || r > p.dim) {
+        throw InputError(fmt::format("--rotary-dim must be even, at least 2 and at most --dim {} (got {})", p.dim, r));
+    }
+    const auto& s = p.scaling;
+    const std::string method = name_of(s.method);
+    if (s.method == RopeScaling::none) {
+        if (s.factor || s.original_len) {
+            throw InputError("--factor and --original-len apply to a --scaling method (linear, ntk, dynamic, yarn, llama3)");
+        }
+        return;
+    }
+    if (!s.factor) throw InputError(fmt::format("--scaling {} needs --factor", method));
+    if (!(*s.factor >= 1.0) || !std::isfinite(*s.factor)) {
+        throw InputError(fmt::format("--factor must be at least 1 for --scaling {} (got {})", method, *s.factor));
+    }
+    const bool needs_l0 = s.method == RopeScaling::dynamic || s.method == RopeScaling::yarn ||
+                          s.method == RopeScaling::llama3;
+    if (needs_l0 && !s.original_len) {
+        throw InputError(fmt::format("--scaling {} needs --original-len (the context the model was trained on)", method));
+    }
+    if (s.original_len && *s.original_len < 1) {
+        throw InputError(fmt::format("--original-len must be at least 1 (got {})", *s.original_len));
+    }
+    if ((s.method == RopeScaling::ntk || s.method == RopeScaling::dynamic) && r < 4) {
+        throw InputError(fmt::format("--scaling {} raises the base to r/(r-2): it needs a rotary dimension of at least 4", method));
+    }
+    if (s.method == RopeScaling::yarn && !(s.beta_fast > s.beta_slow && s.beta_slow > 0.0)) {
+        throw InputError(fmt::format("--beta-fast must exceed --beta-slow and both be positive (got {} and {})",
+                                     s.beta_fast, s.beta_slow));
+    }
+    if (s.attention_factor && !(*s.attention_factor > 0.0)) {
+        throw InputError("--attention-factor must be positive");
+    }
+    if (s.method == RopeScaling::llama3 && !(s.high_freq_factor > s.low_freq_factor && s.low_freq_factor > 0.0)) {
+        throw InputError(fmt::format("--high-freq-factor must exceed --low-freq-factor and both be positive (got {} and {})",
+                                     s.high_freq_factor, s.low_freq_factor));
+    }
+}
+
+long rotary(const RopeParams& p) { return p.rotary_dim.value_or(p.dim); }
+
+// The articles' example: d = 4, 5 positions, one head, one sequence.
+RopeParams resolve(const RopeParams& given)
+{
+    RopeParams p = given;
+    if (p.example) {
+        p.len = 5;
+        p.dim = 4;
+        p.heads = 1;
+        p.batch = 1;
+        p.rotary_dim.reset();
+    }
+    return p;
+}
+
+template <class T>
+RopeFrequencies freq_of(const RopeParams& p)
+{
+    return rope_frequencies<T>(rotary(p), p.base, p.scaling, p.len);
+}
+
+template <class T>
+Tensor theta_tensor(const char* name, const std::vector<double>& theta)
+{
+    Vec<T> t = xt::zeros<T>({theta.size()});
+    for (std::size_t i = 0; i < theta.size(); ++i) t(i) = static_cast<T>(theta[i]);
+    return to_tensor(name, {"pair"}, t, elem_of<T>());
+}
+
+// Inputs: seeded q, k, or the articles' example (every query and key (1, 0, 1, 0)).
+template <class T>
+std::pair<Ten4<T>, Ten4<T>> rope_inputs(const RopeParams& p, std::uint64_t seed)
+{
+    const auto B = static_cast<std::size_t>(p.batch), H = static_cast<std::size_t>(p.heads),
+               L = static_cast<std::size_t>(p.len), d = static_cast<std::size_t>(p.dim);
+    Ten4<T> q = xt::zeros<T>({B, H, L, d}), k = xt::zeros<T>({B, H, L, d});
+    if (p.example) {
+        for (std::size_t m = 0; m < L; ++m) q(0, 0, m, 0) = q(0, 0, m, 2) = k(0, 0, m, 0) = k(0, 0, m, 2) = T(1);
+    } else {
+        fill_normal(q.data(), q.size(), seed, stream::q);
+        fill_normal(k.data(), k.size(), seed, stream::k);
+    }
+    return {q, k};
+}
+
+// x [d] rotated to position m.
+template <class T>
+std::vector<T> rotated_at(const RopeParams& p, const RopeCache<T>& cache, const std::vector<T>& x, long m)
+{
+    const auto P = cache.cos.shape(1);
+    std::vector<T> out(x.size());
+    rope_rotate(x.data(), out.data(), p.dim, rotary(p), cache.cos.data() + m * P, cache.sin.data() + m * P, p.style,
+                Direction::forward);
+    return out;
+}
+
+template <class T>
+double dot(const std::vector<T>& a, const std::vector<T>& b)
+{
+    double s = 0.0;
+    for (std::size_t j = 0; j < a.size(); ++j) s += static_cast<double>(a[j]) * static_cast<double>(b[j]);
+    return s;
+}
+
+// The first token's q and k (batch 0, head 0, position 0), as a vector of T.
+template <class T>
+std::vector<T> first_vector(const Tensor& x)
+{
+    const std::size_t d = x.shape.back();
+    std::vector<T> v(d);
+    for (std::size_t j = 0; j < d; ++j) v[j] = static_cast<T>(x.values[j]);
+    return v;
+}
+
+// The same q and k placed at every position: dots[m][n] = q_m . k_n.
+template <class T>
+Mat<T> dots_of(const RopeParams& p, const RopeCache<T>& cache, const Tensor& q, const Tensor& k)
+{
+    const auto q0 = first_vector<T>(q), k0 = first_vector<T>(k);
+    const auto L = static_cast<std::size_t>(p.len);
+    Mat<T> dots = xt::zeros<T>({L, L});
+    std::vector<std::vector<T>> ks;
+    for (long n = 0; n < p.len; ++n) ks.push_back(rotated_at(p, cache, k0, n));
+    for (long m = 0; m < p.len; ++m) {
+        const auto qm = rotated_at(p, cache, q0, m);
+        for (long n = 0; n < p.len; ++n) dots(m, n) = static_cast<T>(dot(qm, ks[static_cast<std::size_t>(n)]));
+    }
+    return dots;
+}
+
+// Angle precision: m * theta_i rounded in T against the exact product in long double, the
+// worst of each position.
+template <class T>
+Vec<double> angle_errors(const RopeParams& p, long* worst_pos, long* worst_pair, double* worst)
+{
+    const RopeFrequencies freq = freq_of<T>(p);
+    const auto exact = rope_frequencies_exact(rotary(p), p.base, p.scaling, p.len);
+    Vec<double> out = xt::zeros<double>({static_cast<std::size_t>(p.len)});
+    *worst = 0.0;
+    for (long m = 0; m < p.len; ++m)
+        for (std::size_t i = 0; i < freq.theta.size(); ++i) {
+            const T angle = static_cast<T>(m) * static_cast<T>(freq.theta[i]);
+            const double e = static_cast<double>(std::abs(static_cast<long double>(angle) - static_cast<long double>(m) * exact[i]));
+            out(m) = std::max(out(m), e);
+            if (e > *worst) *worst = e, *worst_pos = m, *worst_pair = static_cast<long>(i);
+        }
+    return out;
+}
+
+template <class T>
+Run compute_rope(const RopeParams& p, const Plan& plan)
+{
+    Run run;
+    const auto E = elem_of<T>();
+    const RopeFrequencies freq = freq_of<T>(p);
+    run.derived["attention_factor"] = freq.attention_factor;
+    const RopeCache<T> cache = rope_cache<T>(p.len, freq.theta);
+    const auto [q, k] = rope_inputs<T>(p, plan.seed);
+    run.add(theta_tensor<T>("theta", freq.theta));
+    if (p.scaling.method != RopeScaling::none) run.add(theta_tensor<T>("theta_unscaled", freq.theta_unscaled));
+    if (plan.wants("cache")) {
+        Ten3<T> c = xt::zeros<T>({static_cast<std::size_t>(p.len), freq.theta.size(), std::size_t{2}});
+        xt::view(c, xt::all(), xt::all(), 0) = cache.cos;
+        xt::view(c, xt::all(), xt::all(), 1) = cache.sin;
+        run.add(to_tensor("cache", {"pos", "pair", "cos_sin"}, c, E));
+    }
+    const std::vector<std::string> bhld = {"batch", "head", "pos", "dim"};
+    run.add(to_tensor("q", bhld, q, E));
+    run.add(to_tensor("k", bhld, k, E));
+    run.add(to_tensor("q_rot", bhld, rope_apply(q, cache, rotary(p), p.style), E));
+    run.add(to_tensor("k_rot", bhld, rope_apply(k, cache, rotary(p), p.style), E));
+    if (plan.wants("dots")) run.add(to_tensor("dots", {"query_pos", "key_pos"}, dots_of(p, cache, run.at("q"), run.at("k")), E));
+    if (plan.wants("decay")) {
+        const auto decay = rope_decay(freq.theta, p.len);
+        run.add(Tensor{"decay", {"distance"}, Elem::float64, {decay.size()}, decay});
+    }
+    long pos = 0, pair = 0;
+    double worst = 0.0;
+    run.add(to_tensor("angle_error", {"pos"}, angle_errors<T>(p, &pos, &pair, &worst), Elem::float64));
+    return run;
+}
+
+// --- checks ---
+
+// Rows of [B, H, L, d]: the vectors, each of d.
+std::size_t vectors_of(const Tensor& x) { return x.size() / x.shape.back(); }
+
+std::optional<Check> check_pos0(const RopeParams& p, const Run& run, const CheckEnv&)
+{
+    const Tensor& q = run.at("q");
+    const Tensor& q_rot = run.at("q_rot");
+    const std::size_t d = q.shape.back(), L = static_cast<std::size_t>(p.len);
+    double worst = 0.0;
+    for (std::size_t row = 0; row < vectors_of(q); row += L)  // position 0 of every (batch, head)
+        for (std::size_t j = 0; j < d; ++j) worst = worse(worst, diff_nan_rule(q_rot.values[row * d + j], q.values[row * d + j]));
+    return exact_zero("position 0 is left unchanged (cos 0 = 1, sin 0 = 0)", "max |q_rot[pos 0] - q[pos 0]|", worst);
+}
+
+std::optional<Check> check_norm(const RopeParams&, const Run& run, const CheckEnv& env)
+{
+    const Tensor& q = run.at("q");
+    const Tensor& q_rot = run.at("q_rot");
+    const std::size_t d = q.shape.back();
+    double worst = 0.0;
+    for (std::size_t row = 0; row < vectors_of(q); ++row) {
+        double n_in = 0.0, n_out = 0.0;
+        for (std::size_t j = 0; j < d; ++j) {
+            n_in += q.values[row * d + j] * q.values[row * d + j];
+            n_out += q_rot.values[row * d + j] * q_rot.values[row * d + j];
+        }
+        if (n_in > 0.0 || std::isnan(n_out)) worst = worse(worst, std::abs(std::sqrt(n_out) - std::sqrt(n_in)) / std::sqrt(n_in));
+    }
+    return at_most("every vector's norm is preserved", "max | |q_rot| - |q| | / |q|", worst, 8.0 * env.eps);
+}
+
+std::optional<Check> check_passthrough(const RopeParams& p, const Run& run, const CheckEnv&)
+{
+    if (rotary(p) >= p.dim) return std::nullopt;
+    const Tensor& q = run.at("q");
+    const Tensor& q_rot = run.at("q_rot");
+    const std::size_t d = q.shape.back();
+    double worst = 0.0;
+    for (std::size_t row = 0; row < vectors_of(q); ++row)
+        for (std::size_t j = static_cast<std::size_t>(rotary(p)); j < d; ++j)
+            worst = worse(worst, diff_nan_rule(q_rot.values[row * d + j], q.values[row * d + j]));
+    return exact_zero(fmt::format("dimensions {}..{} pass through unrotated", rotary(p), p.dim - 1), "max |q_rot - q| there", worst);
+}
+
+template <class T>
+std::optional<Check> check_orthogonal(const RopeParams& p, const Run&, const CheckEnv& env)
+{
+    const RopeCache<T> cache = rope_cache<T>(p.len, freq_of<T>(p).theta);
+    double worst = 0.0;
+    for (std::size_t i = 0; i < cache.cos.size(); ++i) {
+        const double c = cache.cos.data()[i], s = cache.sin.data()[i];
+        worst = worse(worst, std::abs(c * c + s * s - 1.0));
+    }
+    return at_most("each 2x2 block rotation is orthogonal", "max |cos^2 + sin^2 - 1|", worst, 4.0 * env.eps);
+}
+
+std::string pair_scope(const RopeParams& p)
+{
+    const std::size_t NP = sampled_positions(p.len).size();
+    return NP == static_cast<std::size_t>(p.len) ? "over all pairs" : fmt::format("over {} sampled positions", NP);
+}
+
+// Rounding bound of an angle m * theta_i in T at the largest position, in radians.
+template <class T>
+double angle_slack(const RopeParams& p, const CheckEnv& env)
+{
+    const auto theta = freq_of<T>(p).theta;
+    const double theta_max = theta.empty() ? 0.0 : *std::max_element(theta.begin(), theta.end());
+    return env.eps * dsize(p.len - 1) * theta_max;
+}
+
+template <class T>
+std::optional<Check> check_composes(const RopeParams& p, const Run&, const CheckEnv& env)
+{
+    // R(m)^T R(n) = R(n - m): cos(n-m) = c_m c_n + s_m s_n, sin(n-m) = c_m s_n - s_m c_n.
+    const RopeCache<T> cache = rope_cache<T>(p.len, freq_of<T>(p).theta);
+    const auto positions = sampled_positions(p.len);
+    double worst = 0.0;
+    for (long m : positions)
+        for (long n : positions) {
+            const long delta = std::abs(n - m);
+            const double sign = n >= m ? 1.0 : -1.0;
+            for (std::size_t i = 0; i < cache.cos.shape(1); ++i) {
+                const double cm = cache.cos(m, i), sm = cache.sin(m, i), cn = cache.cos(n, i), sn = cache.sin(n, i);
+                const double cd = cache.cos(delta, i), sd = sign * static_cast<double>(cache.sin(delta, i));
+                worst = worse(worst, std::max(std::abs(cm * cn + sm * sn - cd), std::abs(cm * sn - sm * cn - sd)));
+            }
+        }
+    return at_most("R(m)^T R(n) = R(n - m) for all m, n", fmt::format("max element error, {}", pair_scope(p)), worst,
+                   4.0 * angle_slack<T>(p, env) + 8.0 * env.eps);
+}
+
+// Bound on |q_m.k_n - q^T R(n-m) k|: rounding m*theta_i moves pair i's angle by at most
+// eps/2 * m * theta_i (and n's likewise), which moves that pair's product by at most
+// |q_i| |k_i| times the angle error; cos, sin and the products add a few eps more. Taken
+// with a factor 2 to spare, pair by pair.
+template <class T>
+double dot_tolerance(const RopeParams& p, const std::vector<T>& q0, const std::vector<T>& k0, const CheckEnv& env)
+{
+    const auto theta = freq_of<T>(p).theta;
+    const long P = rotary(p) / 2;
+    const double reach = 2.0 * dsize(p.len - 1);
+    double tol = 0.0;
+    for (long i = 0; i < P; ++i) {
+        const auto [a, b] = rope_pair(p.style, i, P);
+        const double nq = std::hypot(static_cast<double>(q0[a]), static_cast<double>(q0[b]));
+        const double nk = std::hypot(static_cast<double>(k0[a]), static_cast<double>(k0[b]));
+        tol += nq * nk * env.eps * (reach * theta[static_cast<std::size_t>(i)] + 8.0);
+    }
+    for (long j = rotary(p); j < p.dim; ++j) tol += std::abs(static_cast<double>(q0[j]) * k0[j]) * 4.0 * env.eps;
+    return tol;
+}
+
+// q^T R(delta) k with the angle delta * theta_i taken exactly (in double).
+template <class T>
+double relative_rotation_dot(const RopeParams& p, const std::vector<T>& q0, const std::vector<T>& k0, double delta)
+{
+    const auto theta = freq_of<T>(p).theta;
+    const long P = rotary(p) / 2;
+    double ref = 0.0;
+    for (long i = 0; i < P; ++i) {
+        const auto [ia, ib] = rope_pair(p.style, i, P);
+        const double ang = delta * theta[static_cast<std::size_t>(i)];
+        const double c = std::cos(ang), s = std::sin(ang);
+        const double x0 = q0[ia], x1 = q0[ib], y0 = k0[ia], y1 = k0[ib];
+        ref += x0 * (y0 * c - y1 * s) + x1 * (y0 * s + y1 * c);
+    }
+    for (long j = rotary(p); j < p.dim; ++j) ref += static_cast<double>(q0[j]) * k0[j];
+    return ref;
+}
+
+// dots[a][b] = q_m . k_n for the sampled positions m = positions[a], n = positions[b].
+template <class T>
+Mat<double> sampled_dots(const RopeParams& p, const std::vector<T>& q0, const std::vector<T>& k0, const std::vector<long>& positions)
+{
+    const RopeCache<T> cache = rope_cache<T>(p.len, freq_of<T>(p).theta);
+    const std::size_t NP = positions.size();
+    std::vector<std::vector<T>> qs, ks;
+    for (long m : positions) qs.push_back(rotated_at(p, cache, q0, m)), ks.push_back(rotated_at(p, cache, k0, m));
+    Mat<double> dots = xt::zeros<double>({NP, NP});
+    for (std::size_t a = 0; a < NP; ++a)
+        for (std::size_t b = 0; b < NP; ++b) dots(a, b) = dot(qs[a], ks[b]);
+    return dots;
+}
+
+template <class T>
+std::optional<Check> check_dot_relative(const RopeParams& p, const Run& run, const CheckEnv& env)
+{
+    const auto q0 = first_vector<T>(run.at("q")), k0 = first_vector<T>(run.at("k"));
+    const auto positions = sampled_positions(p.len);
+    const Mat<double> dots = sampled_dots(p, q0, k0, positions);
+    double worst = 0.0;
+    for (std::size_t a = 0; a < positions.size(); ++a)
+        for (std::size_t b = 0; b < positions.size(); ++b) {
+            const double ref = relative_rotation_dot(p, q0, k0, static_cast<double>(positions[b] - positions[a]));
+            worst = worse(worst, std::abs(dots(a, b) - ref));
+        }
+    return at_most("q_m . k_n = q^T R(n - m) k for all m, n", fmt::format("max |q_m.k_n - q^T R(n-m) k|, {}", pair_scope(p)),
+                   worst, dot_tolerance(p, q0, k0, env));
+}
+
+// Relative position only: for each offset, the spread of q_m . k_{m+offset} over m.
+template <class T>
+std::optional<Check> check_relative_only(const RopeParams& p, const Run& run, const CheckEnv& env)
+{
+    const auto q0 = first_vector<T>(run.at("q")), k0 = first_vector<T>(run.at("k"));
+    const auto positions = sampled_positions(p.len);
+    const Mat<double> dots = sampled_dots(p, q0, k0, positions);
+    std::map<long, std::pair<double, double>> by_offset;
+    for (std::size_t a = 0; a < positions.size(); ++a)
+        for (std::size_t b = 0; b < positions.size(); ++b) {
+            auto [it, fresh] = by_offset.try_emplace(positions[b] - positions[a], dots(a, b), dots(a, b));
+            it->second.first = std::min(it->second.first, dots(a, b));
+            it->second.second = std::max(it->second.second, dots(a, b));
+        }
+    double worst = 0.0;
+    for (const auto& [offset, range] : by_offset) worst = worse(worst, range.second - range.first);
+    const std::string under = p.scaling.method == RopeScaling::none ? "" : fmt::format(" (under {} scaling)", name_of(p.scaling.method));
+    return at_most(fmt::format("q_m . k_n depends on m - n alone{}", under), "max over offsets of the spread over m", worst,
+                   2.0 * dot_tolerance(p, q0, k0, env));
+}
+
+// interleaved and half: the same rotation up to a fixed permutation of dimensions.
+template <class T>
+std::optional<Check> check_styles(const RopeParams& p, const Run& run, const CheckEnv& env)
+{
+    const RopeCache<T> cache = rope_cache<T>(p.len, freq_of<T>(p).theta);
+    const auto perm = half_to_interleaved(p.dim, rotary(p));
+    const Tensor& q = run.at("q");
+    const auto d = static_cast<std::size_t>(p.dim), L = static_cast<std::size_t>(p.len), P = cache.cos.shape(1);
+    double worst = 0.0, max_in = 0.0;
+    std::vector<T> x_half(d), x_int(d), out_half(d), out_int(d);
+    for (std::size_t row = 0; row < vectors_of(q); ++row) {
+        const std::size_t m = row % L;
+        for (std::size_t j = 0; j < d; ++j) x_half[j] = static_cast<T>(q.values[row * d + j]);
+        for (std::size_t j = 0; j < d; ++j) x_int[j] = x_half[static_cast<std::size_t>(perm[j])];
+        rope_rotate(x_half.data(), out_half.data(), p.dim, rotary(p), cache.cos.data() + m * P, cache.sin.data() + m * P, RopeStyle::half, Direction::forward);
+        rope_rotate(x_int.data(), out_int.data(), p.dim, rotary(p), cache.cos.data() + m * P, cache.sin.data() + m * P, RopeStyle::interleaved, Direction::forward);
+        for (std::size_t j = 0; j < d; ++j) {
+            worst = worse(worst, diff_nan_rule(out_int[j], out_half[static_cast<std::size_t>(perm[j])]));
+            max_in = worse(max_in, std::abs(static_cast<double>(x_half[j])));
+        }
+    }
+    return at_most("interleaved and half pairing are the same rotation up to a fixed permutation of the dimensions",
+                   "max |rot_interleaved(Px) - P rot_half(x)|", worst, 2.0 * env.eps * max_in);
+}
+
+// Complex form: (x_a + i x_b) e^{i m theta_i}, as torch.view_as_complex implementations do.
+template <class T>
+std::optional<Check> check_complex(const RopeParams& p, const Run& run, const CheckEnv& env)
+{
+    const RopeCache<T> cache = rope_cache<T>(p.len, freq_of<T>(p).theta);
+    const Tensor& q = run.at("q");
+    const Tensor& q_rot = run.at("q_rot");
+    const auto d = static_cast<std::size_t>(p.dim), L = static_cast<std::size_t>(p.len);
+    const long P = rotary(p) / 2;
+    double worst = 0.0, max_in = 0.0;
+    for (std::size_t row = 0; row < vectors_of(q); ++row)
+        for (long i = 0; i < P; ++i) {
+            const auto [a, b] = rope_pair(p.style, i, P);
+            const std::complex<T> z(static_cast<T>(q.values[row * d + a]), static_cast<T>(q.values[row * d + b]));
+            const std::complex<T> w = z * std::complex<T>(cache.cos(row % L, i), cache.sin(row % L, i));
+            worst = worse(worst, std::max(diff_nan_rule(w.real(), q_rot.values[row * d + a]), diff_nan_rule(w.imag(), q_rot.values[row * d + b])));
+            max_in = worse(max_in, std::abs(static_cast<double>(z.real())) + std::abs(static_cast<double>(z.imag())));
+        }
+    return at_most("the rotation equals multiplying x_a + i x_b by e^{i m theta}", "max |rotation - complex product|", worst,
+                   2.0 * env.eps * max_in);
+}
+
+template <class T>
+std::optional<Check> check_inverse(const RopeParams& p, const Run& run, const CheckEnv& env)
+{
+    const RopeCache<T> cache = rope_cache<T>(p.len, freq_of<T>(p).theta);
+    const Ten4<T> back = rope_apply(from_tensor<T, 4>(run.at("q_rot")), cache, rotary(p), p.style, Direction::inverse);
+    const Tensor& q = run.at("q");
+    return at_most("rotating back by -m theta restores the input (the inverse is the transpose)", "max |R(m)^T R(m) q - q|",
+                   max_abs_diff(back.data(), q.values.data(), q.size()), 8.0 * env.eps * max_abs(q));
+}
+
+template <class T>
+std::optional<Check> check_angles(const RopeParams& p, const Run&, const CheckEnv& env)
+{
+    // theta_i in T is off by up to about (ln(base) * 2i/r + ln(factor) + 4) eps relative
+    // (the exponent's rounding is multiplied into the power), and the product m*theta_i
+    // adds half an eps: the bound, pair by pair, at the largest position.
+    const auto theta = freq_of<T>(p).theta;
+    double tol = 0.0;
+    for (std::size_t i = 0; i < theta.size(); ++i) {
+        const double rel = std::abs(std::log(p.base)) * 2.0 * static_cast<double>(i) / dsize(rotary(p)) +
+                           std::log(p.scaling.factor.value_or(1.0)) + 4.0;
+        tol = std::max(tol, env.eps * dsize(p.len - 1) * theta[i] * (rel + 0.5));
+    }
+    long pos = 0, pair = 0;
+    double worst = 0.0;
+    angle_errors<T>(p, &pos, &pair, &worst);
+    return at_most(fmt::format("angles m*theta in {} stay within their rounding bound up to position {}", name_of(env.dtype), p.len - 1),
+                   "max |m*theta (dtype) - m*theta (exact)| in radians", worst, tol + 4.0 * env.eps);
+}
+
+template <class T>
+std::vector<CheckDef<RopeParams>> rope_checks()
+{
+    return {{"pos0_unchanged", {"q", "q_rot"}, check_pos0},
+            {"norm_preserved", {"q", "q_rot"}, check_norm},
+            {"partial_passthrough", {"q", "q_rot"}, check_passthrough},
+            {"blocks_orthogonal", {}, check_orthogonal<T>},
+            {"rotation_composes", {}, check_composes<T>},
+            {"dot_equals_relative_rotation", {"q", "k"}, check_dot_relative<T>},
+            {"relative_position_only", {"q", "k"}, check_relative_only<T>},
+            {"styles_are_permutations", {"q"}, check_styles<T>},
+            {"complex_form", {"q", "q_rot"}, check_complex<T>},
+            {"inverse_restores", {"q", "q_rot"}, check_inverse<T>},
+            {"angle_precision", {}, check_angles<T>}};
+}
+
+// --- notes ---
+
+template <class T>
+std::optional<std::string> note_angles(const RopeParams& p, const Run&, const CheckEnv& env)
+{
+    long pos = 0, pair = 0;
+    double worst = 0.0;
+    angle_errors<T>(p, &pos, &pair, &worst);
+    return fmt::format("largest angle error in {}: {:.3g} rad ({:.3g} degrees) at position {}, pair {}", name_of(env.dtype), worst,
+                       worst * 180.0 / static_cast<double>(kPi), pos, pair);
+}
+
+template <class T>
+std::optional<std::string> note_scaling(const RopeParams& p, const Run&, const CheckEnv&)
+{
+    if (p.scaling.method == RopeScaling::none) return std::nullopt;
+    const RopeFrequencies f = freq_of<T>(p);
+    return fmt::format("{} scaling: base used {:.6g}, attention factor {:.6g}{}", name_of(p.scaling.method), f.base_used,
+                       f.attention_factor,
+                       f.attention_factor != 1.0 ? " (Hugging Face multiplies cos and sin by it, so scores scale by its square; "
+                                                   "the rotation shown here leaves it out)"
+                                                 : "");
+}
+
+std::optional<std::string> note_example(const RopeParams& p, const Run&, const CheckEnv&)
+{
+    if (!p.example) return std::nullopt;
+    return p.style == RopeStyle::interleaved
+               ? "example: every query and key is (1, 0, 1, 0); with theta = (1, 0.01) and pairs (0, 1), (2, 3), "
+                 "q_rot at position m is (cos m, sin m, cos 0.01m, sin 0.01m)"
+               : "example: every query and key is (1, 0, 1, 0); with theta = (1, 0.01) and pairs (0, 2), (1, 3), "
+                 "q_rot at position m is (cos m - sin m, 0, sin m + cos m, 0)";
+}
+
+template <class T>
+Typed<RopeParams> rope_typed()
+{
+    return {compute_rope<T>, rope_checks<T>(), {note_angles<T>, note_scaling<T>, note_example}};
+}
+
+std::vector<TensorDecl<RopeParams>> rope_tensors()
+{
+    auto pairs = [](const RopeParams& p) { return std::vector<double>{dsize(rotary(p) / 2)}; };
+    auto bhld = [](const RopeParams& p) { return std::vector<double>{dsize(p.batch), dsize(p.heads), dsize(p.len), dsize(p.dim)}; };
+    auto len = [](const RopeParams& p) { return std::vector<double>{dsize(p.len)}; };
+    const std::vector<std::string> axes = {"batch", "head", "pos", "dim"};
+    return {{"theta", {"pair"}, Need::always, pairs, {}, {}},
+            {"theta_unscaled", {"pair"}, Need::always, pairs, [](const RopeParams& p) { return p.scaling.method != RopeScaling::none; }, {}},
+            {"cache", {"pos", "pair", "cos_sin"}, Need::on_demand,
+             [](const RopeParams& p) { return std::vector<double>{dsize(p.len), dsize(rotary(p) / 2), 2.0}; }, {}, {}},
+            {"q", axes, Need::always, bhld, {}, {}},
+            {"k", axes, Need::always, bhld, {}, {}},
+            {"q_rot", axes, Need::always, bhld, {}, {}},
+            {"k_rot", axes, Need::always, bhld, {}, {}},
+            {"dots", {"query_pos", "key_pos"}, Need::on_demand, [](const RopeParams& p) { return std::vector<double>{dsize(p.len), dsize(p.len)}; }, {}, {}},
+            {"decay", {"distance"}, Need::on_demand, len, {}, {}},
+            {"angle_error", {"pos"}, Need::always, len, {}, {}}};
+}
+
+nlohmann::ordered_json rope_params_json(const RopeParams& p)
+{
+    nlohmann::ordered_json par;
+    par["len"] = p.len;
+    par["dim"] = p.dim;
+    par["heads"] = p.heads;
+    par["batch"] = p.batch;
+    par["base"] = p.base;
+    par["style"] = name_of(p.style);
+    par["rotary_dim"] = rotary(p);
+    par["scaling"] = name_of(p.scaling.method);
+    par["factor"] = p.scaling.factor ? nlohmann::ordered_json(*p.scaling.factor) : nullptr;
+    par["original_len"] = p.scaling.original_len ? nlohmann::ordered_json(*p.scaling.original_len) : nullptr;
+    if (p.scaling.method == RopeScaling::yarn) {
+        par["beta_fast"] = p.scaling.beta_fast;
+        par["beta_slow"] = p.scaling.beta_slow;
+    }
+    if (p.scaling.method == RopeScaling::llama3) {
+        par["low_freq_factor"] = p.scaling.low_freq_factor;
+        par["high_freq_factor"] = p.scaling.high_freq_factor;
+    }
+    par["example"] = p.example;
+    return par;
+}
+
+Experiment<RopeParams> make_rope_experiment()
+{
+    Experiment<RopeParams> e;
+    e.command = "rope";
+    e.main_tensor = "q_rot";
+    e.tensors = rope_tensors();
+    e.resolve = resolve;
+    e.validate = validate;
+    e.params_json = rope_params_json;
+    // The checks' working copies: the inverse rotation and q_rot as T, the caches.
+    e.scratch_bytes = [](const RopeParams& p, double elem) {
+        return (2.0 * dsize(p.batch) * dsize(p.heads) * dsize(p.dim) + 4.0 * dsize(rotary(p))) * dsize(p.len) * elem;
+    };
+    e.f32 = rope_typed<float>();
+    e.f64 = rope_typed<double>();
+    return e;
+}
+
+}  // namespace
+
+const Experiment<RopeParams>& rope_experiment()
+{
+    static const Experiment<RopeParams> e = make_rope_experiment();
+    return e;
+}
+
+Report run_rope(const RopeParams& p, const RunContext& ctx) { return run_experiment(rope_experiment(), p, ctx); }
+
+#define ATTNLAB_ROPE_INSTANTIATE(T)                                                                     \
+    template RopeFrequencies rope_frequencies<T>(long, double, const RopeScalingParams&, long);        \
+    template RopeCache<T> rope_cache<T>(long, const std::vector<double>&);                              \
+    template void rope_rotate<T>(const T*, T*, long, long, const T*, const T*, RopeStyle, Direction);   \
+    template Ten4<T> rope_apply<T>(const Ten4<T>&, const RopeCache<T>&, long, RopeStyle, Direction);
+ATTNLAB_ROPE_INSTANTIATE(float)
+ATTNLAB_ROPE_INSTANTIATE(double)
+
+}  // namespace attnlab

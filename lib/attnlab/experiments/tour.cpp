@@ -1,0 +1,385 @@
+#include "attnlab/experiments/tour.hpp"
+
+#include "attnlab/experiments/alibi_params.hpp"
+#include "attnlab/experiments/attend_params.hpp"
+#include "attnlab/experiments/mask_params.hpp"
+#include "attnlab/experiments/pe_params.hpp"
+#include "attnlab/experiments/permute_params.hpp"
+#include "attnlab/experiments/rope_params.hpp"
+#include "attnlab/render/render.hpp"
+
+#include <fmt/color.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <functional>
+#include <string_view>
+
+namespace attnlab {
+
+bool TourReport::passed() const
+{
+    return std::all_of(sections.begin(), sections.end(), [](const TourSection& s) { return s.passed; });
+}
+
+Lang lang_from_env(const char* lang_env)
+{
+    return lang_env != nullptr && std::string_view(lang_env).rfind("zh", 0) == 0 ? Lang::zh : Lang::en;
+}
+
+namespace {
+
+struct Text {
+    const char* en;
+    const char* zh;
+    std::string operator()(Lang l) const { return l == Lang::zh ? zh : en; }
+};
+
+// A claim the tour shows: the check's name, where the claim comes from, and the claim in
+// Chinese (English uses the check's own sentence).
+struct ClaimRef {
+    const char* check;
+    const char* source;
+    const char* zh;
+};
+
+// Collects a section from the reports it runs: a check named here is shown and enters the
+// claims table with its source; a failed invariant is shown whether named or not.
+class SectionBuilder {
+public:
+    SectionBuilder(TourReport& tour, std::string name, Text title, Text text)
+        : tour_(tour)
+    {
+        s_.name = std::move(name);
+        s_.title = title(tour.lang);
+        s_.text = text(tour.lang);
+    }
+
+    // A claim names a check the report must have, and the tensor shown must exist: a tour
+    // that refers to something the experiment no longer produces fails loudly.
+    void use(const Report& r, const std::vector<ClaimRef>& shown, const std::string& tensor = "")
+    {
+        for (const auto& ref : shown) {
+            if (r.find_check(ref.check) == nullptr) {
+                throw std::logic_error(fmt::format("tour section {}: {} has no check {}", s_.name, r.command, ref.check));
+            }
+        }
+        if (!tensor.empty()) {
+            const Tensor* t = r.find(tensor);
+            if (t == nullptr) throw std::logic_error(fmt::format("tour section {}: {} has no tensor {}", s_.name, r.command, tensor));
+            s_.tensors.push_back(*t);
+        }
+        for (const auto& c : r.checks) {
+            const auto it = std::find_if(shown.begin(), shown.end(), [&](const ClaimRef& e) { return c.name == e.check; });
+            if (it != shown.end()) {
+                s_.checks.push_back(c);
+                tour_.claims.push_back({s_.name, it->source, tour_.lang == Lang::zh ? it->zh : c.claim, c});
+            } else if (c.role == Role::invariant && !c.passed()) {
+                s_.checks.push_back(c);
+            }
+        }
+        s_.passed = s_.passed && r.passed();
+    }
+    void note(std::string n) { s_.notes.push_back(std::move(n)); }
+    void finish() { tour_.sections.push_back(std::move(s_)); }
+
+private:
+    TourReport& tour_;
+    TourSection s_;
+};
+
+// Each experiment runs with every tensor kept (they are all small) and the tour's seed/dtype.
+RunContext all_tensors(const RunContext& ctx)
+{
+    RunContext c = ctx;
+    c.show.clear();
+    c.main_only = false;
+    return c;
+}
+
+void section_order(TourReport& t, const RunContext& ctx)
+{
+    SectionBuilder s(t, "order",
+                     {"1. Order blindness: attention alone does not see word order",
+                      "1. 顺序盲区：仅靠注意力无法区分词序"},
+                     {"Permute the rows of X and self-attention permutes its output rows the same way:\n"
+                      "Attn(PX) = P Attn(X). The output is equivariant, not \"strictly unchanged\";\n"
+                      "once positions enter (here sinusoidal PE), the order matters.",
+                      "打乱 X 的行，自注意力的输出行也按同样方式被打乱：Attn(PX) = P Attn(X)。\n"
+                      "输出是等变的，而不是“完全不变”；一旦加入位置信息（这里是正弦位置编码），顺序就有了意义。"});
+    PermuteParams p;
+    p.example = true;
+    p.no_proj = true;
+    s.use(run_permute(p, all_tensors(ctx)),
+          {{"equivariant", "article 1, permutation experiment", "没有位置信息时 Attn(PX) = P Attn(X)（等变）"},
+           {"output_unchanged", "article 1, permutation experiment (corrected in its FAQ)", "打乱输入后输出“完全不变”"}},
+          "out_perm");
+    PermuteParams q;
+    q.example = true;
+    q.pe = PeKind::sinusoidal;
+    s.use(run_permute(q, all_tensors(ctx)), {{"equivariance_breaks", "article 1, why positions are needed", "加入位置信息后 Attn(PX) ≠ P Attn(X)：顺序有了意义"}});
+    s.finish();
+}
+
+void section_pe(TourReport& t, const RunContext& ctx)
+{
+    SectionBuilder s(t, "pe",
+                     {"2. Sinusoidal positional encoding", "2. 正弦位置编码"},
+                     {"PE(pos, 2i) = sin(pos w_i), PE(pos, 2i+1) = cos(pos w_i), w_i = 10000^(-2i/D). Row 0 is\n"
+                      "[0, 1, 0, 1, ...]; the frequencies fall geometrically; PE(p+k) is a rotation of PE(p) by an\n"
+                      "angle that depends on k alone; slicing a precomputed table gives the same rows.",
+                      "PE(pos, 2i) = sin(pos w_i)，PE(pos, 2i+1) = cos(pos w_i)，w_i = 10000^(-2i/D)。第 0 行是\n"
+                      "[0, 1, 0, 1, ...]；频率按几何级数递减；PE(p+k) 是 PE(p) 旋转一个只取决于 k 的角度；\n"
+                      "从预先计算的表中切片得到的行与直接计算的相同。"});
+    PeParams p;
+    p.len = 8;
+    p.dim = 8;
+    p.max_len = 64;
+    p.embed = true;
+    p.batch = 2;
+    s.use(run_pe(p, all_tensors(ctx)),
+          {{"row0_exact", "Vaswani et al. 2017, §3.5", "第 0 行恰好是 [0, 1, 0, 1, ...]"},
+           {"freq_falling", "Vaswani et al. 2017, §3.5", "频率从低维到高维严格递减"},
+           {"relative_shift_linear", "Vaswani et al. 2017, §3.5 (any fixed offset k is a linear function)", "相对位移是线性的：PE(p+k) = M(k) PE(p)，M 只取决于 k"},
+           {"slice_matches_direct", "article 1, PositionalEncoding module (pe[:, :L])", "从预先计算的表中切片与直接计算结果相同"},
+           {"slicing_bug_loses_position", "article 1, PositionalEncoding module (the slicing bug)",
+            "在批次轴上切片（对 batch-first 输入用 pe[:x.size(0)]）会让同一序列的所有位置得到相同的编码"}},
+          "freq");
+    // Which frequency form is more accurate is measured where it matters: D = 512.
+    PeParams big;
+    big.len = 2;
+    big.dim = 512;
+    s.use(run_pe(big, all_tensors(ctx)), {{"log_space_more_accurate", "article 1, div_term computed in log space", "在对数空间计算 w_i（exp-log）至少与 base^(-2i/D) 一样精确"}});
+    s.finish();
+}
+
+void section_rope(TourReport& t, const RunContext& ctx)
+{
+    SectionBuilder s(t, "rope",
+                     {"3. Rotary position embedding (RoPE)", "3. 旋转位置编码（RoPE）"},
+                     {"Each pair of q and k is rotated by m*theta_i at position m, so q_m . k_n = q^T R(n-m) k:\n"
+                      "the score depends on the relative position alone. The articles pair (2i, 2i+1); Llama and\n"
+                      "Hugging Face pair (i, i+d/2): the same rotation up to a permutation of the dimensions.",
+                      "q 和 k 的每一对分量在位置 m 处旋转 m*theta_i，于是 q_m . k_n = q^T R(n-m) k：\n"
+                      "得分只取决于相对位置。文章按 (2i, 2i+1) 配对；Llama 和 Hugging Face 按 (i, i+d/2) 配对：\n"
+                      "两者是同一个旋转，只差一个维度置换。"});
+    RopeParams p;
+    p.example = true;
+    s.use(run_rope(p, all_tensors(ctx)), {{"pos0_unchanged", "article 2, RoPE example", "位置 0 保持不变"}}, "q_rot");
+    RopeParams r;
+    r.len = 64;
+    r.dim = 16;
+    s.use(run_rope(r, all_tensors(ctx)),
+          {{"dot_equals_relative_rotation", "RoFormer (Su et al. 2021), §3.2", "q_m . k_n = q^T R(n - m) k"},
+           {"relative_position_only", "article 2; RoFormer §3.2", "q_m . k_n 只取决于 m - n"},
+           {"styles_are_permutations", "Hugging Face rotate_half vs RoFormer pairs", "交错配对与半分配对是同一个旋转，只差一个维度置换"},
+           {"norm_preserved", "RoFormer §3.2 (rotations are orthogonal)", "旋转保持每个向量的范数"}});
+    s.finish();
+}
+
+void section_alibi(TourReport& t, const RunContext& ctx)
+{
+    SectionBuilder s(t, "alibi",
+                     {"4. ALiBi: linear biases instead of embeddings", "4. ALiBi：用线性偏置代替位置编码"},
+                     {"Head h adds -m_h * |i - j| to its scores. For 4 heads the slopes are 1/4, 1/16, 1/64,\n"
+                      "1/256. For a head count that is not a power of two the paper's rule is not the simple\n"
+                      "formula; and BLOOM's key-only bias m*j gives the same softmax rows.",
+                      "第 h 个头在得分上加 -m_h * |i - j|。4 个头时斜率为 1/4、1/16、1/64、1/256。\n"
+                      "头数不是 2 的幂时，论文的规则不是简单公式；BLOOM 只依赖键位置的偏置 m*j 给出相同的 softmax 行。"});
+    AlibiParams p;
+    p.heads = 4;
+    s.use(run_alibi(p, all_tensors(ctx)),
+          {{"slopes_geometric", "Press et al. 2022 (ALiBi), §3", "斜率是几何数列 2^(-8/H), ..., 2^(-8)"},
+           {"bias_toeplitz", "Press et al. 2022, §3", "偏置只取决于 i - j"},
+           {"bloom_shortcut_equivalent", "BLOOM build_alibi_tensor", "BLOOM 只依赖键位置的偏置 m*j 给出相同的因果 softmax 行"}},
+          "slopes");
+    AlibiParams six;
+    six.heads = 6;
+    s.use(run_alibi(six, all_tensors(ctx)), {{"simple_formula_matches_paper", "article 2, ALiBi slopes m = 2^(-8h/H)", "文章的公式 m_h = 2^(-8(h+1)/H) 对 H = 6 给出论文的斜率"}});
+    s.finish();
+}
+
+void section_mask(TourReport& t, const RunContext& ctx)
+{
+    SectionBuilder s(t, "mask",
+                     {"5. Causal and padding masks", "5. 因果掩码与填充掩码"},
+                     {"The decoder adds 0 below and on the diagonal and -inf above it, so every future weight is\n"
+                      "exactly 0. key_padding_mask (true = ignore) and SDPA's boolean attn_mask (true = may attend)\n"
+                      "mean opposite things. Multiplying scores by a 0/1 mask instead of adding it leaks.",
+                      "解码器在对角线及其下方加 0，上方加 -inf，于是所有未来位置的权重恰好为 0。\n"
+                      "key_padding_mask（true = 忽略）与 SDPA 的布尔 attn_mask（true = 可以关注）含义相反。\n"
+                      "用 0/1 掩码去乘得分而不是相加，会泄漏注意力。"});
+    MaskParams causal;
+    causal.multiply = true;
+    s.use(run_mask(causal, all_tensors(ctx)),
+          {{"causal_equals_tril", "PyTorch docs: nn.Transformer.generate_square_subsequent_mask", "因果掩码 triu(fill, 1) 与下三角构造逐元素相同"},
+           {"rows_sum_to_one", "article 2, masked softmax", "每一行 softmax 权重之和为 1"},
+           {"masked_weights_exactly_zero", "article 2, masked softmax", "被掩码的权重恰好为 0，而不只是很小"},
+           {"hidden_scores_ignored", "article 2, decoder causality", "改变被掩码键的得分，权重逐位不变"},
+           {"multiply_leak_very_small", "article 2, why masks are added, not multiplied", "用 0/1 掩码相乘只泄漏“很小”的概率（以低于 1% 计）"}},
+          "mask");
+    MaskParams pad;
+    pad.kind = MaskKind::padding;
+    pad.lengths = {3, 5, 2};
+    s.use(run_mask(pad, all_tensors(ctx)),
+          {{"bool_conventions_complement", "PyTorch docs: MultiheadAttention vs scaled_dot_product_attention", "key_padding_mask（true = 忽略）与 attn_mask（true = 可关注）互为补集"},
+           {"bool_conventions_same_weights", "PyTorch docs: scaled_dot_product_attention", "两种布尔约定与加性掩码给出相同的权重"}});
+    // -inf against -1e9 on a fully masked row (a sequence of length 0).
+    MaskParams empty;
+    empty.kind = MaskKind::both;
+    empty.lengths = {3, 0};
+    empty.softmax = SoftmaxKind::safe;
+    const Report e = run_mask(empty, all_tensors(ctx));
+    s.use(e, {{"no_nan_weights", "PyTorch docs: scaled_dot_product_attention (safe softmax since 2.5)", "没有任何注意力权重是 NaN"}});
+    for (const auto& n : e.notes)
+        if (n.rfind("fully masked", 0) == 0) s.note(n);
+    s.finish();
+}
+
+void section_encdec(TourReport& t, const RunContext& ctx)
+{
+    SectionBuilder s(t, "encoder_decoder",
+                     {"6. Encoder and decoder attention", "6. 编码器与解码器注意力"},
+                     {"One formula, three uses: without a mask (encoder) every output row depends on every\n"
+                      "position; with the causal mask (decoder) row i ignores the future; cross-attention takes\n"
+                      "its keys and values from another sequence of another length.",
+                      "同一个公式，三种用法：不加掩码（编码器）时每个输出行都依赖所有位置；\n"
+                      "加因果掩码（解码器）时第 i 行忽略未来；交叉注意力的键和值来自另一条长度不同的序列。"});
+    AttendParams enc;
+    s.use(run_attend(enc, all_tensors(ctx)), {{"unmasked_rows_change", "article 2, encoder self-attention", "不加掩码时，改变位置 i 之后的 X 会改变前面的输出行（编码器看得到未来）"}});
+    AttendParams dec;
+    dec.mask = MaskKind::causal;
+    s.use(run_attend(dec, all_tensors(ctx)),
+          {{"causal_rows_unchanged", "article 2, decoder masked self-attention", "加因果掩码时，改变位置 i 之后的 X，前面的输出行逐位不变"},
+           {"main_matches_reference", "the program's reference implementation", "主实现与逐循环的参考实现一致"}},
+          "weights");
+    AttendParams cross;
+    cross.kv_len = 9;
+    s.use(run_attend(cross, all_tensors(ctx)), {{"rows_sum_to_one", "article 2, encoder-decoder attention", "每一行 softmax 权重之和为 1"}});
+    s.finish();
+}
+
+using SectionFn = void (*)(TourReport&, const RunContext&);
+const std::vector<std::pair<std::string, SectionFn>>& sections()
+{
+    static const std::vector<std::pair<std::string, SectionFn>> all = {
+        {"order", section_order}, {"pe", section_pe},     {"rope", section_rope},
+        {"alibi", section_alibi}, {"mask", section_mask}, {"encoder_decoder", section_encdec}};
+    return all;
+}
+
+}  // namespace
+
+std::vector<std::string> tour_section_names()
+{
+    std::vector<std::string> names;
+    for (const auto& [name, fn] : sections()) names.push_back(name);
+    return names;
+}
+
+TourReport run_tour(const TourParams& p, const RunContext& ctx)
+{
+    const auto names = tour_section_names();
+    if (!p.section.empty() && std::find(names.begin(), names.end(), p.section) == names.end()) {
+        throw InputError(fmt::format("unknown --section '{}'; sections: {}", p.section, fmt::join(names, ", ")));
+    }
+    TourReport t;
+    t.lang = p.lang;
+    t.params["seed"] = ctx.seed;
+    t.params["dtype"] = name_of(ctx.dtype);
+    t.params["lang"] = name_of(p.lang);
+    t.params["section"] = p.section.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.section);
+    for (const auto& [name, fn] : sections()) {
+        if (p.section.empty() || p.section == name) fn(t, ctx);
+    }
+    return t;
+}
+
+namespace {
+
+std::string verdict_word(const Check& c, Lang lang)
+{
+    const bool ok = c.passed();
+    if (c.role == Role::invariant) return ok ? "PASS" : "FAIL";
+    if (lang == Lang::zh) return ok ? "成立" : "不成立";
+    return ok ? "HOLDS" : "WRONG";
+}
+
+}  // namespace
+
+std::string render_tour_text(const TourReport& t, bool color)
+{
+    std::string out;
+    for (const auto& s : t.sections) {
+        out += color ? fmt::format(fmt::emphasis::bold, "{}", s.title) : s.title;
+        out += "\n" + s.text + "\n\n";
+        Report r;
+        r.tensors = s.tensors;
+        r.checks = s.checks;
+        r.notes = s.notes;
+        RenderOptions o;
+        o.color = color;
+        out += render_text(r, o);
+        out += "\n";
+    }
+    const bool zh = t.lang == Lang::zh;
+    out += zh ? "论断汇总：论断、出处、测量值与结论\n\n" : "Claims: each with its source, the measured figure and the verdict\n\n";
+    for (const auto& c : t.claims) {
+        out += fmt::format("  {:<6} {}\n         {} | {} = {} {} {}\n", verdict_word(c.check, t.lang), c.claim, c.source,
+                           c.check.metric, format_figure(c.check.measured), name_of(c.check.cmp), format_figure(c.check.tolerance));
+    }
+    long wrong = 0;
+    for (const auto& c : t.claims) wrong += c.check.role == Role::article && !c.check.passed();
+    out += "\n";
+    if (zh) {
+        out += fmt::format("{} 条文章论断与测量结果不符（见上表，附数值）；程序自身的不变量{}。\n", wrong,
+                           t.passed() ? "全部成立" : "有不成立的");
+    } else {
+        out += fmt::format("{} of the articles' claims {} with the measurement (figures above); the program's own "
+                           "invariants {}.\n",
+                           wrong, wrong == 1 ? "disagrees" : "disagree", t.passed() ? "all hold" : "do NOT all hold");
+    }
+    return out;
+}
+
+nlohmann::ordered_json tour_to_json(const TourReport& t)
+{
+    nlohmann::ordered_json doc;
+    doc["command"] = "tour";
+    doc["params"] = t.params;
+    auto secs = nlohmann::ordered_json::array();
+    for (const auto& s : t.sections) {
+        Report r;
+        r.command = s.name;
+        r.tensors = s.tensors;
+        r.checks = s.checks;
+        r.notes = s.notes;
+        auto j = to_json(r, true);
+        nlohmann::ordered_json sec;
+        sec["name"] = s.name;
+        sec["title"] = s.title;
+        sec["text"] = s.text;
+        sec["tensors"] = j["tensors"];
+        sec["checks"] = j["checks"];
+        sec["notes"] = j["notes"];
+        sec["passed"] = s.passed;
+        secs.push_back(std::move(sec));
+    }
+    doc["sections"] = std::move(secs);
+    auto claims = nlohmann::ordered_json::array();
+    for (const auto& c : t.claims) {
+        Report r;
+        r.checks = {c.check};
+        auto j = to_json(r, false)["checks"][0];
+        j["section"] = c.section;
+        j["source"] = c.source;
+        j["claim_text"] = c.claim;
+        claims.push_back(std::move(j));
+    }
+    doc["claims"] = std::move(claims);
+    doc["passed"] = t.passed();
+    return doc;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,60 @@
+// `tour`: the two articles as one verified walk-through. Each section runs the library code
+// of one subcommand (nothing is computed a second way), shows one small tensor and its
+// checks; a closing table holds every claim against what was measured.
+#pragma once
+
+#include "attnlab/core/report.hpp"
+
+#include <string>
+#include <vector>
+
+namespace attnlab {
+
+enum class Lang { en, zh };
+constexpr auto enum_names(Lang)
+{
+    return std::array{std::pair{Lang::en, std::string_view("en")}, std::pair{Lang::zh, std::string_view("zh")}};
+}
+
+// The language LANG asks for: zh for zh_*, en otherwise.
+Lang lang_from_env(const char* lang_env);
+
+struct TourClaim {
+    std::string section;
+    std::string source;  // article section, paper, or PyTorch documentation
+    std::string claim;   // in the tour's language
+    Check check;
+};
+
+struct TourSection {
+    std::string name;    // for --section and JSON
+    std::string title;
+    std::string text;    // two to four lines of narration
+    std::vector<Tensor> tensors;  // the one small tensor that shows the point
+    std::vector<Check> checks;    // what this section shows
+    std::vector<std::string> notes;
+    bool passed = true;           // every invariant of every experiment the section ran
+};
+
+struct TourReport {
+    Lang lang = Lang::en;
+    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    std::vector<TourSection> sections;
+    std::vector<TourClaim> claims;
+    bool passed() const;
+};
+
+struct TourParams {
+    std::string section;  // empty: all
+    Lang lang = Lang::en;
+};
+
+// Section names in the articles' order.
+std::vector<std::string> tour_section_names();
+
+TourReport run_tour(const TourParams& p, const RunContext& ctx);
+
+std::string render_tour_text(const TourReport& t, bool color);
+nlohmann::ordered_json tour_to_json(const TourReport& t);
+
+}  // namespace attnlab

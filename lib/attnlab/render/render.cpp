@@ -1,0 +1,340 @@
+#include "attnlab/render/render.hpp"
+
+#include <fmt/color.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnlab {
+namespace {
+
+constexpr std::size_t kSummariseAbove = 1000;  // elements, as numpy's print threshold
+constexpr std::size_t kEdgeItems = 3;
+
+std::string non_finite(double v)
+{
+    if (std::isnan(v)) return "nan";
+    return v > 0 ? "inf" : "-inf";
+}
+
+// The indices of one axis that text output shows; npos marks the "..." gap.
+constexpr std::size_t kGap = static_cast<std::size_t>(-1);
+std::vector<std::size_t> shown_indices(std::size_t n, bool summarise)
+{
+    std::vector<std::size_t> idx;
+    if (!summarise || n <= 2 * kEdgeItems) {
+        for (std::size_t i = 0; i < n; ++i) idx.push_back(i);
+        return idx;
+    }
+    for (std::size_t i = 0; i < kEdgeItems; ++i) idx.push_back(i);
+    idx.push_back(kGap);
+    for (std::size_t i = n - kEdgeItems; i < n; ++i) idx.push_back(i);
+    return idx;
+}
+
+// How one tensor's numbers are printed in text: the same style for every element, chosen
+// from the magnitudes present (as PyTorch does): integers, fixed with 4 decimals, or
+// scientific.
+struct NumberStyle {
+    enum Kind { integer, fixed, scientific, boolean } kind = fixed;
+    std::string operator()(double v) const
+    {
+        if (kind == boolean) return v != 0.0 ? "true" : "false";
+        if (!std::isfinite(v)) return non_finite(v);
+        if (v == 0.0) return "0";  // an exact zero reads differently from 0.0000 (merely small)
+        switch (kind) {
+        case integer: return fmt::format("{:.0f}", v);
+        case fixed: return fmt::format("{:.4f}", v);
+        default: return fmt::format("{:.4e}", v);
+        }
+    }
+};
+
+NumberStyle style_for(const Tensor& t)
+{
+    if (t.elem == Elem::boolean) return {NumberStyle::boolean};
+    bool all_integer = true;
+    double max_abs = 0.0, min_nonzero = std::numeric_limits<double>::infinity();
+    for (double v : t.values) {
+        if (!std::isfinite(v)) continue;
+        all_integer = all_integer && v == std::round(v);
+        max_abs = std::max(max_abs, std::abs(v));
+        if (v != 0.0) min_nonzero = std::min(min_nonzero, std::abs(v));
+    }
+    if (all_integer && max_abs < 1e9) return {NumberStyle::integer};
+    if (max_abs >= 1e5 || min_nonzero < 1e-4) return {NumberStyle::scientific};
+    return {NumberStyle::fixed};
+}
+
+std::string shape_string(const Tensor& t)
+{
+    return fmt::format("[{}]", fmt::join(t.shape, ", "));
+}
+
+// Rows of a rank-2 slice at `offset` (row-major), as strings, before alignment.
+void text_matrix(const Tensor& t, std::size_t offset, std::size_t rows, std::size_t cols,
+                 bool summarise, const NumberStyle& style, std::string& out)
+{
+    const auto ri = shown_indices(rows, summarise);
+    const auto ci = shown_indices(cols, summarise);
+    std::vector<std::vector<std::string>> cells;
+    std::size_t width = 0;
+    for (std::size_t r : ri) {
+        std::vector<std::string> line;
+        for (std::size_t c : ci) {
+            std::string s = (r == kGap || c == kGap)
+                                ? "..."
+                                : style(t.values.data()[offset + r * cols + c]);
+            width = std::max(width, s.size());
+            line.push_back(std::move(s));
+        }
+        cells.push_back(std::move(line));
+    }
+    for (const auto& line : cells) {
+        out += "  ";
+        for (const auto& s : line) out += fmt::format(" {:>{}}", s, width);
+        out += '\n';
+    }
+}
+
+// Rank >= 2: one matrix per index of the leading axes, headed by that index ("[batch=0, head=1]").
+void text_block(const Tensor& t, std::size_t axis, std::size_t offset,
+                std::vector<std::string> labels, bool summarise, const NumberStyle& style,
+                std::string& out)
+{
+    const std::size_t rank = t.rank();
+    if (axis + 2 == rank) {
+        const std::size_t rows = t.shape[rank - 2], cols = t.shape[rank - 1];
+        if (!labels.empty()) out += fmt::format("  [{}]\n", fmt::join(labels, ", "));
+        text_matrix(t, offset * rows * cols, rows, cols, summarise, style, out);
+        return;
+    }
+    for (std::size_t i : shown_indices(t.shape[axis], summarise)) {
+        if (i == kGap) {
+            out += "  ...\n";
+            continue;
+        }
+        auto inner = labels;
+        inner.push_back(fmt::format("{}={}", t.axes[axis], i));
+        text_block(t, axis + 1, offset * t.shape[axis] + i, std::move(inner), summarise,
+                   style, out);
+    }
+}
+
+void text_tensor(const Tensor& t, const RenderOptions& opts, std::string& out)
+{
+    const std::string title =
+        opts.color ? fmt::format(fmt::emphasis::bold | fg(fmt::terminal_color::cyan), "{}", t.name)
+                   : t.name;
+    out += fmt::format("{}  shape {}  ({})  {}\n", title, shape_string(t),
+                       fmt::join(t.axes, ", "), name_of(t.elem));
+    const NumberStyle style = style_for(t);
+    const bool summarise = !opts.full && t.values.size() > kSummariseAbove;
+    const std::size_t rank = t.rank();
+    if (rank == 0) {
+        out += fmt::format("   {}\n", style(t.values[0]));
+        return;
+    }
+    if (rank == 1) {
+        text_matrix(t, 0, 1, t.shape[0], summarise, style, out);
+        return;
+    }
+    text_block(t, 0, 0, {}, summarise, style, out);
+}
+
+}  // namespace
+
+std::string format_figure(double v)
+{
+    if (!std::isfinite(v)) return non_finite(v);
+    if (v == 0.0) return "0";  // also -0
+    if (v == std::round(v) && std::abs(v) < 1e9) return fmt::format("{:.0f}", v);
+    return fmt::format("{:.3g}", v);
+}
+
+std::string format_value(double v, Elem elem)
+{
+    if (!std::isfinite(v)) return non_finite(v);
+    switch (elem) {
+    case Elem::boolean: return v != 0.0 ? "1" : "0";
+    case Elem::index: return fmt::format("{:.0f}", v);
+    case Elem::float32: return fmt::format("{}", static_cast<float>(v));
+    case Elem::float64: break;
+    }
+    return fmt::format("{}", v);
+}
+
+std::string check_line(const Check& c, bool color)
+{
+    const bool ok = c.passed();
+    std::string verdict;
+    if (c.role == Role::invariant) {
+        verdict = ok ? "PASS " : "FAIL ";  // padded to the width of HOLDS / WRONG
+    } else {
+        verdict = ok ? "HOLDS" : "WRONG";  // the article's wording against the measurement
+    }
+    if (color) {
+        verdict = fmt::format(fmt::emphasis::bold |
+                                  fg(ok ? fmt::terminal_color::green
+                                        : (c.role == Role::invariant ? fmt::terminal_color::red
+                                                                     : fmt::terminal_color::yellow)),
+                              "{}", verdict);
+    }
+    const std::string role = c.role == Role::article ? " (article's claim)" : "";
+    return fmt::format("{} {}{}: {} = {} {} {}", verdict, c.claim, role, c.metric,
+                       format_figure(c.measured), name_of(c.cmp), format_figure(c.tolerance));
+}
+
+std::string render_text(const Report& report, const RenderOptions& opts)
+{
+    std::string out;
+    if (!opts.quiet) {
+        for (const auto& t : report.tensors) {
+            text_tensor(t, opts, out);
+            out += '\n';
+        }
+        for (const auto& n : report.notes) out += fmt::format("note: {}\n", n);
+        if (!report.notes.empty()) out += '\n';
+    }
+    for (const auto& c : report.checks) out += check_line(c, opts.color) + '\n';
+    return out;
+}
+
+std::string render_csv(const Report& report, const RenderOptions& opts)
+{
+    const std::string& name = opts.tensor.empty() ? report.main_tensor : opts.tensor;
+    const Tensor* t = report.find(name);
+    if (t == nullptr) {
+        throw InputError(fmt::format("unknown tensor '{}' for {}; it produces: {}", name,
+                                     report.command, fmt::join(report.offered, ", ")));
+    }
+    const auto& v = t->values;
+    std::string out;
+    if (opts.wide) {
+        if (t->rank() != 2) {
+            throw InputError(fmt::format("--wide needs a rank-2 tensor; {} has rank {}", name,
+                                         t->rank()));
+        }
+        // Header "pos,d0,d1,...": the first axis, then the second axis's initial and index.
+        const char initial = t->axes[1].empty() ? 'c' : t->axes[1][0];
+        out += t->axes[0];
+        for (std::size_t j = 0; j < t->shape[1]; ++j) out += fmt::format(",{}{}", initial, j);
+        out += '\n';
+        for (std::size_t i = 0; i < t->shape[0]; ++i) {
+            out += std::to_string(i);
+            for (std::size_t j = 0; j < t->shape[1]; ++j) {
+                out += ',';
+                out += format_value(t->at(i, j), t->elem);
+            }
+            out += '\n';
+        }
+        return out;
+    }
+    // Tidy long form: one column per axis, then value; one row per element, row-major.
+    out += fmt::format("{},value\n", fmt::join(t->axes, ","));
+    const std::size_t rank = t->rank();
+    std::vector<std::size_t> idx(rank, 0);
+    for (std::size_t flat = 0; flat < v.size(); ++flat) {
+        for (std::size_t a = 0; a < rank; ++a) out += fmt::format("{},", idx[a]);
+        out += format_value(v.data()[flat], t->elem);
+        out += '\n';
+        for (std::size_t a = rank; a > 0; --a) {
+            if (++idx[a - 1] < t->shape[a - 1]) break;
+            idx[a - 1] = 0;
+        }
+    }
+    return out;
+}
+
+namespace {
+
+nlohmann::ordered_json json_number(double v, Elem elem)
+{
+    if (!std::isfinite(v)) return non_finite(v);
+    switch (elem) {
+    case Elem::boolean: return v != 0.0;
+    case Elem::index: return static_cast<long long>(v);
+    case Elem::float32:
+        // The double nearest to the float's shortest decimal form, so that 0.1f is written
+        // as 0.1 rather than 0.10000000149011612.
+        return std::stod(fmt::format("{}", static_cast<float>(v)));
+    case Elem::float64: break;
+    }
+    return v;
+}
+
+nlohmann::ordered_json json_data(const Tensor& t, std::size_t axis, std::size_t offset)
+{
+    const auto& v = t.values;
+    if (t.rank() == 0) return json_number(v[0], t.elem);
+    std::size_t stride = 1;
+    for (std::size_t a = axis + 1; a < t.rank(); ++a) stride *= t.shape[a];
+    auto arr = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < t.shape[axis]; ++i) {
+        if (axis + 1 == t.rank()) {
+            arr.push_back(json_number(v[offset + i], t.elem));
+        } else {
+            arr.push_back(json_data(t, axis + 1, offset + i * stride));
+        }
+    }
+    return arr;
+}
+
+nlohmann::ordered_json json_figure(double v)
+{
+    if (!std::isfinite(v)) return non_finite(v);
+    return v;
+}
+
+}  // namespace
+
+nlohmann::ordered_json to_json(const Report& report, bool with_tensors)
+{
+    nlohmann::ordered_json doc;
+    doc["command"] = report.command;
+    doc["params"] = report.params;
+    doc["main_tensor"] = report.main_tensor;
+    auto tensors = nlohmann::ordered_json::array();
+    if (with_tensors) {
+        for (const auto& t : report.tensors) {
+            nlohmann::ordered_json j;
+            j["name"] = t.name;
+            j["shape"] = t.shape;
+            j["axes"] = t.axes;
+            j["dtype"] = name_of(t.elem);
+            j["data"] = json_data(t, 0, 0);
+            tensors.push_back(std::move(j));
+        }
+    }
+    doc["tensors"] = std::move(tensors);
+    auto checks = nlohmann::ordered_json::array();
+    for (const auto& c : report.checks) {
+        nlohmann::ordered_json j;
+        j["name"] = c.name;
+        j["claim"] = c.claim;
+        j["metric"] = c.metric;
+        j["measured"] = json_figure(c.measured);
+        j["comparison"] = name_of(c.cmp);
+        j["tolerance"] = json_figure(c.tolerance);
+        j["role"] = name_of(c.role);
+        j["passed"] = c.passed();
+        checks.push_back(std::move(j));
+    }
+    doc["checks"] = std::move(checks);
+    doc["notes"] = report.notes;
+    doc["passed"] = report.passed();
+    return doc;
+}
+
+std::string render(const Report& report, const RenderOptions& opts)
+{
+    switch (opts.format) {
+    case Format::text: return render_text(report, opts);
+    case Format::csv: return render_csv(report, opts);
+    case Format::json: return to_json(report, !opts.quiet).dump() + '\n';
+    }
+    return {};
+}
+
+}  // namespace attnlab

@@ -1,0 +1,45 @@
+// One renderer for every experiment: text for people, CSV for plotting, JSON for scripts.
+#pragma once
+
+#include "attnlab/core/report.hpp"
+
+#include <string>
+
+namespace attnlab {
+
+enum class Format { text, csv, json };
+constexpr auto enum_names(Format)
+{
+    return std::array{std::pair{Format::text, std::string_view("text")},
+                      std::pair{Format::csv, std::string_view("csv")},
+                      std::pair{Format::json, std::string_view("json")}};
+}
+
+struct RenderOptions {
+    Format format = Format::text;
+    std::string tensor;   // CSV: which tensor (empty: the command's main tensor)
+    bool wide = false;    // CSV: a rank-2 tensor as one row per first-axis index
+    bool full = false;    // text: no summarising of large tensors
+    bool quiet = false;   // text: check lines only; JSON: no tensors
+    bool color = false;   // text: ANSI colour (the caller decides: terminal and no NO_COLOR)
+};
+
+// The whole output as one string, so that nothing is half-written when something fails.
+std::string render(const Report& report, const RenderOptions& opts);
+
+std::string render_text(const Report& report, const RenderOptions& opts);
+std::string render_csv(const Report& report, const RenderOptions& opts);
+nlohmann::ordered_json to_json(const Report& report, bool with_tensors);
+
+// One check as a text line: "PASS  claim: metric = 3.1e-07 <= 1e-05".
+std::string check_line(const Check& c, bool color);
+
+// A check's measured figure or tolerance as text lines show it: integers whole, others with
+// three significant digits, "0" for -0, and "inf", "-inf", "nan".
+std::string format_figure(double v);
+
+// Numbers as CSV and JSON write them: shortest round-trip form of the element type,
+// and "inf", "-inf", "nan" for non-finite values.
+std::string format_value(double v, Elem elem);
+
+}  // namespace attnlab
