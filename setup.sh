@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets attnlab up on a Debian machine and runs it. Installs only what is missing.
 #   ./setup.sh run    build (release) and run the main job
-#   ./setup.sh test   build with warnings as errors, run every test, then build and run
-#                     every test again under AddressSanitizer + UndefinedBehaviorSanitizer
+#   ./setup.sh test   build with warnings as errors, run every test (ctest, then each test
+#                     binary whole), then build and run every test again under
+#                     AddressSanitizer + UndefinedBehaviorSanitizer
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -34,6 +35,13 @@ case "${1:-}" in
     for preset in release asan; do
       build "$preset"
       ctest --preset "$preset"
+      # Each test binary whole as well: a case that ctest's per-name entries could miss
+      # still runs here, and any failure stops the script.
+      for binary in unit_tests cli_tests; do
+        echo "setup: $preset: running $binary whole" >&2
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+          "./build/$preset/tests/$binary"
+      done
     done
     ;;
   *)

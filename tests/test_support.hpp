@@ -9,6 +9,19 @@
 #include <string>
 #include <vector>
 
+namespace doctest {
+// Lists of names print in failure messages as ["a", "b"].
+template <>
+struct StringMaker<std::vector<std::string>> {
+    static String convert(const std::vector<std::string>& v)
+    {
+        std::string out = "[";
+        for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", \"" : "\"") + v[i] + "\"";
+        return (out + "]").c_str();
+    }
+};
+}  // namespace doctest
+
 // A copy of the check of that name in a report (fails the test if there is none). A copy,
 // so that find_check(run_x(...), name) cannot outlive the temporary report.
 inline attnlab::Check find_check(const attnlab::Report& r, const std::string& name)

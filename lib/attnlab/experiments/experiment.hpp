@@ -193,6 +193,39 @@ std::vector<Check> run_checks(const std::vector<CheckDef<P>>& defs, const P& p, 
     return out;
 }
 
+// Every tensor a configuration produces, on-demand ones included: what a check can be run
+// on after one of them is replaced (a doctored tensor in a test, a learner's file).
+template <class P>
+Run compute_all(const Experiment<P>& e, const P& given, const RunContext& ctx)
+{
+    const P p = e.resolve ? e.resolve(given) : given;
+    if (e.validate) e.validate(p);
+    Plan plan{ctx.dtype, ctx.seed, {}};
+    for (const auto& d : e.tensors)
+        if (d.need == Need::on_demand && (!d.applies || d.applies(p))) plan.wanted.push_back(d.name);
+    estimate_memory(e, p, plan, ctx);
+    return e.typed(ctx.dtype).compute(p, plan);
+}
+
+// The experiment's checks on a run that may not come from its own compute.
+template <class P>
+std::vector<Check> check_run(const Experiment<P>& e, const P& given, const Run& run, const RunContext& ctx)
+{
+    const P p = e.resolve ? e.resolve(given) : given;
+    return run_checks(e.typed(ctx.dtype).checks, p, run, ctx);
+}
+
+// Replaces the tensor of that name in a run (its shape may differ: a check must cope).
+inline void replace_tensor(Run& run, Tensor t)
+{
+    for (auto& existing : run.tensors)
+        if (existing.name == t.name) {
+            existing = std::move(t);
+            return;
+        }
+    throw std::logic_error("run has no tensor " + t.name + " to replace");
+}
+
 template <class P>
 Report run_experiment(const Experiment<P>& e, const P& given, const RunContext& ctx)
 {

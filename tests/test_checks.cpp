@@ -1,0 +1,228 @@
+// Every check fails where it must: each case runs an experiment, breaks one thing in one of
+// its tensors, and asserts exactly which checks now fail. Properties are coupled (a broken
+// row 0 of a PE table is also a broken shift), so a case names every check its doctoring
+// breaks, and a check that stops noticing, or starts failing elsewhere, fails the case.
+#include "attnlab/experiments/alibi.hpp"
+#include "attnlab/experiments/attend.hpp"
+#include "attnlab/experiments/mask.hpp"
+#include "attnlab/experiments/pe.hpp"
+#include "attnlab/experiments/permute.hpp"
+#include "attnlab/experiments/rope.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+using namespace attnlab;
+
+namespace {
+
+// The checks (invariants and article claims) that fail after the doctoring and did not before.
+template <class P>
+std::vector<std::string> newly_failing(const Experiment<P>& e, const P& p, const std::function<void(Run&)>& doctor,
+                                       DType dtype = DType::float64)
+{
+    RunContext ctx;
+    ctx.dtype = dtype;
+    Run run = compute_all(e, p, ctx);
+    const auto before = failed_checks(check_run(e, p, run, ctx));
+    doctor(run);
+    std::vector<std::string> out;
+    for (const auto& name : failed_checks(check_run(e, p, run, ctx)))
+        if (std::find(before.begin(), before.end(), name) == before.end()) out.push_back(name);
+    return out;
+}
+
+// Element of a run's tensor by flat index.
+double& at(Run& run, const std::string& name, std::size_t flat)
+{
+    for (auto& t : run.tensors)
+        if (t.name == name) return t.values.at(flat);
+    FAIL("no tensor " << name);
+    throw;
+}
+
+Tensor& tensor_of(Run& run, const std::string& name)
+{
+    for (auto& t : run.tensors)
+        if (t.name == name) return t;
+    FAIL("no tensor " << name);
+    throw;
+}
+
+using Names = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("pe: each doctored table fails the checks that read what was broken")
+{
+    PeParams p;
+    p.len = 16;
+    p.dim = 8;
+    p.embed = true;
+    p.batch = 2;
+    const auto& e = pe_experiment();
+    // embed_broadcast reads pe too (H - sX - PE), so every doctored table also breaks it.
+    // cos 0 must be 1
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "pe", 1) = 0.5; }) ==
+          Names{"row0_exact", "relative_shift_linear", "dot_depends_on_offset", "embed_broadcast"});
+    // a table scaled by mistake: still linear in the shift, but out of [-1, 1]
+    CHECK(newly_failing(e, p, [](Run& r) { for (double& v : tensor_of(r, "pe").values) v *= 1.5; }) ==
+          Names{"row0_exact", "values_bounded", "embed_broadcast"});
+    // two equal rows
+    CHECK(newly_failing(e, p, [](Run& r) {
+              auto& v = tensor_of(r, "pe").values;
+              std::copy(v.begin() + 6 * 8, v.begin() + 7 * 8, v.begin() + 7 * 8);
+          }) == Names{"rows_distinct", "relative_shift_linear", "dot_depends_on_offset", "embed_broadcast"});
+    // frequencies out of order: the shift predicted from them no longer matches the table
+    CHECK(newly_failing(e, p, [](Run& r) { std::swap(at(r, "freq", 1), at(r, "freq", 2)); }) ==
+          Names{"freq_falling", "relative_shift_linear"});
+    // the other layout's table, reordered: a valid sinusoidal table with other frequencies
+    CHECK(newly_failing(e, p, [&](Run& r) {
+              replace_tensor(r, to_tensor("pe", {"pos", "dim"},
+                                          other_layout_reordered<double>(16, 8, 10000.0, PeLayout::interleaved, FreqMethod::exp_log),
+                                          Elem::float64));
+          }) == Names{"relative_shift_linear", "layouts_not_a_permutation", "embed_broadcast"});
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "h", 8 * 3 + 2) += 0.1; }) == Names{"embed_broadcast"});
+    // the correct H in place of the buggy one: positions differ again
+    CHECK(newly_failing(e, p, [](Run& r) {
+              Tensor h = tensor_of(r, "h");
+              h.name = "h_sliced_by_batch";
+              replace_tensor(r, h);
+          }) == Names{"slicing_bug_loses_position"});
+}
+
+TEST_CASE("mask: each doctored mask or weights tensor fails the checks that read it")
+{
+    const auto& e = mask_experiment();
+    MaskParams causal;
+    // a hidden entry filled with -1e9 instead of -inf: the same visibility, another tensor
+    CHECK(newly_failing(e, causal, [](Run& r) { at(r, "mask", 0 * 5 + 3) = -1e9; }) == Names{"causal_equals_tril"});
+    // a future key made visible
+    CHECK(newly_failing(e, causal, [](Run& r) { at(r, "mask", 1 * 5 + 2) = 0.0; }) ==
+          Names{"causal_equals_tril", "visible_keys_per_row"});
+    // a row that sums to 1.1
+    CHECK(newly_failing(e, causal, [](Run& r) { at(r, "weights", 2 * 5 + 0) += 0.1; }) == Names{"rows_sum_to_one"});
+    // a masked weight of 1e-9, taken from a visible one so the row still sums to 1
+    CHECK(newly_failing(e, causal, [](Run& r) {
+              at(r, "weights", 1 * 5 + 3) = 1e-9;
+              at(r, "weights", 1 * 5 + 0) -= 1e-9;
+          }) == Names{"masked_weights_exactly_zero"});
+    CHECK(newly_failing(e, causal, [](Run& r) { at(r, "weights", 0) = 0.5; }) == Names{"rows_sum_to_one", "row0_one_hot"});
+    CHECK(newly_failing(e, causal, [](Run& r) { at(r, "weights", 2 * 5 + 1) = std::nan(""); }) ==
+          Names{"rows_sum_to_one", "no_nan_weights"});
+    MaskParams window;
+    window.kind = MaskKind::window;
+    window.window = 2;
+    CHECK(newly_failing(e, window, [](Run& r) { at(r, "mask", 4 * 5 + 0) = 0.0; }) == Names{"visible_keys_per_row"});
+    MaskParams padding;
+    padding.kind = MaskKind::padding;
+    padding.lengths = {2, 4};
+    padding.multiply = true;
+    // the inverted convention: attn_mask_bool holding key_padding_mask's values
+    CHECK(newly_failing(e, padding, [](Run& r) {
+              Tensor t = tensor_of(r, "key_padding_mask");
+              t.name = "attn_mask_bool";
+              replace_tensor(r, t);
+          }) == Names{"bool_conventions_complement"});
+    // the article's claim is measured on the leak tensor: no leak, and it would hold
+    RunContext ctx;
+    Run run = compute_all(e, padding, ctx);
+    CHECK(find_check(Report{"", {}, "", {}, {}, check_run(e, padding, run, ctx), {}}, "multiply_leak_very_small").passed() == false);
+    for (double& v : tensor_of(run, "leak").values) v = 0.0;
+    CHECK(find_check(Report{"", {}, "", {}, {}, check_run(e, padding, run, ctx), {}}, "multiply_leak_very_small").passed());
+}
+
+TEST_CASE("rope: each doctored rotation fails the checks that read it")
+{
+    RopeParams p;
+    p.len = 12;
+    p.dim = 8;
+    p.rotary_dim = 4;
+    const auto& e = rope_experiment();
+    // position 0 rotated after all (its first pair swapped): the norm survives
+    CHECK(newly_failing(e, p, [](Run& r) { std::swap(at(r, "q_rot", 0), at(r, "q_rot", 1)); }) ==
+          Names{"pos0_unchanged", "complex_form", "inverse_restores"});
+    // the rotated part of one vector stretched by 10%
+    CHECK(newly_failing(e, p, [](Run& r) { for (int j = 0; j < 4; ++j) at(r, "q_rot", 3 * 8 + j) *= 1.1; }) ==
+          Names{"norm_preserved", "complex_form", "inverse_restores"});
+    // a pass-through dimension changed
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "q_rot", 2 * 8 + 6) = -at(r, "q_rot", 2 * 8 + 6); }) ==
+          Names{"partial_passthrough", "inverse_restores"});
+    // the other pairing: a rotation of the right size, about the wrong planes
+    CHECK(newly_failing(e, p, [](Run& r) {
+              const auto cache = rope_cache<double>(12, rope_frequencies<double>(4, 10000.0, RopeScalingParams{}, 12).theta);
+              const Tensor q = tensor_of(r, "q");
+              Tensor half = to_tensor("q_rot", q.axes, rope_apply(from_tensor<double, 4>(q), cache, 4, RopeStyle::half), Elem::float64);
+              replace_tensor(r, half);
+          }) == Names{"complex_form", "inverse_restores"});
+}
+
+TEST_CASE("alibi: each doctored slope or bias fails the checks that read it")
+{
+    AlibiParams p;
+    const auto& e = alibi_experiment();
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "slopes", 0) = 1.5; }) == Names{"slopes_geometric", "slopes_in_unit_interval"});
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "slopes", 1) = at(r, "slopes", 0); }) == Names{"slopes_geometric", "slopes_distinct"});
+    // a wrong diagonal: not zero, not Toeplitz, and the diagonal no longer the most attended
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "bias", 3 * 8 + 3) = -0.6; }) ==
+          Names{"bias_zero_diagonal", "bias_toeplitz", "weights_fall_with_distance"});
+    // +m|i - j|: the sign slip
+    CHECK(newly_failing(e, p, [](Run& r) { for (double& v : tensor_of(r, "bias").values) v = -v; }) ==
+          Names{"bias_never_positive", "weights_fall_with_distance", "steeper_looks_nearer"});
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "bias", 1 * 64 + 5 * 8 + 2) -= 0.01; }) == Names{"bias_toeplitz"});
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "weights", 8 + 1) += 0.1; }) == Names{"rows_sum_to_one"});
+    AlibiParams causal;
+    causal.variant = AlibiVariant::causal;
+    CHECK(newly_failing(e, causal, [](Run& r) {
+              at(r, "weights", 1 * 8 + 3) = 1e-9;
+              at(r, "weights", 1 * 8 + 1) -= 1e-9;
+          }) == Names{"future_weights_zero"});
+}
+
+TEST_CASE("attend: each doctored weights or output tensor fails the checks that read it")
+{
+    AttendParams p;
+    p.mask = MaskKind::causal;
+    const auto& e = attend_experiment();
+    // weights [1, 2, 6, 6]
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "weights", 2 * 6 + 1) += 0.1; }) == Names{"rows_sum_to_one"});
+    CHECK(newly_failing(e, p, [](Run& r) {
+              at(r, "weights", 1 * 6 + 3) = 1e-9;
+              at(r, "weights", 1 * 6 + 0) -= 1e-9;
+          }) == Names{"masked_weights_exactly_zero"});
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "weights", 3 * 6 + 1) = std::nan(""); }) ==
+          Names{"rows_sum_to_one", "no_nan_weights"});
+    // out [1, 2, 6, 4]: a late row against the reference; an early one is also a causality break
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "out", 4 * 4 + 1) += 0.1; }) == Names{"main_matches_reference"});
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "out", 1 * 4 + 1) += 0.1; }) ==
+          Names{"main_matches_reference", "causal_rows_unchanged"});
+    AttendParams padding;
+    padding.mask = MaskKind::padding;
+    padding.lengths = {3, 6};
+    CHECK(newly_failing(e, padding, [](Run& r) { at(r, "out", 2 * 4 + 0) += 0.1; }) ==
+          Names{"main_matches_reference", "padding_ignored"});
+}
+
+TEST_CASE("permute-test: doctored outputs and weights fail the checks that read them")
+{
+    PermuteParams p;
+    const auto& e = permute_experiment();
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "out_perm", 3) += 0.1; }) == Names{"equivariant"});
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "weights_perm", 1) += 0.1; }) == Names{"weights_permute"});
+    PermuteParams pe;
+    pe.pe = PeKind::sinusoidal;
+    // out_perm replaced by P out: exactly what order blindness would give
+    CHECK(newly_failing(e, pe, [](Run& r) {
+              const Tensor& out = tensor_of(r, "out");
+              const auto perm = tensor_of(r, "perm").values;
+              Tensor& op = tensor_of(r, "out_perm");
+              const std::size_t E = out.shape[1];
+              for (std::size_t i = 0; i < perm.size(); ++i)
+                  for (std::size_t c = 0; c < E; ++c) op.values[i * E + c] = out.values[static_cast<std::size_t>(perm[i]) * E + c];
+          }) == Names{"equivariance_breaks"});
+}

@@ -1,0 +1,92 @@
+// The measurement library: each figure against a hand-worked value, and the one NaN rule on
+// broken input.
+#include "attnlab/core/measure.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace attnlab;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const double kNaN = std::nan("");
+
+Tensor matrix(std::size_t rows, std::size_t cols, std::vector<double> values)
+{
+    return Tensor{"m", {"query", "key"}, Elem::float64, {rows, cols}, std::move(values)};
+}
+
+}  // namespace
+
+TEST_CASE("the NaN rule: NaN = NaN, NaN against a number is infinitely far, equal infinities are equal")
+{
+    CHECK(diff_nan_rule(kNaN, kNaN) == 0.0);
+    CHECK(diff_nan_rule(kNaN, 1.0) == kInf);
+    CHECK(diff_nan_rule(1.0, kNaN) == kInf);
+    CHECK(diff_nan_rule(-kInf, -kInf) == 0.0);
+    CHECK(diff_nan_rule(kInf, -kInf) == kInf);
+    CHECK(diff_nan_rule(1.0, 3.5) == 2.5);
+    const std::vector<double> a = {1, kNaN, -kInf}, b = {1, kNaN, -kInf}, c = {1, 2, -kInf};
+    CHECK(max_abs_diff(a, b) == 0.0);
+    CHECK(max_abs_diff(a, c) == kInf);
+    CHECK(max_abs_diff(c, std::vector<double>{1.5, 2, -kInf}) == 0.5);
+}
+
+TEST_CASE("worse() keeps a NaN that std::max would drop")
+{
+    CHECK(std::max(0.0, kNaN) == 0.0);  // the trap
+    CHECK(std::isnan(worse(0.0, kNaN)));
+    CHECK(std::isnan(worse(kNaN, 5.0)));
+    CHECK(worse(1.0, 2.0) == 2.0);
+    CHECK(std::isnan(max_abs(std::vector<double>{1, kNaN, 2})));
+    CHECK(max_abs(std::vector<double>{1, -3, 2}) == 3.0);
+    CHECK(count_nan(std::vector<double>{kNaN, 1, kNaN}.data(), 3) == 2);
+}
+
+TEST_CASE("diagonal spread: 0 for a Toeplitz matrix, the spread for a broken one, and the NaN rule")
+{
+    // [[0, -1, -2], [-1, 0, -1], [-2, -1, 0]]: symmetric ALiBi with m = 1
+    Tensor t = matrix(3, 3, {0, -1, -2, -1, 0, -1, -2, -1, 0});
+    CHECK(max_diagonal_spread(t) == 0.0);
+    t.values[4] = -0.25;  // the main diagonal: 0, -0.25, 0
+    CHECK(max_diagonal_spread(t) == 0.25);
+    // a causal bias: whole diagonals of -inf are equal; one -inf among finite values is not
+    Tensor causal = matrix(2, 2, {0, -kInf, -1, 0});
+    CHECK(max_diagonal_spread(causal) == 0.0);
+    causal.values[3] = -kInf;
+    CHECK(max_diagonal_spread(causal) == kInf);
+    causal.values[2] = kNaN;
+    CHECK(std::isnan(max_diagonal_spread(causal)));
+}
+
+TEST_CASE("row sums and masked weights, with rows skipped and NaN kept")
+{
+    Tensor w = matrix(2, 3, {0.5, 0.5, 0.0, 0.2, 0.2, 0.2});
+    CHECK(max_row_sum_error(w, nullptr) == doctest::Approx(0.4));
+    CHECK(max_row_sum_error(w, [](std::size_t, std::size_t i) { return i == 1; }) == 0.0);
+    auto future = [](std::size_t, std::size_t i, std::size_t j) { return j > i; };
+    CHECK(max_masked_weight(w, future) == 0.5);  // row 0 key 1
+    w.values[1] = 0.0;
+    w.values[2] = kNaN;
+    CHECK(std::isnan(max_masked_weight(w, future)));
+    CHECK(std::isnan(max_row_sum_error(w, nullptr)));
+}
+
+TEST_CASE("row sampling says which rows it looked at")
+{
+    CHECK(sampled_rows(50, 1e9).size() == 1);  // short: every row, whatever the cost
+    const auto rows = sampled_rows(4096, 1e6);
+    REQUIRE(rows.size() == 3);
+    CHECK(rows_description(rows, 4096) == "over rows 0..31, 2032..2063, 4064..4095");
+    CHECK(rows_description(sampled_rows(10, 1.0), 10) == "over all rows");
+    CHECK(sampled_positions(1024).size() == 1024);
+    const auto pos = sampled_positions(100000);
+    CHECK(pos.size() == 512);
+    CHECK(pos.front() == 0);
+    CHECK(pos.back() == 99999);
+}
