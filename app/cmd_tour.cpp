@@ -10,9 +10,7 @@ namespace attnlab::app {
 
 namespace {
 struct TourOpts {
-    std::uint64_t seed = 0;
-    DType dtype = DType::float32;
-    Format format = Format::text;
+    CommonOpts common;
     TourParams tour;
     std::optional<Lang> lang;
 };
@@ -25,13 +23,9 @@ void setup_tour(CLI::App& app)
     sub->add_option("--section", opts->tour.section,
                     "Run one section: order, pe, rope, alibi, mask, encoder_decoder (default: all)");
     add_optional_enum(*sub, "--lang", opts->lang, "Narration language, en or zh (default: from LANG)");
-    sub->add_option("--seed", opts->seed, "Seed of the random inputs");
-    add_enum_option(*sub, "--dtype", opts->dtype, "Precision the experiments compute in");
+    add_run_options(*sub, opts->common);
     sub->add_option_function<std::string>(
-           "--format",
-           [opts](const std::string& s) {
-               opts->format = enum_map<Format>().at(s);
-           },
+           "--format", [opts](const std::string& s) { opts->common.format = enum_map<Format>().at(s); },
            "text, or json (one document: sections with tensors and checks, then the claims)")
         ->check(CLI::IsMember({"text", "json"}))
         ->type_name("")
@@ -39,12 +33,10 @@ void setup_tour(CLI::App& app)
     sub->footer("Example: attnlab tour --section rope --lang zh");
     sub->callback([opts] {
         opts->tour.lang = opts->lang.value_or(lang_from_env(std::getenv("LANG")));
-        RunContext ctx;
-        ctx.seed = opts->seed;
-        ctx.dtype = opts->dtype;
-        const TourReport t = run_tour(opts->tour, ctx);
-        const bool color = opts->format == Format::text && use_color();
-        write_stdout(opts->format == Format::json ? tour_to_json(t).dump() + "\n" : render_tour_text(t, color));
+        const CommonOpts& o = opts->common;
+        const TourReport t = run_tour(opts->tour, run_context(o));
+        const bool color = o.format == Format::text && use_color();
+        write_stdout(o.format == Format::json ? tour_to_json(t, !o.quiet).dump() + "\n" : render_tour_text(t, color, o.quiet));
         exit_status() = t.passed() ? 0 : 1;
     });
 }

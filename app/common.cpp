@@ -39,11 +39,34 @@ const CLI::Validator finite_non_negative = finite_number(true);
 const CLI::Validator non_empty = CLI::Validator(
     [](std::string& text) -> std::string { return text.empty() ? std::string("has an empty entry") : std::string(); }, "");
 
-void add_common_options(CLI::App& sub, CommonOpts& o)
+void add_run_options(CLI::App& sub, CommonOpts& o)
 {
     sub.add_option("--seed", o.seed, "Seed of the random inputs (same numbers on every platform)")
         ->check(finite_non_negative);
     add_enum_option(sub, "--dtype", o.dtype, "Precision the experiment computes in");
+    sub.add_flag("--quiet", o.quiet, "Print only the check lines (JSON: no tensors)");
+    sub.add_option("--tol", o.tol, "Replace every numeric tolerance of the checks")
+        ->check(finite_non_negative);
+    sub.add_option("--max-memory", o.max_memory_gib, "Memory budget in GiB; larger requests are refused")
+        ->check(finite_positive);
+}
+
+RunContext run_context(const CommonOpts& o)
+{
+    RunContext ctx;
+    ctx.dtype = o.dtype;
+    ctx.seed = o.seed;
+    ctx.tol = o.tol;
+    ctx.max_memory_bytes = o.max_memory_gib * 1024.0 * 1024.0 * 1024.0;
+    // Rendering costs memory too: JSON holds a tree of the numbers before it is written.
+    ctx.render_bytes_per_element = o.format == Format::json ? 64.0 : 24.0;
+    ctx.render_format = name_of(o.format);
+    return ctx;
+}
+
+void add_common_options(CLI::App& sub, CommonOpts& o)
+{
+    add_run_options(sub, o);
     add_enum_option(sub, "--format", o.format, "Output format");
     sub.add_option("--tensor", o.tensor,
                    "Tensor to print (CSV prints exactly one; default: the command's main tensor)");
@@ -51,11 +74,6 @@ void add_common_options(CLI::App& sub, CommonOpts& o)
         ->delimiter(',');
     sub.add_flag("--wide", o.wide, "CSV: print a rank-2 tensor as one row per first-axis index");
     sub.add_flag("--full", o.full, "Text: print every element of large tensors");
-    sub.add_flag("--quiet", o.quiet, "Print only the check lines (JSON: no tensors)");
-    sub.add_option("--tol", o.tol, "Replace every numeric tolerance of the checks")
-        ->check(finite_non_negative);
-    sub.add_option("--max-memory", o.max_memory_gib, "Memory budget in GiB; larger requests are refused")
-        ->check(finite_positive);
 }
 
 bool use_color()
@@ -82,18 +100,11 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     if (o.format == Format::csv && o.show.size() + (o.tensor.empty() ? 0 : 1) > 1) {
         throw InputError("--format csv prints one tensor; name it with --tensor");
     }
-    RunContext ctx;
-    ctx.dtype = o.dtype;
-    ctx.seed = o.seed;
-    ctx.tol = o.tol;
-    ctx.max_memory_bytes = o.max_memory_gib * 1024.0 * 1024.0 * 1024.0;
+    RunContext ctx = run_context(o);
     ctx.show = o.show;
     if (!o.tensor.empty()) ctx.show.push_back(o.tensor);
     ctx.main_only = o.format == Format::csv && ctx.show.empty();
     if (o.quiet) ctx.main_only = true;  // tensors are not printed
-    // Rendering costs memory too: JSON holds a tree of the numbers before it is written.
-    ctx.render_bytes_per_element = o.format == Format::json ? 64.0 : 24.0;
-    ctx.render_format = name_of(o.format);
 
     const Report report = experiment(ctx);
     RenderOptions ropts;

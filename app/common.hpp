@@ -37,6 +37,10 @@ extern const CLI::Validator non_empty;
 
 // Registers the global options on a subcommand.
 void add_common_options(CLI::App& sub, CommonOpts& o);
+// The options every run takes, the tour included: --seed --dtype --quiet --tol --max-memory.
+void add_run_options(CLI::App& sub, CommonOpts& o);
+// The RunContext those options describe (which tensors to keep is the caller's business).
+RunContext run_context(const CommonOpts& o);
 
 // An option holding one of the enum's names, validated against the enum's one table of
 // names (which --help lists); `store` receives the parsed value.

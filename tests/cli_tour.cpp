@@ -30,7 +30,23 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
         CHECK(s["passed"] == true);
     }
     CHECK(names == std::vector<std::string>{"order", "pe", "rope", "alibi", "mask", "encoder_decoder"});
-    CHECK(j["claims"].size() >= 20);
+    // The exact list of claims, by check name: a claim that disappears fails here.
+    std::vector<std::string> claims;
+    for (const auto& c : j["claims"]) claims.push_back(c["name"]);
+    CHECK(claims == std::vector<std::string>{
+                        "equivariant", "output_unchanged", "equivariance_breaks",                       // order
+                        "row0_exact", "freq_falling", "relative_shift_linear", "slice_matches_direct",
+                        "slicing_bug_loses_position", "log_space_more_accurate",                        // pe
+                        "pos0_unchanged", "norm_preserved", "dot_equals_relative_rotation",
+                        "relative_position_only", "styles_are_permutations",                           // rope
+                        "slopes_geometric", "bias_toeplitz", "bloom_shortcut_equivalent",
+                        "simple_formula_matches_paper",                                                 // alibi
+                        "causal_equals_tril", "rows_sum_to_one", "masked_weights_exactly_zero",
+                        "hidden_scores_ignored", "multiply_leak_very_small", "bool_conventions_complement",
+                        "bool_conventions_same_weights", "no_nan_weights",                              // mask
+                        "unmasked_rows_change", "main_matches_reference", "causal_rows_unchanged",
+                        "rows_sum_to_one"});                                                            // encoder_decoder
+    CHECK(j["claims"].size() == 30);
     int wrong = 0;
     for (const auto& c : j["claims"]) {
         CHECK(!c["source"].get<std::string>().empty());
@@ -66,4 +82,19 @@ TEST_CASE("tour: errors")
     expect_usage_error({"tour", "--section", "nope"}, "unknown --section 'nope'; sections: order, pe, rope");
     expect_usage_error({"tour", "--lang", "fr"}, "--lang");
     expect_usage_error({"tour", "--format", "csv"}, "--format");
+    expect_usage_error({"tour", "--seed", "-1"}, "--seed");
+    expect_usage_error({"tour", "--max-memory", "0"}, "--max-memory");
+}
+
+TEST_CASE("tour: the shared run options: --quiet drops tensors, --tol reaches every section's checks")
+{
+    const auto r = run_cli({"tour", "--section", "pe", "--quiet"});
+    CHECK(r.status == 0);
+    CHECK(r.out.find("shape [") == std::string::npos);
+    CHECK(r.out.find("PASS  row 0 is exactly") != std::string::npos);
+    const auto j = run_json({"tour", "--section", "pe", "--tol", "0"});
+    CHECK(j["params"]["tol"] == 0.0);
+    CHECK(j["passed"] == false);  // the float32 shift is not exact: --tol 0 fails it
+    const auto q = run_json({"tour", "--section", "rope", "--quiet"});
+    CHECK(q["sections"][0]["tensors"].empty());
 }

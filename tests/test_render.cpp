@@ -1,3 +1,4 @@
+#include "attnlab/experiments/tour.hpp"
 #include "attnlab/render/render.hpp"
 
 #include <doctest/doctest.h>
@@ -141,4 +142,15 @@ TEST_CASE("memory guard refuses before allocating, naming the size")
     CHECK_NOTHROW(require_memory(1000, ctx, "x"));
     CHECK_THROWS_WITH_AS(require_memory(4096, ctx, "x [32, 32]"),
                          doctest::Contains("needs about 4.0 KiB (x [32, 32])"), InputError);
+}
+
+TEST_CASE("the tour refuses a claim whose check an experiment does not make")
+{
+    Report r;
+    r.command = "demo";
+    r.checks.push_back(at_most("a claim", "x", 0.0, 1.0));
+    r.checks.back().name = "present";
+    CHECK_NOTHROW(require_checks(r, {"present"}, "order"));
+    CHECK_THROWS_WITH_AS(require_checks(r, {"present", "gone"}, "order"), "tour section order: demo has no check gone",
+                         std::logic_error);
 }

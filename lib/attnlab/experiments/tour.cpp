@@ -60,11 +60,9 @@ public:
     // that refers to something the experiment no longer produces fails loudly.
     void use(const Report& r, const std::vector<ClaimRef>& shown, const std::string& tensor = "")
     {
-        for (const auto& ref : shown) {
-            if (r.find_check(ref.check) == nullptr) {
-                throw std::logic_error(fmt::format("tour section {}: {} has no check {}", s_.name, r.command, ref.check));
-            }
-        }
+        std::vector<std::string> names;
+        for (const auto& ref : shown) names.emplace_back(ref.check);
+        require_checks(r, names, s_.name);
         if (!tensor.empty()) {
             const Tensor* t = r.find(tensor);
             if (t == nullptr) throw std::logic_error(fmt::format("tour section {}: {} has no tensor {}", s_.name, r.command, tensor));
@@ -288,6 +286,7 @@ TourReport run_tour(const TourParams& p, const RunContext& ctx)
     t.lang = p.lang;
     t.params["seed"] = ctx.seed;
     t.params["dtype"] = name_of(ctx.dtype);
+    t.params["tol"] = ctx.tol ? nlohmann::ordered_json(*ctx.tol) : nullptr;
     t.params["lang"] = name_of(p.lang);
     t.params["section"] = p.section.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.section);
     for (const auto& [name, fn] : sections()) {
@@ -308,7 +307,16 @@ std::string verdict_word(const Check& c, Lang lang)
 
 }  // namespace
 
-std::string render_tour_text(const TourReport& t, bool color)
+void require_checks(const Report& r, const std::vector<std::string>& names, const std::string& section)
+{
+    for (const auto& name : names) {
+        if (r.find_check(name) == nullptr) {
+            throw std::logic_error(fmt::format("tour section {}: {} has no check {}", section, r.command, name));
+        }
+    }
+}
+
+std::string render_tour_text(const TourReport& t, bool color, bool quiet)
 {
     std::string out;
     for (const auto& s : t.sections) {
@@ -320,6 +328,7 @@ std::string render_tour_text(const TourReport& t, bool color)
         r.notes = s.notes;
         RenderOptions o;
         o.color = color;
+        o.quiet = quiet;
         out += render_text(r, o);
         out += "\n";
     }
@@ -343,7 +352,7 @@ std::string render_tour_text(const TourReport& t, bool color)
     return out;
 }
 
-nlohmann::ordered_json tour_to_json(const TourReport& t)
+nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors)
 {
     nlohmann::ordered_json doc;
     doc["command"] = "tour";
@@ -355,7 +364,7 @@ nlohmann::ordered_json tour_to_json(const TourReport& t)
         r.tensors = s.tensors;
         r.checks = s.checks;
         r.notes = s.notes;
-        auto j = to_json(r, true);
+        auto j = to_json(r, with_tensors);
         nlohmann::ordered_json sec;
         sec["name"] = s.name;
         sec["title"] = s.title;

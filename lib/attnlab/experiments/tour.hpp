@@ -54,7 +54,12 @@ std::vector<std::string> tour_section_names();
 
 TourReport run_tour(const TourParams& p, const RunContext& ctx);
 
-std::string render_tour_text(const TourReport& t, bool color);
-nlohmann::ordered_json tour_to_json(const TourReport& t);
+// quiet: the sections' check lines and the claims table, without tensors and notes.
+std::string render_tour_text(const TourReport& t, bool color, bool quiet = false);
+nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors = true);
+
+// Throws std::logic_error unless the report has every named check: a tour section that
+// refers to a check an experiment no longer makes fails loudly instead of showing less.
+void require_checks(const Report& r, const std::vector<std::string>& names, const std::string& section);
 
 }  // namespace attnlab
