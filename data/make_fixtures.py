@@ -15,6 +15,16 @@ Each fixture reproduces a well-known reference implementation line for line:
     transformers' modeling_rope_utils (_compute_default/linear/dynamic_ntk/yarn/llama3) and the
     NTK-aware formula base * factor ** (d / (d - 2)); d = 64, base 10000, factor 4, L0 = 16,
     sequence length 64 (dynamic), llama3 with factor 8 and its default 1 / 4 frequency factors.
+  - mask_*: PyTorch's own mask constructions: the causal mask as
+    nn.Transformer.generate_square_subsequent_mask builds it (triu of -inf, diagonal 1), the
+    lower-right causal mask of a decoder step after cached keys (triu with diagonal S - L + 1,
+    as torch.nn.attention.bias.causal_lower_right defines it), and key_padding_mask (True =
+    ignore) beside the boolean attn_mask of scaled_dot_product_attention (True = may attend).
+  - attn_*: softmax(q k^T / sqrt(d) + mask + bias) v in float64, written from the definitions
+    with plain torch operations (Debian's PyTorch 1.13 has no lower-right helper and no GQA in
+    its fused attention): key/value heads shared by repeat_interleave (grouped-query), the
+    masks above, and ALiBi's -m|i - j| with the slopes of the paper's get_slopes. The inputs
+    are saved beside the outputs (attn_q, attn_k, attn_v).
 The tests read these .npy files; building and testing never need PyTorch.
 Run from the repository root with Debian's Python:  /usr/bin/python3 data/make_fixtures.py
 """
@@ -107,6 +117,57 @@ def rope_fixtures():
         save(f"rope_theta_{method}", rope_theta(method))
 
 
+def causal_mask(L, S, lower_right):
+    # -inf where key j lies after the query's own position; 0 elsewhere.
+    diagonal = (S - L + 1) if lower_right else 1
+    return torch.triu(torch.full((L, S), float("-inf"), dtype=torch.float64), diagonal=diagonal)
+
+
+def alibi_slopes(n):
+    # Press et al. 2022, the reference get_slopes.
+    def power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        return [start * start ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + alibi_slopes(2 * closest)[0::2][: n - closest]
+
+
+def attention(q, k, v, additive):
+    # additive: [B or 1, H or 1, L, S]; k, v carry Hkv heads, each shared by H / Hkv query heads.
+    group = q.shape[1] // k.shape[1]
+    k = k.repeat_interleave(group, dim=1)
+    v = v.repeat_interleave(group, dim=1)
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]) + additive
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def mask_and_attention_fixtures():
+    save("mask_causal_5", causal_mask(5, 5, False))
+    save("mask_causal_lower_right_3x5", causal_mask(3, 5, True))
+    lengths = torch.tensor([2, 4])
+    key_padding_mask = torch.arange(4)[None, :] >= lengths[:, None]
+    save("mask_key_padding_2_4", key_padding_mask)
+    save("mask_attn_bool_2_4", ~key_padding_mask)
+    rng = np.random.default_rng(1)
+    B, H, Hkv, L, S, d = 2, 4, 2, 5, 5, 3
+    q = torch.from_numpy(rng.standard_normal((B, H, L, d)))
+    k = torch.from_numpy(rng.standard_normal((B, Hkv, S, d)))
+    v = torch.from_numpy(rng.standard_normal((B, Hkv, S, d)))
+    for name, t in (("attn_q", q), ("attn_k", k), ("attn_v", v)):
+        save(name, t)
+    save("attn_causal", attention(q, k, v, causal_mask(L, S, False)))
+    # a decoder step: the last 3 queries after 2 cached keys
+    save("attn_causal_lower_right", attention(q[:, :, 2:], k, v, causal_mask(3, S, True)))
+    padding = torch.zeros(B, 1, 1, S, dtype=torch.float64).masked_fill(
+        (torch.arange(S)[None, :] >= torch.tensor([3, 5])[:, None])[:, None, None, :], float("-inf"))
+    save("attn_padding_3_5", attention(q, k, v, padding))
+    distance = (torch.arange(L)[:, None] - torch.arange(S)[None, :]).abs().double()
+    bias = -torch.tensor(alibi_slopes(H), dtype=torch.float64)[:, None, None] * distance
+    save("attn_alibi", attention(q, k, v, bias[None]))
+
+
 def save(name, tensor):
     np.save(os.path.join(OUT, name + ".npy"), tensor.numpy())
 
@@ -119,6 +180,7 @@ def main():
         save(f"pe_interleaved_pow_{tag}", pe_interleaved(64, 16, "pow", dtype))
         save(f"pe_concat_exp_log_{tag}", pe_concat(64, 16, dtype))
     rope_fixtures()
+    mask_and_attention_fixtures()
     with open(os.path.join(OUT, "VERSIONS"), "w") as f:
         f.write(f"torch {torch.__version__}\nnumpy {np.__version__}\n")
 
