@@ -40,13 +40,13 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "pos0_unchanged", "norm_preserved", "dot_equals_relative_rotation",
                         "relative_position_only", "styles_are_permutations",                           // rope
                         "slopes_geometric", "bias_toeplitz", "bloom_shortcut_equivalent",
-                        "simple_formula_matches_paper",                                                 // alibi
+                        "simple_formula_matches_paper", "paper_slopes_monotone",                        // alibi
                         "causal_equals_tril", "rows_sum_to_one", "masked_weights_exactly_zero",
                         "hidden_scores_ignored", "multiply_leak_very_small", "bool_conventions_complement",
                         "bool_conventions_same_weights", "no_nan_weights",                              // mask
                         "unmasked_rows_change", "main_matches_reference", "causal_rows_unchanged",
                         "rows_sum_to_one"});                                                            // encoder_decoder
-    CHECK(j["claims"].size() == 30);
+    CHECK(j["claims"].size() == 31);
     int wrong = 0;
     for (const auto& c : j["claims"]) {
         CHECK(!c["source"].get<std::string>().empty());

@@ -115,12 +115,14 @@ TEST_CASE("run_alibi: every invariant holds for H = 1..12 in both variants and d
                 if (pow2) expected.push_back("slopes_geometric");
                 expected.push_back("slopes_in_unit_interval");
                 if (H >= 2) expected.push_back("slopes_distinct");
-                expected.insert(expected.end(), {"simple_formula_matches_paper", "bias_zero_diagonal", "bias_never_positive",
+                expected.insert(expected.end(), {"simple_formula_matches_paper", "paper_slopes_monotone", "bias_zero_diagonal", "bias_never_positive",
                                                  "bias_toeplitz", "bloom_shortcut_equivalent", "rows_sum_to_one"});
                 if (v == AlibiVariant::causal) expected.push_back("future_weights_zero");
                 expected.insert(expected.end(), {"weights_fall_with_distance", "steeper_looks_nearer"});
                 check_invariants_hold(r, expected);
                 CHECK(find_check(r, "simple_formula_matches_paper").passed() == pow2);
+                // the paper's slopes rise again exactly when H is not a power of two (H >= 3)
+                CHECK(find_check(r, "paper_slopes_monotone").passed() == pow2);
             }
 }
 

@@ -222,6 +222,19 @@ std::optional<Check> check_simple_formula(const AlibiParams& p, const Run&, cons
                          "max |m_simple - m_paper|", simple_vs_paper(p.heads), 0.0);
 }
 
+// "Attention 的两个补丁" §4.2, in the comment of get_alibi_slopes: splitting the heads into
+// odd and even "keeps the slopes monotone". The paper's rule interleaves the slopes of 2c
+// after the first c, so for a head count that is not a power of two they rise again
+// (H = 6: 0.25, 0.0625, 0.0156, 0.0039, 0.5, 0.125).
+std::optional<Check> check_monotone(const AlibiParams& p, const Run&, const CheckEnv&)
+{
+    const std::vector<double> paper = alibi_slopes(p.heads, SlopeRule::paper);
+    long rises = 0;
+    for (std::size_t h = 0; h + 1 < paper.size(); ++h) rises += paper[h + 1] > paper[h] ? 1 : 0;
+    return article_claim(fmt::format("the paper's odd/even head rule keeps the slopes monotone for H = {}", p.heads),
+                         "heads h with m_(h+1) > m_h", static_cast<double>(rises), 0.0);
+}
+
 std::optional<Check> check_zero_diagonal(const AlibiParams&, const Run& run, const CheckEnv&)
 {
     return exact_zero("the bias is zero on the diagonal", "max |bias[h, i, i]|", max_abs_diagonal(run.at("bias")));
@@ -303,6 +316,7 @@ std::vector<CheckDef<AlibiParams>> alibi_checks()
             {"slopes_in_unit_interval", {"slopes"}, check_unit_interval},
             {"slopes_distinct", {"slopes"}, check_distinct},
             {"simple_formula_matches_paper", {}, check_simple_formula},
+            {"paper_slopes_monotone", {}, check_monotone},
             {"bias_zero_diagonal", {"bias"}, check_zero_diagonal},
             {"bias_never_positive", {"bias"}, check_never_positive},
             {"bias_toeplitz", {"bias"}, check_toeplitz},

@@ -194,7 +194,9 @@ void section_alibi(TourReport& t, const RunContext& ctx)
           "slopes");
     AlibiParams six;
     six.heads = 6;
-    s.use(run_alibi(six, all_tensors(ctx)), {{"simple_formula_matches_paper", "article 2, ALiBi slopes m = 2^(-8h/H)", "文章的公式 m_h = 2^(-8(h+1)/H) 对 H = 6 给出论文的斜率"}});
+    s.use(run_alibi(six, all_tensors(ctx)),
+          {{"simple_formula_matches_paper", "article 2, ALiBi slopes m = 2^(-8h/H)", "文章的公式 m_h = 2^(-8(h+1)/H) 对 H = 6 给出论文的斜率"},
+           {"paper_slopes_monotone", "\"Attention 的两个补丁\" §4.2, get_alibi_slopes comment", "论文按奇偶头处理的规则保证 H = 6 时斜率单调"}});
     s.finish();
 }
 
