@@ -21,7 +21,7 @@ double max_diff(const Mat<T>& a, const B& b)
     double worst = 0;
     for (std::size_t i = 0; i < a.shape(0); ++i)
         for (std::size_t j = 0; j < a.shape(1); ++j)
-            worst = std::max(worst, std::abs(double(a(i, j)) - double(b(i, j))));
+            worst = worse(worst, diff_nan_rule(double(a(i, j)), double(b(i, j))));
     return worst;
 }
 

@@ -195,7 +195,9 @@ double max_rel_error(const Vec<T>& freq, const std::vector<long double>& ref)
 {
     long double worst = 0.0L;
     for (std::size_t i = 0; i < freq.size(); ++i) {
-        worst = std::max(worst, std::abs(static_cast<long double>(freq(i)) - ref[i]) / ref[i]);
+        const long double rel = std::abs(static_cast<long double>(freq(i)) - ref[i]) / ref[i];
+        if (std::isnan(rel)) return std::numeric_limits<double>::quiet_NaN();
+        worst = std::max(worst, rel);
     }
     return static_cast<double>(worst);
 }

@@ -349,7 +349,7 @@ Vec<double> angle_errors(const RopeParams& p, long* worst_pos, long* worst_pair,
         for (std::size_t i = 0; i < freq.theta.size(); ++i) {
             const T angle = static_cast<T>(m) * static_cast<T>(freq.theta[i]);
             const double e = static_cast<double>(std::abs(static_cast<long double>(angle) - static_cast<long double>(m) * exact[i]));
-            out(m) = std::max(out(m), e);
+            out(m) = worse(out(m), e);
             if (e > *worst) *worst = e, *worst_pos = m, *worst_pair = static_cast<long>(i);
         }
     return out;
@@ -475,7 +475,7 @@ std::optional<Check> check_composes(const RopeParams& p, const Run&, const Check
             for (std::size_t i = 0; i < cache.cos.shape(1); ++i) {
                 const double cm = cache.cos(m, i), sm = cache.sin(m, i), cn = cache.cos(n, i), sn = cache.sin(n, i);
                 const double cd = cache.cos(delta, i), sd = sign * static_cast<double>(cache.sin(delta, i));
-                worst = worse(worst, std::max(std::abs(cm * cn + sm * sn - cd), std::abs(cm * sn - sm * cn - sd)));
+                worst = worse(worse(worst, std::abs(cm * cn + sm * sn - cd)), std::abs(cm * sn - sm * cn - sd));
             }
         }
     return at_most("R(m)^T R(n) = R(n - m) for all m, n", fmt::format("max element error, {}", pair_scope(p)), worst,
@@ -612,7 +612,7 @@ std::optional<Check> check_complex(const RopeParams& p, const Run& run, const Ch
             const auto [a, b] = rope_pair(p.style, i, P);
             const std::complex<T> z(static_cast<T>(q.values[row * d + a]), static_cast<T>(q.values[row * d + b]));
             const std::complex<T> w = z * std::complex<T>(cache.cos(row % L, i), cache.sin(row % L, i));
-            worst = worse(worst, std::max(diff_nan_rule(w.real(), q_rot.values[row * d + a]), diff_nan_rule(w.imag(), q_rot.values[row * d + b])));
+            worst = worse(worse(worst, diff_nan_rule(w.real(), q_rot.values[row * d + a])), diff_nan_rule(w.imag(), q_rot.values[row * d + b]));
             max_in = worse(max_in, std::abs(static_cast<double>(z.real())) + std::abs(static_cast<double>(z.imag())));
         }
     return at_most("the rotation equals multiplying x_a + i x_b by e^{i m theta}", "max |rotation - complex product|", worst,
