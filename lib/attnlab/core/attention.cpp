@@ -83,7 +83,7 @@ struct RowPass {
         return j_end;
     }
 
-    // pass 3: out_i = sum_j w_ij v_j (hidden keys under -inf carry exactly 0), and the stats.
+    // pass 3: out_i = sum_j w_ij v_j, and the stats.
     void accumulate(T* out_i, std::size_t b, std::size_t hk, std::size_t j_end, AttentionStats& st)
     {
         const auto& v = *in.v;
@@ -96,7 +96,9 @@ struct RowPass {
             if (std::isnan(w)) ++st.nan_weights;
             if (hidden[j]) st.max_masked_weight = worse(st.max_masked_weight, std::abs(static_cast<double>(w)));
             all_hidden = all_hidden && hidden[j];
-            if (j >= j_end) continue;
+            // Keys past the loop bound carry weight exactly 0, unless the whole row is masked
+            // and the plain softmax made every weight NaN: then out is NaN too, as in PyTorch.
+            if (j >= j_end && w == T(0)) continue;
             const T* v_j = &v(b, hk, j, 0);
             for (std::size_t c = 0; c < d; ++c) out_i[c] += w * v_j[c];
         }
