@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-packages=(g++ cmake ninja-build libcli11-dev libfmt-dev libxtensor-dev xtl-dev libxsimd-dev
+packages=(g++ cmake ninja-build python3 libcli11-dev libfmt-dev libxtensor-dev xtl-dev libxsimd-dev
           doctest-dev nlohmann-json3-dev)
 missing=()
 for p in "${packages[@]}"; do
