@@ -8,6 +8,21 @@
 
 namespace attnlab {
 
+namespace {
+
+// A tensor read as `lead` matrices of rows x cols (its last two axes; rank 1 is one row).
+struct Matrices {
+    std::size_t lead, rows, cols;
+};
+
+Matrices matrices_of(const Tensor& t)
+{
+    const std::size_t cols = t.rank() >= 1 ? t.shape.back() : 1, rows = t.rank() >= 2 ? t.shape[t.rank() - 2] : 1;
+    return {rows * cols == 0 ? 0 : t.size() / (rows * cols), rows, cols};
+}
+
+}  // namespace
+
 double max_abs_diff(const Tensor& a, const Tensor& b)
 {
     if (a.shape != b.shape) {
@@ -43,8 +58,7 @@ double diagonal_spread(const double* m, std::size_t rows, std::size_t cols)
 double max_diagonal_spread(const Tensor& t)
 {
     if (t.rank() < 2) throw std::logic_error("max_diagonal_spread needs a tensor of rank 2 or more");
-    const std::size_t rows = t.shape[t.rank() - 2], cols = t.shape.back();
-    const std::size_t lead = rows * cols == 0 ? 0 : t.size() / (rows * cols);
+    const auto [lead, rows, cols] = matrices_of(t);
     double worst = 0.0;
     for (std::size_t n = 0; n < lead; ++n) worst = worse(worst, diagonal_spread(t.values.data() + n * rows * cols, rows, cols));
     return worst;
@@ -52,8 +66,7 @@ double max_diagonal_spread(const Tensor& t)
 
 double max_row_sum_error(const Tensor& w, const RowPredicate& skip)
 {
-    const std::size_t cols = w.shape.back(), rows = w.rank() >= 2 ? w.shape[w.rank() - 2] : 1;
-    const std::size_t lead = rows * cols == 0 ? 0 : w.size() / (rows * cols);
+    const auto [lead, rows, cols] = matrices_of(w);
     double worst = 0.0;
     for (std::size_t n = 0; n < lead; ++n)
         for (std::size_t i = 0; i < rows; ++i) {
@@ -68,8 +81,7 @@ double max_row_sum_error(const Tensor& w, const RowPredicate& skip)
 
 double max_masked_weight(const Tensor& w, const CellPredicate& hidden)
 {
-    const std::size_t cols = w.shape.back(), rows = w.rank() >= 2 ? w.shape[w.rank() - 2] : 1;
-    const std::size_t lead = rows * cols == 0 ? 0 : w.size() / (rows * cols);
+    const auto [lead, rows, cols] = matrices_of(w);
     double worst = 0.0;
     for (std::size_t n = 0; n < lead; ++n)
         for (std::size_t i = 0; i < rows; ++i)
