@@ -78,3 +78,17 @@ TEST_CASE("mask: errors")
     expect_usage_error({"mask", "--len", "0"}, "--len");
     expect_usage_error({"mask", "--kind", "padding", "--lengths", "2", "--diagonal", "0"}, "--kind padding has none");
 }
+
+TEST_CASE("mask: --tol replaces rounding tolerances but never loosens a bit-for-bit identity")
+{
+    const auto j = run_json({"mask", "--tol", "0.5", "--quiet"});
+    bool seen = false;
+    for (const auto& c : j["checks"]) {
+        if (c["name"] == "hidden_scores_ignored") {
+            seen = true;
+            CHECK(c["tolerance"] == 0.0);
+        }
+        if (c["name"] == "rows_sum_to_one") CHECK(c["tolerance"] == 0.5);
+    }
+    CHECK(seen);
+}
