@@ -4,6 +4,7 @@
 
 #include "attnlab/experiments/tour.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace attnlab::app {
@@ -37,6 +38,14 @@ void setup_tour(CLI::App& app)
         const TourReport t = run_tour(opts->tour, run_context(o));
         const bool color = o.format == Format::text && use_color();
         write_stdout(o.format == Format::json ? tour_to_json(t, !o.quiet).dump() + "\n" : render_tour_text(t, color, o.quiet));
+        std::vector<std::string> failed;
+        for (const auto& section : t.sections)
+            for (const auto& c : section.checks)
+                if (c.role == Role::invariant && !c.passed() &&
+                    std::find(failed.begin(), failed.end(), c.name) == failed.end()) {
+                    failed.push_back(c.name);
+                }
+        report_failed_checks(failed);
         exit_status() = t.passed() ? 0 : 1;
     });
 }

@@ -2,9 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace attnlab::app {
@@ -85,10 +90,38 @@ bool use_color()
     return isatty(STDOUT_FILENO) == 1;
 }
 
+namespace {
+bool g_stdout_closed = false;
+}  // namespace
+
+void guard_standard_streams()
+{
+    for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+        if (fcntl(fd, F_GETFD) != -1) continue;
+        if (fd == STDOUT_FILENO) g_stdout_closed = true;
+        const int null_fd = open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY);
+        if (null_fd != -1 && null_fd != fd) {
+            dup2(null_fd, fd);
+            close(null_fd);
+        }
+    }
+}
+
 void write_stdout(const std::string& out)
 {
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    std::fflush(stdout);
+    if (g_stdout_closed) throw OutputError("cannot write the output: standard output is closed");
+    errno = 0;
+    const std::size_t written = std::fwrite(out.data(), 1, out.size(), stdout);
+    if (written != out.size() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        throw OutputError(fmt::format("cannot write the output: {}", errno != 0 ? std::strerror(errno) : "write failed"));
+    }
+}
+
+void report_failed_checks(const std::vector<std::string>& names)
+{
+    if (names.empty()) return;
+    const std::string line = fmt::format("attnlab: failed checks: {}\n", fmt::join(names, ", "));
+    std::fputs(line.c_str(), stderr);
 }
 
 int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>& experiment)
@@ -115,7 +148,11 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     ropts.quiet = o.quiet;
     ropts.color = o.format == Format::text && use_color();
     write_stdout(render(report, ropts));
-    return report.passed() ? 0 : 1;
+    std::vector<std::string> failed;
+    for (const auto& c : report.checks)
+        if (c.role == Role::invariant && !c.passed()) failed.push_back(c.name);
+    report_failed_checks(failed);
+    return failed.empty() ? 0 : 1;
 }
 
 }  // namespace attnlab::app

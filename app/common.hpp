@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -87,8 +88,21 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
 // not "dumb".
 bool use_color();
 
-// Writes the whole rendered output at once (it was rendered before anything is written).
+// Writing the output failed (a full disk, a closed pipe, a closed stdout): exit status 2.
+struct OutputError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Writes the whole rendered output at once (it was rendered before anything is written);
+// throws OutputError when the write or the flush fails.
 void write_stdout(const std::string& out);
+
+// Makes sure descriptors 0, 1 and 2 are open, so that no file the program opens can take
+// their place; remembers whether stdout was closed, which write_stdout then reports.
+void guard_standard_streams();
+
+// One line on stderr, "attnlab: failed checks: a, b", when invariants failed (exit 1).
+void report_failed_checks(const std::vector<std::string>& names);
 
 // Where each subcommand stores its exit status for main to return.
 int& exit_status();

@@ -1,8 +1,9 @@
 // attnlab: every experiment of the articles on position in self-attention, run on the CPU,
 // with each claim turned into a measured check.
 //
-// Exit status: 0 every check of the program's own invariants held, 1 one failed,
-// 2 a usage or input error (one line on stderr, nothing on stdout).
+// Exit status: 0 every checked property holds, 1 a checked property does not hold for the
+// configuration asked for (one stderr line names the failed checks), 2 a usage or input error
+// or a failed write (one line on stderr, nothing on stdout).
 #include "attnlab/core/report.hpp"
 #include "attnlab/version.hpp"
 #include "commands.hpp"
@@ -25,7 +26,9 @@ int fail(const std::string& message)
         if (c == '\n') c = ' ';
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
-    fmt::print(stderr, "attnlab: error: {}\n", line);
+    // Never throws: with stderr closed the line is lost, and the status still says it.
+    const std::string text = "attnlab: error: " + line + "\n";
+    std::fputs(text.c_str(), stderr);
     return 2;
 }
 
@@ -41,6 +44,7 @@ bool has_subcommand(const CLI::App& app, const std::string& name)
 
 int main(int argc, char** argv)
 {
+    attnlab::app::guard_standard_streams();
     CLI::App app{"attnlab: how self-attention sees word order, as measured experiments.\n"
                  "Each subcommand prints its tensors with shapes and axis names, then checks "
                  "every claim with a measured figure and a tolerance.",
@@ -48,8 +52,10 @@ int main(int argc, char** argv)
     app.set_version_flag("--version", std::string("attnlab ") + attnlab::kVersion);
     app.require_subcommand(1);
     app.option_defaults()->always_capture_default();
-    app.footer("Exit status: 0 every check of the program's invariants passed (an article's claim measured as\n"
-               "wrong is reported, not counted), 1 one failed, 2 usage or input error.\n"
+    app.footer("Exit status: 0 every checked property holds; 1 a checked property does not hold for the\n"
+               "configuration asked for (stderr then says 'attnlab: failed checks: NAME, NAME'); 2 a usage\n"
+               "or input error, or output that could not be written (one line on stderr, nothing on stdout).\n"
+               "An article's claim measured as wrong is reported, never counted.\n"
                "Run 'attnlab <command> --help' for a command's options.");
 
     attnlab::app::setup_tour(app);
@@ -73,6 +79,8 @@ int main(int argc, char** argv)
     } catch (const CLI::ParseError& e) {
         return fail(std::string(e.what()) + "; see --help");
     } catch (const attnlab::InputError& e) {
+        return fail(e.what());
+    } catch (const attnlab::app::OutputError& e) {
         return fail(e.what());
     } catch (const std::bad_alloc&) {
         return fail("out of memory; reduce the sizes or --max-memory");

@@ -61,7 +61,7 @@ TEST_CASE("exit status 1 when a check fails (--tol 0 on a float32 figure that is
     const auto r = run_cli({"pe", "--len", "64", "--dim", "16", "--tol", "0", "--quiet"});
     CHECK(r.status == 1);
     CHECK(r.out.find("FAIL  relative shift is linear") != std::string::npos);
-    CHECK(r.err.empty());
+    CHECK(r.err.rfind("attnlab: failed checks: relative_shift_linear", 0) == 0);
 }
 
 TEST_CASE("--quiet prints only the check lines")
@@ -173,4 +173,37 @@ TEST_CASE("--tol 0 fails every numeric check whose figure is not exactly 0, in e
         }
         CHECK(r.status == (any_failed ? 1 : 0));
     }
+}
+
+TEST_CASE("a failed write is an error: a full disk, a closed stdout, a broken pipe; a closed stderr never aborts")
+{
+    for (auto [mode, fragment] : {std::pair{Stdout::dev_full, "No space left on device"},
+                                  std::pair{Stdout::closed, "standard output is closed"},
+                                  std::pair{Stdout::broken_pipe, "Broken pipe"}}) {
+        CAPTURE(fragment);
+        const auto r = run_cli_io({"pe"}, mode);
+        CHECK(r.status == 2);
+        CHECK(count_lines(r.err) == 1);
+        CHECK(r.err.rfind("attnlab: error: cannot write the output: ", 0) == 0);
+        CHECK(r.err.find(fragment) != std::string::npos);
+    }
+    CHECK(run_cli_io({"tour", "--section", "pe"}, Stdout::dev_full).status == 2);
+    // the error printer itself must not throw when stderr is closed
+    CHECK(run_cli_io({"pe", "--len", "0"}, Stdout::captured, true).status == 2);
+}
+
+TEST_CASE("exit 1 always says on stderr which checks failed, in one greppable line, in every format")
+{
+    for (const char* format : {"text", "csv", "json"}) {
+        CAPTURE(format);
+        const auto r = run_cli({"mask", "--diagonal", "0", "--format", format});
+        CHECK(r.status == 1);
+        CHECK(r.err == "attnlab: failed checks: causal_equals_tril, visible_keys_per_row, "
+                       "masked_weights_exactly_zero, row0_one_hot, no_nan_weights\n");
+    }
+    const auto t = run_cli({"tour", "--section", "pe", "--tol", "0"});
+    CHECK(t.status == 1);
+    CHECK(count_lines(t.err) == 1);
+    CHECK(t.err.rfind("attnlab: failed checks: relative_shift_linear, ", 0) == 0);
+    CHECK(run_cli({"pe"}).err.empty());  // exit 0: nothing on stderr
 }

@@ -2,8 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
 #include <fstream>
 #include <sstream>
 #include <sys/wait.h>
@@ -56,6 +58,50 @@ CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::s
     r.out = slurp(out_path);
     r.err = slurp(err_path);
     std::remove(out_path);
+    std::remove(err_path);
+    return r;
+}
+
+CliResult run_cli_io(const std::vector<std::string>& args, Stdout out, bool close_stderr)
+{
+    char err_path[] = "/tmp/attnlab-cli-err-XXXXXX";
+    const int err_fd = mkstemp(err_path);
+    REQUIRE(err_fd >= 0);
+    int pipe_fds[2] = {-1, -1};
+    if (out == Stdout::broken_pipe) {
+        REQUIRE(pipe(pipe_fds) == 0);
+        close(pipe_fds[0]);  // no reader from the start: every write fails with EPIPE
+    }
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        if (out == Stdout::dev_full) dup2(open("/dev/full", O_WRONLY), STDOUT_FILENO);
+        if (out == Stdout::closed) close(STDOUT_FILENO);
+        if (out == Stdout::broken_pipe) {
+            signal(SIGPIPE, SIG_IGN);
+            dup2(pipe_fds[1], STDOUT_FILENO);
+        }
+        if (close_stderr) {
+            close(STDERR_FILENO);
+        } else {
+            dup2(err_fd, STDERR_FILENO);
+        }
+        std::vector<char*> argv;
+        std::string exe = ATTNLAB_EXE;
+        argv.push_back(exe.data());
+        std::vector<std::string> copy = args;
+        for (auto& a : copy) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        execv(exe.c_str(), argv.data());
+        _exit(127);
+    }
+    if (pipe_fds[1] >= 0) close(pipe_fds[1]);
+    int wstatus = 0;
+    waitpid(pid, &wstatus, 0);
+    close(err_fd);
+    CliResult r;
+    r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+    r.err = slurp(err_path);
     std::remove(err_path);
     return r;
 }

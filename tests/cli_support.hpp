@@ -15,6 +15,13 @@ struct CliResult {
 // env: extra NAME=VALUE entries for the child's environment.
 CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
 
+// Where the child's standard output goes, for the tests of write errors.
+enum class Stdout { captured, dev_full, closed, broken_pipe };
+// Runs attnlab with stdout as given (SIGPIPE ignored for broken_pipe, so the write fails
+// with EPIPE instead of killing it) and, with close_stderr, stderr closed. Only the exit
+// status and the captured stderr are returned.
+CliResult run_cli_io(const std::vector<std::string>& args, Stdout out, bool close_stderr = false);
+
 // The JSON document printed by a successful --format json run (fails the test otherwise).
 nlohmann::json run_json(std::vector<std::string> args);
 
