@@ -20,7 +20,7 @@ void setup_attend(CLI::App& app)
         "attend", "The attention block: X -> Q, K, V -> scores -> weights -> out, with PE, RoPE or ALiBi and masks");
     auto& p = opts->attend;
     add_optional(*sub, "--batch", p.batch, "Batch size B (default 1, or the number of --lengths)")
-        ->check(CLI::Range(1L, 1L << 16));
+        ->check(CLI::Range(1L, kMaxBatch));
     sub->add_option("--len", p.len, "Query positions L")->check(CLI::Range(1L, 1L << 20));
     sub->add_option("--heads", p.heads, "Heads H")->check(CLI::Range(1L, 1024L));
     sub->add_option("--dim", p.dim, "Model dimension E, a multiple of H (head dimension d = E/H)")

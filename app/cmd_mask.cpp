@@ -34,7 +34,7 @@ void setup_mask(CLI::App& app)
         ->check(CLI::Range(-(1L << 20), 1L << 20));
     add_optional(*sub, "--window", p.window, "Window W for --kind window: query i sees keys i-W+1..i");
     add_optional(*sub, "--batch", p.batch, "Sequences in the batch for causal and window (default 1)")
-        ->check(CLI::Range(1L, 1L << 16));
+        ->check(CLI::Range(1L, kMaxBatch));
     sub->add_option("--lengths", p.lengths, "Padding: one length per sequence, e.g. 3,5,2")
         ->delimiter(',')
         ->check(non_empty);

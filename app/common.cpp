@@ -39,6 +39,19 @@ CLI::Validator finite_number(bool allow_zero)
 
 }  // namespace
 
+const CLI::Validator seed_number = CLI::Validator(
+    [](std::string& text) -> std::string {
+        // All digits, and no more than 2^64 - 1: strtoull would quietly saturate.
+        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+        errno = 0;
+        if (digits) std::strtoull(text.c_str(), nullptr, 10);
+        if (!digits || errno == ERANGE) {
+            return fmt::format("must be a whole number from 0 to 18446744073709551615 (got '{}')", text);
+        }
+        return {};
+    },
+    "UINT64");
+
 const CLI::Validator finite_positive = finite_number(false);
 const CLI::Validator finite_non_negative = finite_number(true);
 const CLI::Validator non_empty = CLI::Validator(
@@ -47,7 +60,7 @@ const CLI::Validator non_empty = CLI::Validator(
 void add_run_options(CLI::App& sub, CommonOpts& o)
 {
     sub.add_option("--seed", o.seed, "Seed of the random inputs (same numbers on every platform)")
-        ->check(finite_non_negative);
+        ->check(seed_number);
     add_enum_option(sub, "--dtype", o.dtype, "Precision the experiment computes in");
     sub.add_flag("--quiet", o.quiet, "Print only the check lines (JSON: no tensors)");
     sub.add_option("--tol", o.tol, "Replace every numeric tolerance of the checks")

@@ -30,6 +30,8 @@ struct CommonOpts {
     double max_memory_gib = 2.0;
 };
 
+// A seed: a whole number that fits 64 bits (never saturated to 2^64 - 1).
+extern const CLI::Validator seed_number;
 // Validators that, unlike CLI::PositiveNumber, refuse nan and inf with a short message.
 extern const CLI::Validator finite_positive;
 extern const CLI::Validator finite_non_negative;

@@ -59,9 +59,13 @@ TEST_CASE("permute-test: position information breaks equivariance, and the ident
 {
     for (const char* pe : {"sinusoidal", "rope", "alibi"}) CHECK(run_cli({"permute-test", "--pe", pe, "--trials", "3"}).status == 0);
     CHECK(run_cli({"permute-test", "--mask", "causal"}).status == 0);
-    const auto r = run_cli({"permute-test", "--pe", "rope", "--perm", "0,1,2,3,4,5", "--quiet"});
-    CHECK(r.status == 1);
-    CHECK(r.out.find("FAIL  with rope position information") != std::string::npos);
+    expect_usage_error({"permute-test", "--pe", "rope", "--perm", "0,1,2,3,4,5"}, "--perm is the identity");
+    expect_usage_error({"permute-test", "--len", "1", "--pe", "rope"}, "at least 2 positions");
+    // a demonstration that misses its rule of thumb is reported, and the run still exits 0
+    const auto r = run_cli({"permute-test", "--no-proj", "--pe", "alibi", "--quiet"});
+    CHECK(r.status == 0);
+    CHECK(r.out.find("NOT SHOWN with alibi position information") != std::string::npos);
+    CHECK(r.err.empty());
 }
 
 TEST_CASE("permute-test: errors")
@@ -73,4 +77,13 @@ TEST_CASE("permute-test: errors")
     expect_usage_error({"permute-test", "--dim", "6", "--heads", "4"}, "not divisible");
     expect_usage_error({"permute-test", "--mask", "padding"}, "none or causal");
     expect_usage_error({"permute-test", "--trials", "0"}, "--trials");
+    expect_usage_error({"attend", "--scale", "1e308"}, "--scale must lie in (0, 1e4]");
+    expect_usage_error({"pe", "--seed", "18446744073709551616"}, "from 0 to 18446744073709551615");
+    expect_usage_error({"pe", "--seed", "-1"}, "--seed");
+    CHECK(run_cli({"pe", "--seed", "18446744073709551615", "--quiet"}).status == 0);
+    for (const char* base : {"1", "0.5", "1e-310", "1e39"}) {
+        CAPTURE(base);
+        expect_usage_error({"pe", "--base", base}, "--base");
+        expect_usage_error({"rope", "--base", base}, "--base");
+    }
 }

@@ -66,3 +66,13 @@ TEST_CASE("pe: errors as the articles' module raises them")
     expect_usage_error({"pe", "--base", "-3"}, "--base");
     expect_usage_error({"pe", "--len", "4", "--shift", "4"}, "--shift must be between 1 and len-1");
 }
+
+TEST_CASE("pe --len 1: the layouts check does not apply to one position, and the note says so")
+{
+    const auto r = run_cli({"pe", "--len", "1", "--shift", "1"});
+    INFO(r.err);
+    CHECK(r.status == 0);
+    CHECK(r.out.find("layouts_not_a_permutation is not checked: with one position (L = 1)") != std::string::npos);
+    const auto d2 = run_cli({"pe", "--dim", "2"});
+    CHECK(d2.out.find("with one frequency pair (D = 2)") != std::string::npos);
+}

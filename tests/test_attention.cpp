@@ -144,11 +144,41 @@ TEST_CASE("run_permute: equivariance holds without positions and breaks with eac
         CAPTURE(name_of(pe));
         CHECK(run_permute(q, RunContext{}).passed());
     }
-    // The identity "permutation" cannot break anything: the expectation fails.
+    // The identity "permutation" cannot show anything: refused up front.
     PermuteParams id;
     id.pe = PeKind::sinusoidal;
     id.perm = {0, 1, 2, 3, 4, 5};
-    CHECK_FALSE(find_check(run_permute(id, RunContext{}), "equivariance_breaks").passed());
+    CHECK_THROWS_WITH_AS(run_permute(id, RunContext{}), doctest::Contains("--perm is the identity"), InputError);
+    id.perm.clear();
+    id.len = 1;
+    CHECK_THROWS_WITH_AS(run_permute(id, RunContext{}), doctest::Contains("at least 2 positions"), InputError);
+}
+
+TEST_CASE("run_permute: 'order now matters' is a demonstration: it can miss its rule of thumb without failing the run")
+{
+    // The three configurations where the 100x rule of thumb is not met at the defaults.
+    PermuteParams alibi;
+    alibi.no_proj = true;
+    alibi.pe = PeKind::alibi;
+    PermuteParams causal;
+    causal.no_proj = true;
+    causal.mask = MaskKind::causal;
+    causal.dim = 32;
+    PermuteParams rope;
+    rope.no_proj = true;
+    rope.pe = PeKind::rope;
+    rope.dim = 16;
+    for (auto [p, seed] : {std::pair{alibi, 0}, std::pair{causal, 0}, std::pair{rope, 2}}) {
+        RunContext ctx;
+        ctx.seed = static_cast<std::uint64_t>(seed);
+        const Report r = run_permute(p, ctx);
+        const Check c = find_check(r, "equivariance_breaks");
+        CAPTURE(name_of(p.pe));
+        CAPTURE(name_of(p.mask));
+        CHECK(c.role == Role::demonstration);
+        CHECK_FALSE(c.passed());
+        CHECK(r.passed());
+    }
 }
 
 TEST_CASE("run_attend: every check passes across the options, in both dtypes")

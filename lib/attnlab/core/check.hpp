@@ -22,13 +22,16 @@ constexpr auto enum_names(Compare)
                       std::pair{Compare::gt, std::string_view(">")}};
 }
 
-// invariant: the program's own mathematics; a failure makes the exit status 1.
-// article:   a claim as an article words it; its verdict is reported, never the exit status.
-enum class Role { invariant, article };
+// invariant:     the program's own mathematics; a failure makes the exit status 1.
+// article:       a claim as an article words it; its verdict is reported, never the exit status.
+// demonstration: something a run shows for the usual inputs but that no theorem guarantees
+//                for every input (a rule of thumb); reported, never the exit status.
+enum class Role { invariant, article, demonstration };
 constexpr auto enum_names(Role)
 {
     return std::array{std::pair{Role::invariant, std::string_view("invariant")},
-                      std::pair{Role::article, std::string_view("article")}};
+                      std::pair{Role::article, std::string_view("article")},
+                      std::pair{Role::demonstration, std::string_view("demonstration")}};
 }
 
 // numeric: a floating-point tolerance, replaced by --tol when given.
@@ -66,5 +69,7 @@ Check article_claim(std::string claim, std::string metric, double measured, doub
                     Compare cmp = Compare::le);
 // The same, with a rounding tolerance that --tol may replace.
 Check article_claim_numeric(std::string claim, std::string metric, double measured, double tol);
+// A demonstration: measured against a bound the usual inputs meet, reported, never deciding.
+Check demonstration(std::string claim, std::string metric, double measured, double bound, Compare cmp);
 
 }  // namespace attnlab

@@ -36,6 +36,9 @@ constexpr auto enum_names(Align)
                       std::pair{Align::lower_right, std::string_view("lower-right")}};
 }
 
+// The most sequences a batch may hold (--batch, and the number of --lengths).
+constexpr long kMaxBatch = 1L << 16;
+
 struct MaskSpec {
     MaskKind kind = MaskKind::causal;
     long queries = 1;              // L

@@ -90,6 +90,11 @@ Check article_claim_numeric(std::string claim, std::string metric, double measur
                 TolKind::numeric);
 }
 
+Check demonstration(std::string claim, std::string metric, double measured, double bound, Compare cmp)
+{
+    return make(std::move(claim), std::move(metric), measured, bound, cmp, Role::demonstration, TolKind::fixed);
+}
+
 bool Report::passed() const
 {
     return std::all_of(checks.begin(), checks.end(),

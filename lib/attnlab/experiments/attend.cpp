@@ -36,7 +36,13 @@ Resolved resolve(const AttendParams& p)
     if (p.pe == PeKind::sinusoidal && p.dim % 2 != 0) {
         throw InputError(fmt::format("--pe sinusoidal needs an even --dim (got {})", p.dim));
     }
-    if (p.scale && !(*p.scale > 0.0)) throw InputError("--scale must be positive");
+    // q.k is at most a few hundred times d here; a scale past 1e4 sends scores to infinity.
+    if (p.scale && !(*p.scale > 0.0 && *p.scale <= 1e4)) {
+        throw InputError(fmt::format("--scale must lie in (0, 1e4]; a larger one overflows the scores (got {})", *p.scale));
+    }
+    if (static_cast<long>(p.lengths.size()) > kMaxBatch) {
+        throw InputError(fmt::format("--lengths has {} entries; a batch holds at most {}", p.lengths.size(), kMaxBatch));
+    }
     r.len = p.len;
     r.kv_len = p.kv_len.value_or(p.len);
     if (r.kv_len < 1) throw InputError("--kv-len must be at least 1");

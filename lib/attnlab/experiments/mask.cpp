@@ -154,6 +154,9 @@ MaskSpec mask_spec(const MaskParams& p)
     if (p.kind == MaskKind::padding && (p.diagonal || p.align)) {
         throw InputError("--diagonal and --align shape the causal triangle; --kind padding has none");
     }
+    if (static_cast<long>(p.lengths.size()) > kMaxBatch) {
+        throw InputError(fmt::format("--lengths has {} entries; a batch holds at most {}", p.lengths.size(), kMaxBatch));
+    }
     for (long len : p.lengths) {
         if (len < 0) throw InputError(fmt::format("--lengths must not be negative (got {})", len));
     }

@@ -202,8 +202,9 @@ void validate(const RopeParams& p)
         throw InputError(fmt::format("--dim must be even and at least 2 (got {}): RoPE rotates pairs", p.dim));
     }
     if (p.heads < 1 || p.batch < 1) throw InputError("--heads and --batch must be at least 1");
-    if (!(p.base > 0.0) || !std::isfinite(p.base) || p.base == 1.0) {
-        throw InputError(fmt::format("--base must be a positive number other than 1 (got {})", p.base));
+    // theta_i = base^(-2i/r) falls only for a base above 1, and the base must survive float32.
+    if (!(p.base > 1.0) || !(p.base <= static_cast<double>(std::numeric_limits<float>::max()))) {
+        throw InputError(fmt::format("--base must lie in (1, 3.4e38], so that the frequencies fall (got {})", p.base));
     }
     const long r = p.rotary_dim.value_or(p.dim);
     if (r < 2 || r % 2 != 0 || r > p.dim) {

@@ -303,6 +303,7 @@ std::string verdict_word(const Check& c, Lang lang)
 {
     const bool ok = c.passed();
     if (c.role == Role::invariant) return ok ? "PASS" : "FAIL";
+    if (c.role == Role::demonstration) return ok ? "SHOWN" : "NOT SHOWN";
     if (lang == Lang::zh) return ok ? "成立" : "不成立";
     return ok ? "HOLDS" : "WRONG";
 }

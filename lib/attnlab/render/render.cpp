@@ -169,10 +169,10 @@ std::string check_line(const Check& c, bool color)
 {
     const bool ok = c.passed();
     std::string verdict;
-    if (c.role == Role::invariant) {
-        verdict = ok ? "PASS " : "FAIL ";  // padded to the width of HOLDS / WRONG
-    } else {
-        verdict = ok ? "HOLDS" : "WRONG";  // the article's wording against the measurement
+    switch (c.role) {
+    case Role::invariant: verdict = ok ? "PASS " : "FAIL "; break;  // padded to the width of HOLDS / WRONG
+    case Role::article: verdict = ok ? "HOLDS" : "WRONG"; break;    // the article's wording against the measurement
+    case Role::demonstration: verdict = ok ? "SHOWN" : "NOT SHOWN"; break;
     }
     if (color) {
         verdict = fmt::format(fmt::emphasis::bold |
@@ -181,7 +181,9 @@ std::string check_line(const Check& c, bool color)
                                                                      : fmt::terminal_color::yellow)),
                               "{}", verdict);
     }
-    const std::string role = c.role == Role::article ? " (article's claim)" : "";
+    const std::string role = c.role == Role::article         ? " (article's claim)"
+                             : c.role == Role::demonstration ? " (demonstration)"
+                                                             : "";
     return fmt::format("{} {}{}: {} = {} {} {}", verdict, c.claim, role, c.metric,
                        format_figure(c.measured), name_of(c.cmp), format_figure(c.tolerance));
 }
