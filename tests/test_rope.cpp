@@ -162,10 +162,11 @@ TEST_CASE("run_rope: every check passes under every scaling, style and dtype, wi
                 CAPTURE(name_of(dt));
                 CAPTURE(name_of(st));
                 CAPTURE(name_of(m));
-                check_invariants_hold(run_rope(p, ctx),
-                                      {"pos0_unchanged", "norm_preserved", "partial_passthrough", "blocks_orthogonal",
-                                       "rotation_composes", "dot_equals_relative_rotation", "relative_position_only",
-                                       "styles_are_permutations", "complex_form", "inverse_restores", "angle_precision"});
+                std::vector<std::string> expected = {"pos0_unchanged", "norm_preserved", "partial_passthrough", "blocks_orthogonal",
+                                                     "rotation_composes", "dot_equals_relative_rotation", "relative_position_only",
+                                                     "styles_are_permutations", "complex_form", "inverse_restores", "angle_precision"};
+                if (m == RopeScaling::yarn) expected.push_back("yarn_scores_scale_by_factor_squared");
+                check_invariants_hold(run_rope(p, ctx), expected);
             }
 }
 
@@ -221,4 +222,31 @@ TEST_CASE("run_rope: input errors")
     RopeParams big;
     big.len = 100000;
     CHECK_THROWS_WITH_AS(run_rope(big, ctx), doctest::Contains("dots [100000, 100000]"), InputError);
+}
+
+TEST_CASE("run_rope: YaRN's scaled output is the attention factor times the rotation; its check fails without the factor")
+{
+    RopeParams p;
+    p.len = 20;
+    p.dim = 8;
+    p.scaling = scaling(RopeScaling::yarn, 4, 16);
+    p.scaling.attention_factor = 2.0;
+    RunContext ctx;
+    ctx.dtype = DType::float64;
+    const Report r = run_rope(p, ctx);
+    const Tensor& rot = *r.find("q_rot");
+    const Tensor& scaled = *r.find("q_rot_scaled");
+    for (std::size_t i = 0; i < rot.size(); ++i) CHECK(scaled.values[i] == doctest::Approx(2.0 * rot.values[i]).epsilon(1e-15));
+    CHECK(find_check(r, "yarn_scores_scale_by_factor_squared").passed());
+    CHECK(find_check(r, "norm_preserved").passed());  // q_rot stays the pure rotation
+    // The scaled keys without the factor: scores grow by 2, not 4.
+    Run run = compute_all(rope_experiment(), p, ctx);
+    Tensor k_rot = *run.find("k_rot");
+    k_rot.name = "k_rot_scaled";
+    replace_tensor(run, k_rot);
+    const auto failed = failed_checks(check_run(rope_experiment(), p, run, ctx));
+    CHECK(failed == std::vector<std::string>{"yarn_scores_scale_by_factor_squared"});
+    // Other methods have no scaled tensors and no such check.
+    p.scaling = scaling(RopeScaling::linear, 4, 16);
+    CHECK(run_rope(p, ctx).find("q_rot_scaled") == nullptr);
 }

@@ -378,6 +378,15 @@ Run compute_rope(const RopeParams& p, const Plan& plan)
     run.add(to_tensor("k", bhld, k, E));
     run.add(to_tensor("q_rot", bhld, rope_apply(q, cache, rotary(p), p.style), E));
     run.add(to_tensor("k_rot", bhld, rope_apply(k, cache, rotary(p), p.style), E));
+    if (p.scaling.method == RopeScaling::yarn) {
+        // What Hugging Face's apply_rotary_pos_emb returns under YaRN: cos and sin are
+        // multiplied by the attention factor first, so the output is the factor times the
+        // rotation. q_rot and k_rot stay the pure rotation.
+        const T f = static_cast<T>(freq.attention_factor);
+        const RopeCache<T> scaled{cache.cos * f, cache.sin * f};
+        run.add(to_tensor("q_rot_scaled", bhld, rope_apply(q, scaled, rotary(p), p.style), E));
+        run.add(to_tensor("k_rot_scaled", bhld, rope_apply(k, scaled, rotary(p), p.style), E));
+    }
     if (plan.wants("dots")) run.add(to_tensor("dots", {"query_pos", "key_pos"}, dots_of(p, cache, run.at("q"), run.at("k")), E));
     if (plan.wants("decay")) {
         const auto decay = rope_decay(freq.theta, p.len);
@@ -650,6 +659,35 @@ std::optional<Check> check_angles(const RopeParams& p, const Run&, const CheckEn
                    "max |m*theta (dtype) - m*theta (exact)| in radians", worst, tol + 4.0 * env.eps);
 }
 
+// YaRN: the factor times the rotation on both sides multiplies the rotated dimensions' part
+// of every score by factor^2; pass-through dimensions (partial rotary) are not scaled, as in
+// Hugging Face, which concatenates them back unchanged. Each scaled element carries one more
+// rounding (of f cos, f sin and the products), so a dot is off by at most about 4 eps of
+// f^2 sum |q_i k_i|: the figure is that relative error.
+std::optional<Check> check_yarn_factor(const RopeParams& p, const Run& run, const CheckEnv& env)
+{
+    if (p.scaling.method != RopeScaling::yarn) return std::nullopt;
+    const double f2 = std::pow(run.derived.at("attention_factor").get<double>(), 2.0);
+    const Tensor &q = run.at("q_rot"), &k = run.at("k_rot"), &qs = run.at("q_rot_scaled"), &ks = run.at("k_rot_scaled");
+    const std::size_t d = q.shape.back(), r = static_cast<std::size_t>(rotary(p));
+    double worst = 0.0;
+    for (long m : sampled_positions(p.len))
+        for (long n : sampled_positions(p.len)) {
+            double dot_s = 0.0, expected = 0.0, scale = 0.0;
+            for (std::size_t j = 0; j < d; ++j) {
+                const std::size_t a = static_cast<std::size_t>(m) * d + j, b = static_cast<std::size_t>(n) * d + j;
+                const double factor = j < r ? f2 : 1.0;
+                dot_s += qs.values[a] * ks.values[b];
+                expected += factor * q.values[a] * k.values[b];
+                scale += factor * std::abs(q.values[a] * k.values[b]);
+            }
+            worst = worse(worst, scale > 0.0 ? std::abs(dot_s - expected) / scale : std::abs(dot_s));
+        }
+    return at_most(fmt::format("YaRN's scaled rotation (Hugging Face's output) multiplies the rotated part of q_m . k_n by the "
+                               "attention factor squared ({:.6g})", f2),
+                   "max |q_m.k_n scaled - expected| / sum |scaled products|, batch 0 head 0", worst, 4.0 * env.eps);
+}
+
 template <class T>
 std::vector<CheckDef<RopeParams>> rope_checks()
 {
@@ -663,7 +701,8 @@ std::vector<CheckDef<RopeParams>> rope_checks()
             {"styles_are_permutations", {"q"}, check_styles<T>},
             {"complex_form", {"q", "q_rot"}, check_complex<T>},
             {"inverse_restores", {"q", "q_rot"}, check_inverse<T>},
-            {"angle_precision", {}, check_angles<T>}};
+            {"angle_precision", {}, check_angles<T>},
+            {"yarn_scores_scale_by_factor_squared", {"q_rot", "k_rot", "q_rot_scaled", "k_rot_scaled"}, check_yarn_factor}};
 }
 
 // --- notes ---
@@ -685,8 +724,8 @@ std::optional<std::string> note_scaling(const RopeParams& p, const Run&, const C
     const RopeFrequencies f = freq_of<T>(p);
     return fmt::format("{} scaling: base used {:.6g}, attention factor {:.6g}{}", name_of(p.scaling.method), f.base_used,
                        f.attention_factor,
-                       f.attention_factor != 1.0 ? " (Hugging Face multiplies cos and sin by it, so scores scale by its square; "
-                                                   "the rotation shown here leaves it out)"
+                       f.attention_factor != 1.0 ? " (Hugging Face multiplies cos and sin by it, so scores scale by its square: "
+                                                   "q_rot_scaled and k_rot_scaled; q_rot and k_rot are the pure rotation)"
                                                  : "");
 }
 
@@ -720,6 +759,8 @@ std::vector<TensorDecl<RopeParams>> rope_tensors()
             {"k", axes, Need::always, bhld, {}, {}},
             {"q_rot", axes, Need::always, bhld, {}, {}},
             {"k_rot", axes, Need::always, bhld, {}, {}},
+            {"q_rot_scaled", axes, Need::always, bhld, [](const RopeParams& p) { return p.scaling.method == RopeScaling::yarn; }, {}},
+            {"k_rot_scaled", axes, Need::always, bhld, [](const RopeParams& p) { return p.scaling.method == RopeScaling::yarn; }, {}},
             {"dots", {"query_pos", "key_pos"}, Need::on_demand, [](const RopeParams& p) { return std::vector<double>{dsize(p.len), dsize(p.len)}; }, {}, {}},
             {"decay", {"distance"}, Need::on_demand, len, {}, {}},
             {"angle_error", {"pos"}, Need::always, len, {}, {}}};
