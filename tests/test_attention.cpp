@@ -1,4 +1,6 @@
+#include "attnlab/experiments/alibi.hpp"
 #include "attnlab/experiments/attend.hpp"
+#include "attnlab/experiments/pe.hpp"
 #include "attnlab/core/attention.hpp"
 #include "attnlab/experiments/permute.hpp"
 #include "attnlab/core/rng.hpp"
@@ -245,4 +247,46 @@ TEST_CASE("run_attend: input errors")
     q.mask = MaskKind::padding;
     q.lengths = {3, 9};
     CHECK_THROWS_WITH_AS(run_attend(q, RunContext{}), doctest::Contains("--lengths must lie in 0..6"), InputError);
+}
+
+TEST_CASE("a decoder step with a KV cache: lower-right puts query i at position S - L + i for RoPE, ALiBi and PE")
+{
+    AttendParams p;
+    p.len = 2;
+    p.kv_len = 5;
+    p.heads = 1;
+    p.dim = 4;
+    p.align = Align::lower_right;
+    RunContext ctx;
+    ctx.dtype = DType::float64;
+    const double m = alibi_slopes(1, SlopeRule::paper)[0];
+    // ALiBi: query 0 sits at position 3, so its biases over keys 0..4 are -m |3 - j|.
+    p.pe = PeKind::alibi;
+    const Tensor bias = *run_attend(p, ctx).find("bias");
+    for (int j = 0; j < 5; ++j) CHECK(bias.values[j] == doctest::Approx(-m * std::abs(3 - j)));
+    p.align = Align::upper_left;  // counted from 0: query 0 favours key 0
+    CHECK(run_attend(p, ctx).find("bias")->values[0] == 0.0);
+    // RoPE: q_rot of query i is q rotated to position 3 + i; k_rot of key j to position j.
+    p.align = Align::lower_right;
+    p.pe = PeKind::rope;
+    const Report r = run_attend(p, ctx);
+    const auto cache = rope_cache<double>(5, rope_frequencies<double>(4, 10000.0, RopeScalingParams{}, 5).theta);
+    const Tensor &q = *r.find("q"), &q_rot = *r.find("q_rot"), &k = *r.find("k"), &k_rot = *r.find("k_rot");
+    for (int i = 0; i < 2; ++i) {
+        double expected[4];
+        rope_rotate(q.values.data() + 4 * i, expected, 4, 4, &cache.cos(3 + i, 0), &cache.sin(3 + i, 0), RopeStyle::interleaved,
+                    Direction::forward);
+        for (int c = 0; c < 4; ++c) CHECK(q_rot.values[4 * i + c] == doctest::Approx(expected[c]).epsilon(1e-15));
+    }
+    double k4[4];
+    rope_rotate(k.values.data() + 4 * 4, k4, 4, 4, &cache.cos(4, 0), &cache.sin(4, 0), RopeStyle::interleaved, Direction::forward);
+    for (int c = 0; c < 4; ++c) CHECK(k_rot.values[4 * 4 + c] == doctest::Approx(k4[c]).epsilon(1e-15));
+    // sinusoidal PE: x_pe of query i is x + PE(3 + i).
+    p.pe = PeKind::sinusoidal;
+    const Report s = run_attend(p, ctx);
+    const auto table = sinusoidal_table<double>(5, pe_frequencies<double>(4, 10000.0, PeLayout::interleaved, FreqMethod::exp_log),
+                                                PeLayout::interleaved);
+    const Tensor &x = *s.find("x"), &x_pe = *s.find("x_pe");
+    for (int i = 0; i < 2; ++i)
+        for (int c = 0; c < 4; ++c) CHECK(x_pe.values[4 * i + c] == doctest::Approx(x.values[4 * i + c] + table(3 + i, c)).epsilon(1e-15));
 }

@@ -42,7 +42,7 @@ std::vector<double> alibi_slopes(long heads, SlopeRule rule)
 }
 
 template <class T>
-Ten3<T> alibi_bias(const std::vector<double>& slopes, long queries, long keys, AlibiVariant v)
+Ten3<T> alibi_bias(const std::vector<double>& slopes, long queries, long keys, AlibiVariant v, long first_query)
 {
     const auto H = slopes.size();
     Ten3<T> bias = xt::zeros<T>({H, static_cast<std::size_t>(queries), static_cast<std::size_t>(keys)});
@@ -50,10 +50,11 @@ Ten3<T> alibi_bias(const std::vector<double>& slopes, long queries, long keys, A
         const T m = static_cast<T>(slopes[h]);
         for (long i = 0; i < queries; ++i)
             for (long j = 0; j < keys; ++j) {
-                if (v == AlibiVariant::causal && j > i) {
+                const long pos = first_query + i;  // the query's position
+                if (v == AlibiVariant::causal && j > pos) {
                     bias(h, i, j) = -std::numeric_limits<T>::infinity();  // the causal mask
                 } else {
-                    const long distance = v == AlibiVariant::causal ? i - j : std::abs(i - j);
+                    const long distance = v == AlibiVariant::causal ? pos - j : std::abs(pos - j);
                     bias(h, i, j) = distance == 0 ? T(0) : -m * static_cast<T>(distance);  // no -0
                 }
             }
@@ -404,8 +405,8 @@ const Experiment<AlibiParams>& alibi_experiment()
 
 Report run_alibi(const AlibiParams& p, const RunContext& ctx) { return run_experiment(alibi_experiment(), p, ctx); }
 
-template Ten3<float> alibi_bias<float>(const std::vector<double>&, long, long, AlibiVariant);
-template Ten3<double> alibi_bias<double>(const std::vector<double>&, long, long, AlibiVariant);
+template Ten3<float> alibi_bias<float>(const std::vector<double>&, long, long, AlibiVariant, long);
+template Ten3<double> alibi_bias<double>(const std::vector<double>&, long, long, AlibiVariant, long);
 template Ten3<float> alibi_bias_key_only<float>(const std::vector<double>&, long);
 template Ten3<double> alibi_bias_key_only<double>(const std::vector<double>&, long);
 

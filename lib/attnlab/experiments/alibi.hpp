@@ -14,9 +14,10 @@ namespace attnlab {
 // slopes: [H], in float64 (the reference computes them in Python floats).
 std::vector<double> alibi_slopes(long heads, SlopeRule rule);
 
-// bias: [H, L, S] with the query i and key j; queries and keys both start at position 0.
+// bias: [H, L, S] for query i at position first_query + i and key j at position j (a
+// decoder step after cached keys puts its queries past them).
 template <class T>
-Ten3<T> alibi_bias(const std::vector<double>& slopes, long queries, long keys, AlibiVariant v);
+Ten3<T> alibi_bias(const std::vector<double>& slopes, long queries, long keys, AlibiVariant v, long first_query = 0);
 
 // BLOOM's shortcut: bias m_h * j that depends on the key alone, with the causal mask.
 template <class T>

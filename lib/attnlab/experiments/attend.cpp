@@ -119,8 +119,14 @@ void add_block_tensors(const AttendParams& p, const BlockResult<T>& res, const P
     const auto E = elem_of<T>();
     const std::vector<std::string> bhld = {"batch", "head", "pos", "dim"}, bhqk = {"batch", "head", "query", "key"};
     if (p.pe == PeKind::sinusoidal) run.add(to_tensor("x_pe", {"batch", "pos", "dim"}, res.x_pe, E));
-    run.add(to_tensor("q", bhld, res.q, E));
-    run.add(to_tensor("k", bhld, res.k, E));
+    // q and k are always the projections; with RoPE, q_rot and k_rot are what attention uses.
+    const bool rope = p.pe == PeKind::rope;
+    run.add(to_tensor("q", bhld, rope ? res.q_unrotated : res.q, E));
+    run.add(to_tensor("k", bhld, rope ? res.k_unrotated : res.k, E));
+    if (rope) {
+        run.add(to_tensor("q_rot", bhld, res.q, E));
+        run.add(to_tensor("k_rot", bhld, res.k, E));
+    }
     run.add(to_tensor("v", bhld, res.v, E));
     if (p.pe == PeKind::alibi) run.add(to_tensor("bias", {"head", "query", "key"}, res.bias, E));
     if (plan.wants("scores")) run.add(to_tensor("scores", bhqk, res.attn.scores, E));
@@ -213,7 +219,9 @@ template <class T>
 std::optional<Check> check_reference(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
     const Resolved r = resolve(p);
-    const Ten4<T> q = from_tensor<T, 4>(run.at("q")), k = from_tensor<T, 4>(run.at("k")), v = from_tensor<T, 4>(run.at("v"));
+    const bool rope = p.pe == PeKind::rope;
+    const Ten4<T> q = from_tensor<T, 4>(run.at(rope ? "q_rot" : "q")), k = from_tensor<T, 4>(run.at(rope ? "k_rot" : "k"));
+    const Ten4<T> v = from_tensor<T, 4>(run.at("v"));
     const Ten3<T> bias = p.pe == PeKind::alibi ? from_tensor<T, 3>(run.at("bias")) : Ten3<T>();
     AttentionInputs<T> in{&q, &k, &v, &r.cfg.mask, p.pe == PeKind::alibi ? &bias : nullptr, run.derived.at("scale").get<double>(), p.softmax};
     const long d = head_dim(p);
@@ -330,7 +338,7 @@ std::vector<CheckDef<AttendParams>> attend_checks()
     return {{"rows_sum_to_one", {"weights"}, check_rows_sum},
             {"masked_weights_exactly_zero", {"weights"}, check_masked_zero},
             {"no_nan_weights", {"weights"}, check_no_nan},
-            {"main_matches_reference", {"q", "k", "v", "out"}, check_reference<T>},
+            {"main_matches_reference", {"q", "k", "q_rot", "k_rot", "v", "out"}, check_reference<T>},
             {"causal_rows_unchanged", {"x", "out"}, check_causal_rows<T>},
             {"unmasked_rows_change", {"x", "out"}, check_unmasked_rows<T>},
             {"padding_ignored", {"x", "out"}, check_padding<T>},
@@ -345,16 +353,26 @@ std::optional<std::string> note_alignment(const AttendParams& p, const Run&, con
                        r.kv_len, name_of(p.align));
 }
 
-std::optional<std::string> note_alibi_cross(const AttendParams& p, const Run&, const CheckEnv&)
+// Where the queries sit once position enters and L != S.
+std::optional<std::string> note_positions(const AttendParams& p, const Run&, const CheckEnv&)
 {
-    if (!(p.pe == PeKind::alibi && resolve(p).cross)) return std::nullopt;
-    return "ALiBi counts query and key positions both from 0 here; a decoder with a cache would offset the queries";
+    const Resolved r = resolve(p);
+    if (p.pe == PeKind::none || r.len == r.kv_len) return std::nullopt;
+    const long q0 = query_position_offset(p.align, r.len, r.kv_len);
+    if (q0 > 0) {
+        return fmt::format("positions: lower-right, so the {} queries are the last {} of {} positions (query i at {} + i, "
+                           "as Hugging Face's position_ids = cache_len + arange(L)); {} positions them there",
+                           r.len, r.len, r.kv_len, q0, name_of(p.pe));
+    }
+    return fmt::format("positions: queries and keys both counted from 0 ({}{}); --align lower-right puts the queries after "
+                       "the cached keys when S > L",
+                       name_of(p.align), r.kv_len < r.len ? ", and S < L leaves no cache to count past" : "");
 }
 
 template <class T>
 Typed<AttendParams> attend_typed()
 {
-    return {compute_attend<T>, attend_checks<T>(), {note_alignment, note_alibi_cross}};
+    return {compute_attend<T>, attend_checks<T>(), {note_alignment, note_positions}};
 }
 
 std::vector<TensorDecl<AttendParams>> attend_tensors()
@@ -378,6 +396,8 @@ std::vector<TensorDecl<AttendParams>> attend_tensors()
             {"w_v", {"in", "out"}, Need::always, ekv, {}, {}},
             {"q", bhpd, Need::always, q, {}, {}},
             {"k", bhpd, Need::always, kv, {}, {}},
+            {"q_rot", bhpd, Need::always, q, [](const AttendParams& p) { return p.pe == PeKind::rope; }, {}},
+            {"k_rot", bhpd, Need::always, kv, [](const AttendParams& p) { return p.pe == PeKind::rope; }, {}},
             {"v", bhpd, Need::always, kv, {}, {}},
             {"bias", {"head", "query", "key"}, Need::always, hls, [](const AttendParams& p) { return p.pe == PeKind::alibi; }, {}},
             {"scores", bhqk, Need::on_demand, bhls, {}, {}},

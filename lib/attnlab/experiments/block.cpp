@@ -17,14 +17,18 @@ BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeigh
     const long d = E / cfg.heads;
     BlockResult<T> r;
     r.scale = cfg.scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
+    // Query i sits at position q0 + i: past the S - L cached keys for a lower-right decoder
+    // step (Hugging Face's position_ids = cache_len + arange(L)), from 0 otherwise.
+    const long q0 = query_position_offset(cfg.mask.align, L, S);
+    const long positions = std::max(q0 + L, S);
 
     // 1. sinusoidal PE is added to the embeddings, before any projection.
     r.x_pe = x;
     Ten3<T> kv_pe = x_kv;
     if (cfg.pe == PeKind::sinusoidal) {
         const Vec<T> freq = pe_frequencies<T>(E, 10000.0, PeLayout::interleaved, FreqMethod::exp_log);
-        const Mat<T> table = sinusoidal_table<T>(std::max(L, S), freq, PeLayout::interleaved);
-        r.x_pe += xt::view(table, xt::newaxis(), xt::range(0, L), xt::all());
+        const Mat<T> table = sinusoidal_table<T>(positions, freq, PeLayout::interleaved);
+        r.x_pe += xt::view(table, xt::newaxis(), xt::range(q0, q0 + L), xt::all());
         kv_pe += xt::view(table, xt::newaxis(), xt::range(0, S), xt::all());
     }
     // 2. projections, row vectors times W [in, out], then the heads split.
@@ -33,14 +37,16 @@ BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeigh
     r.v = split_heads(project(kv_pe, w.w_v), cfg.kv_heads);
     // 3. RoPE rotates q and k after the projections, by their own positions.
     if (cfg.pe == PeKind::rope) {
-        const RopeFrequencies f = rope_frequencies<T>(d, 10000.0, RopeScalingParams{}, std::max(L, S));
-        const RopeCache<T> cache = rope_cache<T>(std::max(L, S), f.theta);
-        r.q = rope_apply(r.q, cache, d, cfg.rope_style);
+        const RopeFrequencies f = rope_frequencies<T>(d, 10000.0, RopeScalingParams{}, positions);
+        const RopeCache<T> cache = rope_cache<T>(positions, f.theta);
+        r.q_unrotated = r.q;
+        r.k_unrotated = r.k;
+        r.q = rope_apply(r.q, cache, d, cfg.rope_style, Direction::forward, q0);
         r.k = rope_apply(r.k, cache, d, cfg.rope_style);
     }
-    // 4. ALiBi is a per-head bias on the scores (queries and keys both counted from 0).
+    // 4. ALiBi is a per-head bias on the scores, -m |position(i) - j|.
     if (cfg.pe == PeKind::alibi) {
-        r.bias = alibi_bias<T>(alibi_slopes(cfg.heads, SlopeRule::paper), L, S, AlibiVariant::symmetric);
+        r.bias = alibi_bias<T>(alibi_slopes(cfg.heads, SlopeRule::paper), L, S, AlibiVariant::symmetric, q0);
     }
     AttentionInputs<T> in;
     in.q = &r.q;
@@ -52,6 +58,11 @@ BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeigh
     in.softmax = cfg.softmax;
     r.attn = attention(in, keep_matrices, rows);
     return r;
+}
+
+long query_position_offset(Align align, long queries, long keys)
+{
+    return align == Align::lower_right && keys > queries ? keys - queries : 0;
 }
 
 template BlockResult<float> run_block<float>(const Ten3<float>&, const Ten3<float>&, const BlockWeights<float>&,

@@ -34,10 +34,15 @@ template <class T>
 struct BlockResult {
     Ten3<T> x_pe;     // [B, L, E] the queries' input after sinusoidal PE (X itself otherwise)
     Ten4<T> q, k, v;  // after projection (and RoPE for q, k)
+    Ten4<T> q_unrotated, k_unrotated;  // with RoPE: q and k before the rotation (else empty)
     Ten3<T> bias;     // [H, L, S] ALiBi, or empty
     AttentionOutput<T> attn;
     double scale = 1.0;
 };
+
+// The position of query 0: S - L for a lower-right decoder step after S - L cached keys
+// (S > L), 0 otherwise (upper-left counts queries and keys both from 0).
+long query_position_offset(Align align, long queries, long keys);
 
 // Runs X (queries) against X_kv (keys and values; the same tensor for self-attention).
 template <class T>

@@ -151,16 +151,18 @@ void rope_rotate(const T* x, T* out, long d, long r, const T* cos_m, const T* si
 }
 
 template <class T>
-Ten4<T> rope_apply(const Ten4<T>& x, const RopeCache<T>& cache, long rotary_dim, RopeStyle style, Direction dir)
+Ten4<T> rope_apply(const Ten4<T>& x, const RopeCache<T>& cache, long rotary_dim, RopeStyle style, Direction dir,
+                   long first_position)
 {
     Ten4<T> out = xt::zeros<T>(x.shape());
     const std::size_t L = x.shape(2), d = x.shape(3), rows = x.shape(0) * x.shape(1);
+    const std::size_t P = cache.cos.shape(1), m0 = static_cast<std::size_t>(first_position);
+    if (m0 + L > cache.cos.shape(0)) throw std::logic_error("rope_apply: the cache has too few positions");
     for (std::size_t row = 0; row < rows; ++row)
         for (std::size_t m = 0; m < L; ++m) {
             const std::size_t off = (row * L + m) * d;
-            rope_rotate(x.data() + off, out.data() + off, static_cast<long>(d), rotary_dim,
-                        cache.cos.data() + m * cache.cos.shape(1), cache.sin.data() + m * cache.sin.shape(1),
-                        style, dir);
+            rope_rotate(x.data() + off, out.data() + off, static_cast<long>(d), rotary_dim, cache.cos.data() + (m0 + m) * P,
+                        cache.sin.data() + (m0 + m) * P, style, dir);
         }
     return out;
 }
@@ -823,7 +825,7 @@ Report run_rope(const RopeParams& p, const RunContext& ctx) { return run_experim
     template RopeFrequencies rope_frequencies<T>(long, double, const RopeScalingParams&, long);        \
     template RopeCache<T> rope_cache<T>(long, const std::vector<double>&);                              \
     template void rope_rotate<T>(const T*, T*, long, long, const T*, const T*, RopeStyle, Direction);   \
-    template Ten4<T> rope_apply<T>(const Ten4<T>&, const RopeCache<T>&, long, RopeStyle, Direction);
+    template Ten4<T> rope_apply<T>(const Ten4<T>&, const RopeCache<T>&, long, RopeStyle, Direction, long);
 ATTNLAB_ROPE_INSTANTIATE(float)
 ATTNLAB_ROPE_INSTANTIATE(double)
 

@@ -55,10 +55,11 @@ template <class T>
 void rope_rotate(const T* x, T* out, long d, long r, const T* cos_m, const T* sin_m, RopeStyle style,
                  Direction dir);
 
-// x [B, H, L, d] rotated position by position.
+// x [B, H, L, d] rotated position by position: row m sits at position first_position + m
+// (a decoder step after cached keys starts past them, as Hugging Face's position_ids).
 template <class T>
 Ten4<T> rope_apply(const Ten4<T>& x, const RopeCache<T>& cache, long rotary_dim, RopeStyle style,
-                   Direction dir = Direction::forward);
+                   Direction dir = Direction::forward, long first_position = 0);
 
 // Dimension order that turns a half-style vector into an interleaved one: perm[2i] = i,
 // perm[2i+1] = i + P (dimensions from r on map to themselves).
