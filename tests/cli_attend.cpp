@@ -8,7 +8,7 @@ TEST_CASE("attend: tensors in pipeline order, out_merged is the main tensor")
     CHECK(j["passed"] == true);
     std::vector<std::string> names;
     for (const auto& t : j["tensors"]) names.push_back(t["name"]);
-    CHECK(names == std::vector<std::string>{"x", "x_pe", "w_q", "w_k", "w_v", "q", "k", "v", "scores", "weights", "out", "out_merged"});
+    CHECK(names == std::vector<std::string>{"x", "x_pe", "w_q", "w_k", "w_v", "q", "k", "v", "mask", "scores", "weights", "out", "out_merged"});
     CHECK(j["main_tensor"] == "out_merged");
     CHECK(j["params"]["weight_layout"].get<std::string>().rfind("[in, out]", 0) == 0);
 }

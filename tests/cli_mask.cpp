@@ -33,7 +33,10 @@ TEST_CASE("mask: boolean conventions as CSV 0/1 and JSON true/false")
                             "--tensor", "key_padding_mask"});
     CHECK(r.out == "batch,key,value\n0,0,0\n0,1,1\n1,0,0\n1,1,0\n");
     const auto j = run_json({"mask", "--kind", "padding", "--lengths", "1,2", "--show", "attn_mask_bool"});
-    CHECK(j["tensors"][0]["data"] == nlohmann::json::parse("[[true,false],[true,true]]"));
+    // the shape scaled_dot_product_attention broadcasts: [batch, 1, 1, key]
+    CHECK(j["tensors"][0]["shape"] == nlohmann::json::parse("[2,1,1,2]"));
+    CHECK(j["tensors"][0]["axes"] == nlohmann::json::parse(R"(["batch","head","query","key"])"));
+    CHECK(j["tensors"][0]["data"] == nlohmann::json::parse("[[[[true,false]]],[[[true,true]]]]"));
 }
 
 TEST_CASE("mask: --multiply reports the leaked mass as an article claim without failing the run")

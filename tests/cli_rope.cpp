@@ -7,7 +7,7 @@ TEST_CASE("rope: default run passes, and dots in wide CSV has one row per query"
     CHECK(run_cli({"rope", "--quiet"}).status == 0);
     const auto r = run_cli({"rope", "--len", "4", "--format", "csv", "--tensor", "dots", "--wide"});
     CHECK(r.status == 0);
-    CHECK(r.out.rfind("query_pos,k0,k1,k2,k3\n", 0) == 0);
+    CHECK(r.out.rfind("query,k0,k1,k2,k3\n", 0) == 0);
     CHECK(count_lines(r.out) == 5);
 }
 

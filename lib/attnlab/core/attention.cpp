@@ -108,6 +108,18 @@ struct RowPass {
 
 }  // namespace
 
+// The additive mask: [L, S] for causal and window, [B, 1, L, S] once padding makes it differ
+// per sequence (the shape scaled_dot_product_attention broadcasts over heads).
+template <class T>
+Tensor additive_mask_tensor(const MaskSpec& m, long B)
+{
+    if (!m.has_padding()) return to_tensor("mask", {"query", "key"}, additive_mask<T>(m, 0), elem_of<T>());
+    const auto L = static_cast<std::size_t>(m.queries), S = static_cast<std::size_t>(m.keys);
+    Ten4<T> mask4 = xt::zeros<T>({static_cast<std::size_t>(B), std::size_t{1}, L, S});
+    for (long b = 0; b < B; ++b) xt::view(mask4, b, 0, xt::all(), xt::all()) = additive_mask<T>(m, b);
+    return to_tensor("mask", {"batch", "head", "query", "key"}, mask4, elem_of<T>());
+}
+
 template <class T>
 AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, std::optional<RowRange> rows)
 {
@@ -270,6 +282,7 @@ Ten3<T> random_tensor3(std::size_t a, std::size_t b, std::size_t c, std::uint64_
 
 #define ATTNLAB_ATTENTION_INSTANTIATE(T)                                                              \
     template Mat<T> additive_mask<T>(const MaskSpec&, long);                                          \
+    template Tensor additive_mask_tensor<T>(const MaskSpec&, long);                                   \
     template AttentionOutput<T> attention<T>(const AttentionInputs<T>&, bool, std::optional<RowRange>); \
     template AttentionOutput<T> attention_reference<T>(const AttentionInputs<T>&, RowRange);          \
     template Ten3<T> project<T>(const Ten3<T>&, const Mat<T>&);                                        \

@@ -29,6 +29,12 @@ struct AttentionInputs {
 template <class T>
 Mat<T> additive_mask(const MaskSpec& m, long b = 0);
 
+// The additive mask as a tensor named "mask": [query, key] for causal and window, or
+// [batch, head = 1, query, key] once padding makes it differ per sequence (the shape
+// scaled_dot_product_attention broadcasts over heads), for `batch` sequences.
+template <class T>
+Tensor additive_mask_tensor(const MaskSpec& m, long batch);
+
 // Measured while the rows are computed, so checks need no stored weights.
 struct AttentionStats {
     double max_row_sum_error = 0.0;  // |sum_j w - 1| over rows that are not fully masked

@@ -129,6 +129,7 @@ void add_block_tensors(const AttendParams& p, const BlockResult<T>& res, const P
     }
     run.add(to_tensor("v", bhld, res.v, E));
     if (p.pe == PeKind::alibi) run.add(to_tensor("bias", {"head", "query", "key"}, res.bias, E));
+    if (plan.wants("mask")) run.add(additive_mask_tensor<T>(resolve(p).cfg.mask, resolve(p).batch));
     if (plan.wants("scores")) run.add(to_tensor("scores", bhqk, res.attn.scores, E));
     if (plan.wants("weights")) run.add(to_tensor("weights", bhqk, res.attn.weights, E));
     run.add(to_tensor("out", bhld, res.attn.out, E));
@@ -400,6 +401,11 @@ std::vector<TensorDecl<AttendParams>> attend_tensors()
             {"k_rot", bhpd, Need::always, kv, [](const AttendParams& p) { return p.pe == PeKind::rope; }, {}},
             {"v", bhpd, Need::always, kv, {}, {}},
             {"bias", {"head", "query", "key"}, Need::always, hls, [](const AttendParams& p) { return p.pe == PeKind::alibi; }, {}},
+            {"mask", {"query", "key"}, Need::on_demand,
+             shape([](const Resolved& r) {
+                 return std::vector<double>{dsize(r.cfg.mask.has_padding() ? r.batch : 1), dsize(r.len), dsize(r.kv_len)};
+             }),
+             [](const AttendParams& p) { return p.mask != MaskKind::none; }, {"batch", "head", "query", "key"}},
             {"scores", bhqk, Need::on_demand, bhls, {}, {}},
             {"weights", bhqk, Need::on_demand, bhls, {}, {}},
             {"out", bhpd, Need::always, q, {}, {}},

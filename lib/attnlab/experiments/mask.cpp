@@ -194,18 +194,6 @@ Ten3<T> random_scores(std::size_t B, std::size_t L, std::size_t S, long dk, std:
     return scaled_scores(q, k, 1.0 / std::sqrt(static_cast<double>(dk)));
 }
 
-// The additive mask: [L, S] for causal and window, [B, 1, L, S] once padding makes it differ
-// per sequence (the shape scaled_dot_product_attention broadcasts over heads).
-template <class T>
-Tensor mask_tensor(const MaskSpec& m, long B)
-{
-    if (!m.has_padding()) return to_tensor("mask", {"query", "key"}, additive_mask<T>(m, 0), elem_of<T>());
-    const auto L = static_cast<std::size_t>(m.queries), S = static_cast<std::size_t>(m.keys);
-    Ten4<T> mask4 = xt::zeros<T>({static_cast<std::size_t>(B), std::size_t{1}, L, S});
-    for (long b = 0; b < B; ++b) xt::view(mask4, b, 0, xt::all(), xt::all()) = additive_mask<T>(m, b);
-    return to_tensor("mask", {"batch", "head", "query", "key"}, mask4, elem_of<T>());
-}
-
 // The wrong way: scores * (0/1 mask) instead of scores + mask, and the mass it leaks.
 template <class T>
 void compute_multiplied(const Ten3<T>& scores, const MaskSpec& m, Run& run)
@@ -238,7 +226,7 @@ Run compute_mask(const MaskParams& p, const Plan& plan)
     const long B = batch_of(p, m);
     const auto E = elem_of<T>();
     Run run;
-    run.add(mask_tensor<T>(m, B));
+    run.add(additive_mask_tensor<T>(m, B));
     const Ten3<T> scores = random_scores<T>(static_cast<std::size_t>(B), static_cast<std::size_t>(m.queries),
                                             static_cast<std::size_t>(m.keys), p.dk, plan.seed);
     run.add(to_tensor("scores", {"batch", "query", "key"}, scores, E));
@@ -250,7 +238,11 @@ Run compute_mask(const MaskParams& p, const Plan& plan)
     run.add(to_tensor("weights", {"batch", "query", "key"}, masked_softmax_additive(scores, m, p.softmax), E));
     if (m.has_padding()) {
         run.add(to_tensor("key_padding_mask", {"batch", "key"}, key_padding_mask(m), Elem::boolean));
-        run.add(to_tensor("attn_mask_bool", {"batch", "key"}, attn_mask_bool(m), Elem::boolean));
+        // scaled_dot_product_attention broadcasts a boolean attn_mask over heads and queries
+        // as [batch, 1, 1, key]; key_padding_mask is nn.MultiheadAttention's [batch, key].
+        const auto amb = attn_mask_bool(m);
+        run.add(to_tensor("attn_mask_bool", {"batch", "head", "query", "key"},
+                          xt::view(amb, xt::all(), xt::newaxis(), xt::newaxis(), xt::all()), Elem::boolean));
     }
     if (both_alignments_shown(m)) {
         MaskSpec ul = m, lr = m;
@@ -480,7 +472,12 @@ std::vector<TensorDecl<MaskParams>> mask_tensors()
             {"masked_scores", bqk, Need::on_demand, bls, {}, {}},
             {"weights", bqk, Need::always, bls, {}, {}},
             {"key_padding_mask", {"batch", "key"}, Need::always, bs, padding, {}},
-            {"attn_mask_bool", {"batch", "key"}, Need::always, bs, padding, {}},
+            {"attn_mask_bool", {"batch", "head", "query", "key"}, Need::always,
+             [](const MaskParams& p) {
+                 const MaskSpec m = mask_spec(p);
+                 return std::vector<double>{dsize(batch_of(p, m)), 1.0, 1.0, dsize(m.keys)};
+             },
+             padding, {}},
             {"mask_upper_left", qk, Need::always, ls, aligned, {}},
             {"mask_lower_right", qk, Need::always, ls, aligned, {}},
             {"multiplied_scores", bqk, Need::always, bls, multiply, {}},

@@ -389,7 +389,7 @@ Run compute_rope(const RopeParams& p, const Plan& plan)
         run.add(to_tensor("q_rot_scaled", bhld, rope_apply(q, scaled, rotary(p), p.style), E));
         run.add(to_tensor("k_rot_scaled", bhld, rope_apply(k, scaled, rotary(p), p.style), E));
     }
-    if (plan.wants("dots")) run.add(to_tensor("dots", {"query_pos", "key_pos"}, dots_of(p, cache, run.at("q"), run.at("k")), E));
+    if (plan.wants("dots")) run.add(to_tensor("dots", {"query", "key"}, dots_of(p, cache, run.at("q"), run.at("k")), E));
     if (plan.wants("decay")) {
         const auto decay = rope_decay(freq.theta, p.len);
         run.add(Tensor{"decay", {"distance"}, Elem::float64, {decay.size()}, decay});
@@ -763,7 +763,7 @@ std::vector<TensorDecl<RopeParams>> rope_tensors()
             {"k_rot", axes, Need::always, bhld, {}, {}},
             {"q_rot_scaled", axes, Need::always, bhld, [](const RopeParams& p) { return p.scaling.method == RopeScaling::yarn; }, {}},
             {"k_rot_scaled", axes, Need::always, bhld, [](const RopeParams& p) { return p.scaling.method == RopeScaling::yarn; }, {}},
-            {"dots", {"query_pos", "key_pos"}, Need::on_demand, [](const RopeParams& p) { return std::vector<double>{dsize(p.len), dsize(p.len)}; }, {}, {}},
+            {"dots", {"query", "key"}, Need::on_demand, [](const RopeParams& p) { return std::vector<double>{dsize(p.len), dsize(p.len)}; }, {}, {}},
             {"decay", {"distance"}, Need::on_demand, len, {}, {}},
             {"angle_error", {"pos"}, Need::always, len, {}, {}}};
 }
