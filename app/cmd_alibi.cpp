@@ -28,7 +28,7 @@ void setup_alibi(CLI::App& app)
     add_enum_option(*sub, "--variant", p.variant,
                     "symmetric: -m|i-j| (the articles, encoder-style); causal: -m(i-j) with the causal mask (the paper)");
     add_common_options(*sub, opts->common);
-    sub->footer("Example: attnlab alibi --heads 6 --len 16 --format csv --tensor distance_profile");
+    sub->footer(tensors_help(alibi_tensor_infos()) + "\nExample: attnlab alibi --heads 6 --len 16 --format csv --tensor distance_profile");
     sub->callback([opts] {
         exit_status() = execute(opts->common, [&](const RunContext& ctx) { return run_alibi(opts->alibi, ctx); });
     });

@@ -40,7 +40,7 @@ void setup_attend(CLI::App& app)
     add_enum_option(*sub, "--align", p.align, "Causal triangle when L != S: upper-left (is_causal) or lower-right");
     add_enum_option(*sub, "--softmax", p.softmax, "plain (NaN on fully masked rows) or safe (zeros)");
     add_common_options(*sub, opts->common);
-    sub->footer("Example: attnlab attend --len 5 --heads 2 --dim 8 --mask causal --pe rope --show weights,out_merged");
+    sub->footer(tensors_help(attend_tensor_infos()) + "\nExample: attnlab attend --len 5 --heads 2 --dim 8 --mask causal --pe rope --show weights,out_merged");
     sub->callback([opts] {
         exit_status() = execute(opts->common, [&](const RunContext& ctx) { return run_attend(opts->attend, ctx); });
     });

@@ -46,7 +46,7 @@ void setup_mask(CLI::App& app)
                     "plain: a fully masked row becomes NaN (PyTorch's softmax); safe: zeros "
                     "(scaled_dot_product_attention since PyTorch 2.5)");
     add_common_options(*sub, opts->common);
-    sub->footer("Example: attnlab mask --kind both --lengths 3,5,2 --show mask,weights");
+    sub->footer(tensors_help(mask_tensor_infos()) + "\nExample: attnlab mask --kind both --lengths 3,5,2 --show mask,weights");
     sub->callback([opts] {
         exit_status() = execute(opts->common, [&](const RunContext& ctx) { return run_mask(opts->mask, ctx); });
     });

@@ -36,7 +36,7 @@ void setup_pe(CLI::App& app)
     sub->add_flag("--scale-embed", p.scale_embed, "H = sqrt(D)*X + PE, as the original Transformer");
     sub->add_option("--shift", p.shift, "Offset k of the relative-shift check")->check(CLI::Range(1L, 1L << 24));
     add_common_options(*sub, opts->common);
-    sub->footer("Example: attnlab pe --len 50 --dim 16 --format csv > pe.csv");
+    sub->footer(tensors_help(pe_tensor_infos()) + "\nExample: attnlab pe --len 50 --dim 16 --format csv > pe.csv");
     sub->callback([opts] {
         exit_status() = execute(opts->common, [&](const RunContext& ctx) { return run_pe(opts->pe, ctx); });
     });

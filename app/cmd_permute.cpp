@@ -31,7 +31,7 @@ void setup_permute(CLI::App& app)
     add_enum_option(*sub, "--pe", p.pe, "Position information: with any, equivariance must break");
     add_enum_option(*sub, "--mask", p.mask, "none or causal (a causal mask also breaks equivariance)");
     add_common_options(*sub, opts->common);
-    sub->footer("Example: attnlab permute-test --example --no-proj");
+    sub->footer(tensors_help(permute_tensor_infos()) + "\nExample: attnlab permute-test --example --no-proj");
     example->excludes(len)->excludes(dim);
     sub->callback([opts] {
         exit_status() = execute(opts->common, [&](const RunContext& ctx) { return run_permute(opts->permute, ctx); });

@@ -45,7 +45,7 @@ void setup_rope(CLI::App& app)
     auto* example = sub->add_flag("--example", p.example,
                                   "The articles' example: d = 4, 5 positions, every query (1, 0, 1, 0)");
     add_common_options(*sub, opts->common);
-    sub->footer("Example: attnlab rope --len 64 --dim 16 --format csv --tensor dots");
+    sub->footer(tensors_help(rope_tensor_infos()) + "\nExample: attnlab rope --len 64 --dim 16 --format csv --tensor dots");
     for (const char* fixed : {"--len", "--dim", "--heads", "--batch", "--rotary-dim"}) example->excludes(fixed);
     sub->callback([opts] {
         exit_status() = execute(opts->common, [&](const RunContext& ctx) { return run_rope(opts->rope, ctx); });

@@ -95,6 +95,44 @@ Check demonstration(std::string claim, std::string metric, double measured, doub
     return make(std::move(claim), std::move(metric), measured, bound, cmp, Role::demonstration, TolKind::fixed);
 }
 
+namespace {
+
+std::string axes_text(const TensorInfo& t)
+{
+    std::string out = "[";
+    for (std::size_t a = 0; a < t.axes.size(); ++a) out += (a ? ", " : "") + t.axes[a];
+    out += "]";
+    if (!t.alt_axes.empty()) {
+        out += " or [";
+        for (std::size_t a = 0; a < t.alt_axes.size(); ++a) out += (a ? ", " : "") + t.alt_axes[a];
+        out += "]";
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string tensors_help(const std::vector<TensorInfo>& infos)
+{
+    std::string out = "Tensors (--show, --tensor), with their axes:\n";
+    for (const auto& t : infos) {
+        out += fmt::format("  {} {}{}{}\n", t.name, axes_text(t), t.main ? " (main)" : "",
+                           t.on_demand ? " (computed when asked for)" : "");
+    }
+    return out;
+}
+
+std::string tensors_markdown(const std::vector<std::pair<std::string, std::vector<TensorInfo>>>& commands)
+{
+    std::string out = "| command | tensor | axes | computed |\n| --- | --- | --- | --- |\n";
+    for (const auto& [command, infos] : commands)
+        for (const auto& t : infos) {
+            out += fmt::format("| `{}` | `{}`{} | {} | {} |\n", command, t.name, t.main ? " (main)" : "", axes_text(t),
+                               t.on_demand ? "when asked for" : "always");
+        }
+    return out;
+}
+
 bool Report::passed() const
 {
     return std::all_of(checks.begin(), checks.end(),

@@ -34,6 +34,20 @@ struct RunContext {
     std::string render_format = "text";      // named in the memory message
 };
 
+// A declared tensor, as --help and the README's table show it.
+struct TensorInfo {
+    std::string name;
+    std::vector<std::string> axes;
+    std::vector<std::string> alt_axes;  // the batched layout some configurations use, if any
+    bool on_demand = false;             // computed only when asked for
+    bool main = false;                  // the command's main tensor
+};
+
+// "pe [pos, dim] (main)" lines for --help: one per tensor, on-demand ones marked.
+std::string tensors_help(const std::vector<TensorInfo>& infos);
+// The README's table: one row per tensor of every command.
+std::string tensors_markdown(const std::vector<std::pair<std::string, std::vector<TensorInfo>>>& commands);
+
 struct Report {
     std::string command;
     nlohmann::ordered_json params = nlohmann::ordered_json::object();

@@ -405,6 +405,8 @@ const Experiment<AlibiParams>& alibi_experiment()
 
 Report run_alibi(const AlibiParams& p, const RunContext& ctx) { return run_experiment(alibi_experiment(), p, ctx); }
 
+std::vector<TensorInfo> alibi_tensor_infos() { return tensor_infos(alibi_experiment()); }
+
 template Ten3<float> alibi_bias<float>(const std::vector<double>&, long, long, AlibiVariant, long);
 template Ten3<double> alibi_bias<double>(const std::vector<double>&, long, long, AlibiVariant, long);
 template Ten3<float> alibi_bias_key_only<float>(const std::vector<double>&, long);

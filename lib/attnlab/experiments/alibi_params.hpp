@@ -35,5 +35,7 @@ struct AlibiParams {
 };
 
 Report run_alibi(const AlibiParams& p, const RunContext& ctx);
+// The tensors it declares, with their axes.
+std::vector<TensorInfo> alibi_tensor_infos();
 
 }  // namespace attnlab

@@ -466,4 +466,6 @@ const Experiment<AttendParams>& attend_experiment()
 
 Report run_attend(const AttendParams& p, const RunContext& ctx) { return run_experiment(attend_experiment(), p, ctx); }
 
+std::vector<TensorInfo> attend_tensor_infos() { return tensor_infos(attend_experiment()); }
+
 }  // namespace attnlab

@@ -30,5 +30,7 @@ struct AttendParams {
 };
 
 Report run_attend(const AttendParams& p, const RunContext& ctx);
+// The tensors it declares, with their axes.
+std::vector<TensorInfo> attend_tensor_infos();
 
 }  // namespace attnlab

@@ -137,6 +137,15 @@ void require_declared(const std::string& command, const Tensor& t, const std::ve
 
 }  // namespace detail
 
+// The declared tensors, for --help and the README.
+template <class P>
+std::vector<TensorInfo> tensor_infos(const Experiment<P>& e)
+{
+    std::vector<TensorInfo> out;
+    for (const auto& d : e.tensors) out.push_back({d.name, d.axes, d.alt_axes, d.need == Need::on_demand, d.name == e.main_tensor});
+    return out;
+}
+
 // The tensors this configuration produces, in declaration order.
 template <class P>
 std::vector<std::string> offered_tensors(const Experiment<P>& e, const P& p)

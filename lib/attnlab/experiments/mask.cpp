@@ -542,6 +542,8 @@ const Experiment<MaskParams>& mask_experiment()
 
 Report run_mask(const MaskParams& p, const RunContext& ctx) { return run_experiment(mask_experiment(), p, ctx); }
 
+std::vector<TensorInfo> mask_tensor_infos() { return tensor_infos(mask_experiment()); }
+
 #define ATTNLAB_MASK_INSTANTIATE(T)                                                                                \
     template Mat<T> causal_reference_tril<T>(long, long, Align, T);                                                \
     template Ten3<T> masked_softmax_additive<T>(const Ten3<T>&, const MaskSpec&, SoftmaxKind);                     \

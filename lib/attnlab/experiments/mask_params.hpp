@@ -27,5 +27,7 @@ struct MaskParams {
 };
 
 Report run_mask(const MaskParams& p, const RunContext& ctx);
+// The tensors it declares, with their axes.
+std::vector<TensorInfo> mask_tensor_infos();
 
 }  // namespace attnlab

@@ -558,6 +558,8 @@ const Experiment<PeParams>& pe_experiment()
 
 Report run_pe(const PeParams& p, const RunContext& ctx) { return run_experiment(pe_experiment(), p, ctx); }
 
+std::vector<TensorInfo> pe_tensor_infos() { return tensor_infos(pe_experiment()); }
+
 #define ATTNLAB_PE_INSTANTIATE(T)                                                        \
     template Vec<T> pe_frequencies<T>(long, double, PeLayout, FreqMethod);               \
     template Mat<T> sinusoidal_table<T>(long, const Vec<T>&, PeLayout);                  \

@@ -38,5 +38,7 @@ struct PeParams {
 };
 
 Report run_pe(const PeParams& p, const RunContext& ctx);
+// The tensors it declares, with their axes.
+std::vector<TensorInfo> pe_tensor_infos();
 
 }  // namespace attnlab

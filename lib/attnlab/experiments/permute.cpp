@@ -311,4 +311,6 @@ const Experiment<PermuteParams>& permute_experiment()
 
 Report run_permute(const PermuteParams& p, const RunContext& ctx) { return run_experiment(permute_experiment(), p, ctx); }
 
+std::vector<TensorInfo> permute_tensor_infos() { return tensor_infos(permute_experiment()); }
+
 }  // namespace attnlab

@@ -22,5 +22,7 @@ struct PermuteParams {
 };
 
 Report run_permute(const PermuteParams& p, const RunContext& ctx);
+// The tensors it declares, with their axes.
+std::vector<TensorInfo> permute_tensor_infos();
 
 }  // namespace attnlab

@@ -821,6 +821,8 @@ const Experiment<RopeParams>& rope_experiment()
 
 Report run_rope(const RopeParams& p, const RunContext& ctx) { return run_experiment(rope_experiment(), p, ctx); }
 
+std::vector<TensorInfo> rope_tensor_infos() { return tensor_infos(rope_experiment()); }
+
 #define ATTNLAB_ROPE_INSTANTIATE(T)                                                                     \
     template RopeFrequencies rope_frequencies<T>(long, double, const RopeScalingParams&, long);        \
     template RopeCache<T> rope_cache<T>(long, const std::vector<double>&);                              \

@@ -63,5 +63,7 @@ struct RopeParams {
 };
 
 Report run_rope(const RopeParams& p, const RunContext& ctx);
+// The tensors it declares, with their axes.
+std::vector<TensorInfo> rope_tensor_infos();
 
 }  // namespace attnlab
