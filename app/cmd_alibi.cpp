@@ -19,9 +19,9 @@ void setup_alibi(CLI::App& app)
     auto* sub = app.add_subcommand(
         "alibi", "ALiBi: per-head slopes, the linear distance bias, and why BLOOM's key-only shortcut is equivalent");
     auto& p = opts->alibi;
-    sub->add_option("--heads", p.heads, "Heads H (any H >= 1)")->check(CLI::Range(1L, 4096L));
-    sub->add_option("--len", p.len, "Positions L")->check(CLI::Range(1L, 1L << 20));
-    sub->add_option("--dim", p.dim, "Per-head dimension d of the random q and k")->check(CLI::Range(1L, 1L << 16));
+    sub->add_option("--heads", p.heads, "Heads H (any H >= 1)")->check(whole_in(1L, 4096L));
+    sub->add_option("--len", p.len, "Positions L")->check(whole_in(1L, 1L << 20));
+    sub->add_option("--dim", p.dim, "Per-head dimension d of the random q and k")->check(whole_in(1L, 1L << 16));
     add_enum_option(*sub, "--slopes", p.slopes,
                     "paper: the reference get_slopes (not a power of two: interleaved from 2H); "
                     "simple: the articles' 2^(-8(h+1)/H)");

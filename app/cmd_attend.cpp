@@ -20,22 +20,22 @@ void setup_attend(CLI::App& app)
         "attend", "The attention block: X -> Q, K, V -> scores -> weights -> out, with PE, RoPE or ALiBi and masks");
     auto& p = opts->attend;
     add_optional(*sub, "--batch", p.batch, "Batch size B (default 1, or the number of --lengths)")
-        ->check(CLI::Range(1L, kMaxBatch));
-    sub->add_option("--len", p.len, "Query positions L")->check(CLI::Range(1L, 1L << 20));
-    sub->add_option("--heads", p.heads, "Heads H")->check(CLI::Range(1L, 1024L));
+        ->check(whole_in(1L, kMaxBatch));
+    sub->add_option("--len", p.len, "Query positions L")->check(whole_in(1L, 1L << 20));
+    sub->add_option("--heads", p.heads, "Heads H")->check(whole_in(1L, 1024L));
     sub->add_option("--dim", p.dim, "Model dimension E, a multiple of H (head dimension d = E/H)")
-        ->check(CLI::Range(1L, 1L << 16));
+        ->check(whole_in(1L, 1L << 16));
     add_optional(*sub, "--kv-len", p.kv_len, "Key/value positions S from a second sequence (cross-attention)")
-        ->check(CLI::Range(1L, 1L << 20));
+        ->check(whole_in(1L, 1L << 20));
     add_optional(*sub, "--kv-heads", p.kv_heads, "Key/value heads, dividing H (grouped-query; 1 is multi-query)")
-        ->check(CLI::Range(1L, 1024L));
+        ->check(whole_in(1L, 1024L));
     add_optional(*sub, "--scale", p.scale, "Score scale (default 1/sqrt(d))")->check(finite_positive);
     add_enum_option(*sub, "--pe", p.pe,
                     "sinusoidal: added to X before the projections; rope: rotates q and k after them; "
                     "alibi: a bias on the scores");
     add_enum_option(*sub, "--rope-style", p.rope_style, "RoPE pairing: interleaved (2i, 2i+1) or half (i, i+d/2)");
     add_enum_option(*sub, "--mask", p.mask, "none|causal|padding|both|window, as in `attnlab mask`");
-    sub->add_option("--lengths", p.lengths, "Padding: one length per sequence, e.g. 3,5,2")->delimiter(',')->check(non_empty);
+    sub->add_option("--lengths", p.lengths, "Padding: one length per sequence, e.g. 3,5,2")->delimiter(',')->check(non_empty)->check(whole_number);
     add_optional(*sub, "--window", p.window, "Window W for --mask window");
     add_enum_option(*sub, "--align", p.align, "Causal triangle when L != S: upper-left (is_causal) or lower-right");
     add_enum_option(*sub, "--softmax", p.softmax, "plain (NaN on fully masked rows) or safe (zeros)");

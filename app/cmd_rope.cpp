@@ -20,16 +20,16 @@ void setup_rope(CLI::App& app)
         "rope", "Rotary position embedding: both pairings, scaling methods, and q_m.k_n depending on m - n alone");
     auto& p = opts->rope;
     auto& s = p.scaling;
-    sub->add_option("--len", p.len, "Positions L")->check(CLI::Range(1L, 1L << 22));
-    sub->add_option("--dim", p.dim, "Per-head dimension d (even)")->check(CLI::Range(2L, 1L << 16));
-    sub->add_option("--heads", p.heads, "Heads H")->check(CLI::Range(1L, 1024L));
-    sub->add_option("--batch", p.batch, "Batch size B")->check(CLI::Range(1L, 1024L));
+    sub->add_option("--len", p.len, "Positions L")->check(whole_in(1L, 1L << 22));
+    sub->add_option("--dim", p.dim, "Per-head dimension d (even)")->check(whole_in(2L, 1L << 16));
+    sub->add_option("--heads", p.heads, "Heads H")->check(whole_in(1L, 1024L));
+    sub->add_option("--batch", p.batch, "Batch size B")->check(whole_in(1L, 1024L));
     sub->add_option("--base", p.base, "Base of theta_i = base^(-2i/r)")->check(finite_positive);
     add_enum_option(*sub, "--style", p.style,
                     "interleaved: pairs (2i, 2i+1) (RoFormer, GPT-J, the articles); half: (i, i+r/2) "
                     "(rotate_half: GPT-NeoX, Llama, Hugging Face)");
     add_optional(*sub, "--rotary-dim", p.rotary_dim, "Rotate only the first r dimensions (even; default d)")
-        ->check(CLI::Range(2L, 1L << 16));
+        ->check(whole_in(2L, 1L << 16));
     add_enum_option(*sub, "--scaling", s.method, "Context extension: none|linear|ntk|dynamic|yarn|llama3");
     add_optional(*sub, "--factor", s.factor, "Scaling factor s (>= 1), for every method but none")->check(finite_positive);
     add_optional(*sub, "--original-len", s.original_len, "Context L0 the model was trained on (dynamic, yarn, llama3)");

@@ -33,7 +33,7 @@ void setup_tour(CLI::App& app)
         ->default_str("text");
     sub->footer("Example: attnlab tour --section rope --lang zh");
     sub->callback([opts] {
-        opts->tour.lang = opts->lang.value_or(lang_from_env(std::getenv("LANG")));
+        opts->tour.lang = opts->lang.value_or(lang_from_env());
         const CommonOpts& o = opts->common;
         const TourReport t = run_tour(opts->tour, run_context(o));
         const bool color = o.format == Format::text && use_color();

@@ -4,6 +4,7 @@
 
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -54,6 +55,66 @@ const CLI::Validator seed_number = CLI::Validator(
 
 const CLI::Validator finite_positive = finite_number(false);
 const CLI::Validator finite_non_negative = finite_number(true);
+namespace {
+
+bool parse_whole(const std::string& text, long& value)
+{
+    char* end = nullptr;
+    errno = 0;
+    value = std::strtol(text.c_str(), &end, 10);
+    return !text.empty() && end != nullptr && *end == '\0' && errno != ERANGE;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b)
+{
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = up;
+        }
+    }
+    return row[b.size()];
+}
+
+}  // namespace
+
+const CLI::Validator whole_number = CLI::Validator(
+    [](std::string& text) -> std::string {
+        long v = 0;
+        return parse_whole(text, v) ? std::string() : fmt::format("must be a whole number (got '{}')", text);
+    },
+    "INT");
+
+CLI::Validator whole_in(long lo, long hi)
+{
+    return CLI::Validator(
+        [lo, hi](std::string& text) -> std::string {
+            long v = 0;
+            if (!parse_whole(text, v)) return fmt::format("must be a whole number (got '{}')", text);
+            if (v < lo || v > hi) return fmt::format("must lie in {}..{} (got {})", lo, hi, v);
+            return {};
+        },
+        fmt::format("INT in {}..{}", lo, hi));
+}
+
+std::string did_you_mean(const CLI::App& sub, const std::string& unexpected)
+{
+    std::string best;
+    std::size_t best_distance = 3;  // suggest only names at most 2 edits away
+    for (const CLI::Option* opt : sub.get_options()) {
+        for (const auto& name : opt->get_lnames()) {
+            const std::size_t d = edit_distance(unexpected, "--" + name);
+            if (d < best_distance) best_distance = d, best = "--" + name;
+        }
+    }
+    return best.empty() ? std::string() : fmt::format("; did you mean {}?", best);
+}
+
 const CLI::Validator non_empty = CLI::Validator(
     [](std::string& text) -> std::string { return text.empty() ? std::string("has an empty entry") : std::string(); }, "");
 
@@ -144,7 +205,11 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     }
     if (o.wide && o.format != Format::csv) throw InputError("--wide applies to --format csv only");
     if (o.format == Format::csv && o.show.size() + (o.tensor.empty() ? 0 : 1) > 1) {
-        throw InputError("--format csv prints one tensor; name it with --tensor");
+        std::vector<std::string> named = o.show;
+        if (!o.tensor.empty()) named.insert(named.begin(), o.tensor);
+        throw InputError(fmt::format("--format csv prints one tensor, and {} name {}: keep one (--tensor NAME)",
+                                     o.tensor.empty() ? "--show" : o.show.empty() ? "--tensor" : "--tensor and --show",
+                                     fmt::join(named, ", ")));
     }
     RunContext ctx = run_context(o);
     ctx.show = o.show;

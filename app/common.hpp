@@ -37,6 +37,12 @@ extern const CLI::Validator finite_positive;
 extern const CLI::Validator finite_non_negative;
 // Refuses an empty entry of a comma-separated list ("3,,5" or "").
 extern const CLI::Validator non_empty;
+// A whole number ("abc" and "2.5" are "not a whole number", not "out of range").
+extern const CLI::Validator whole_number;
+// A whole number from lo to hi.
+CLI::Validator whole_in(long lo, long hi);
+// "; did you mean --len?" for an option the subcommand does not have, or "".
+std::string did_you_mean(const CLI::App& sub, const std::string& unexpected);
 
 // Registers the global options on a subcommand.
 void add_common_options(CLI::App& sub, CommonOpts& o);
@@ -57,6 +63,21 @@ CLI::Option* add_enum_names_option(CLI::App& sub, const std::string& flag, Store
             flag, [store](const std::string& s) { store(enum_map<E>().at(s)); }, help)
         ->check(CLI::IsMember(names))
         ->type_name("");
+}
+
+// An enum option that takes only some of the enum's values (its --help lists only those).
+template <class E>
+CLI::Option* add_enum_subset_option(CLI::App& sub, const std::string& flag, E& target, const std::vector<E>& allowed,
+                                    const std::string& help)
+{
+    std::vector<std::string> names;
+    for (E e : allowed) names.push_back(name_of(e));
+    return sub
+        .add_option_function<std::string>(
+            flag, [&target](const std::string& s) { target = enum_map<E>().at(s); }, help)
+        ->check(CLI::IsMember(names))
+        ->type_name("")
+        ->default_str(name_of(target));
 }
 
 // An enum option with a default.

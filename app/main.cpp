@@ -76,6 +76,12 @@ int main(int argc, char** argv)
         app.parse(argc, argv);
     } catch (const CLI::Success& e) {
         return app.exit(e);  // --help, --version
+    } catch (const CLI::ExtrasError& e) {
+        // An option the subcommand does not have: name the closest one it does.
+        std::string hint;
+        for (int i = 2; i < argc && hint.empty() && has_subcommand(app, argv[1]); ++i)
+            if (std::string(argv[i]).rfind("--", 0) == 0) hint = attnlab::app::did_you_mean(*app.get_subcommand(argv[1]), argv[i]);
+        return fail(std::string(e.what()) + (hint.empty() ? "; see --help" : hint));
     } catch (const CLI::ParseError& e) {
         return fail(std::string(e.what()) + "; see --help");
     } catch (const attnlab::InputError& e) {

@@ -71,11 +71,11 @@ TEST_CASE("permute-test: position information breaks equivariance, and the ident
 TEST_CASE("permute-test: errors")
 {
     expect_usage_error({"permute-test", "--perm", "0,0,1,2,3,4"}, "repeats 0");
-    expect_usage_error({"permute-test", "--perm", "0,1,2"}, "3 entries");
+    expect_usage_error({"permute-test", "--perm", "0,1,2", "--len", "6"}, "3 entries");
     expect_usage_error({"permute-test", "--perm", "0,1,2,3,4,9"}, "outside 0..5");
     expect_usage_error({"permute-test", "--example", "--len", "5"}, "--len excludes --example");
     expect_usage_error({"permute-test", "--dim", "6", "--heads", "4"}, "not divisible");
-    expect_usage_error({"permute-test", "--mask", "padding"}, "none or causal");
+    expect_usage_error({"permute-test", "--mask", "padding"}, "padding not in {none,causal}");
     expect_usage_error({"permute-test", "--trials", "0"}, "--trials");
     expect_usage_error({"attend", "--scale", "1e308"}, "--scale must lie in (0, 1e4]");
     expect_usage_error({"pe", "--seed", "18446744073709551616"}, "from 0 to 18446744073709551615");

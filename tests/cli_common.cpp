@@ -207,3 +207,34 @@ TEST_CASE("exit 1 always says on stderr which checks failed, in one greppable li
     CHECK(t.err.rfind("attnlab: failed checks: relative_shift_linear, ", 0) == 0);
     CHECK(run_cli({"pe"}).err.empty());  // exit 0: nothing on stderr
 }
+
+TEST_CASE("usual CLI manners: not-a-number, did-you-mean, --perm sets the length, a CSV message that fits")
+{
+    expect_usage_error({"pe", "--len", "abc"}, "--len: must be a whole number (got 'abc')");
+    expect_usage_error({"pe", "--len", "2.5"}, "must be a whole number");
+    expect_usage_error({"pe", "--len", "0"}, "--len: must lie in 1..");
+    expect_usage_error({"mask", "--kind", "padding", "--lengths", "3,x"}, "--lengths: must be a whole number (got 'x')");
+    expect_usage_error({"pe", "--lenn", "3"}, "did you mean --len?");
+    expect_usage_error({"rope", "--stlye", "half"}, "did you mean --style?");
+    expect_usage_error({"pe", "--format", "csv", "--tensor", "pe", "--show", "freq"},
+                       "--format csv prints one tensor, and --tensor and --show name pe, freq: keep one");
+    const auto j = run_json({"permute-test", "--perm", "2,1,0,3"});
+    CHECK(j["params"]["len"] == 4);
+    CHECK(j["tensors"][1]["data"] == nlohmann::json::parse("[2,1,0,3]"));
+    const auto help = run_cli({"permute-test", "--help"});
+    CHECK(help.out.find("{none,causal}") != std::string::npos);
+    CHECK(help.out.find("window") == std::string::npos);
+    CHECK(help.out.find("out_perm [pos, dim] (main)") != std::string::npos);  // the tensors, with axes
+}
+
+TEST_CASE("the language follows POSIX order: LC_ALL, then LC_MESSAGES, then LANG")
+{
+    auto first_line = [](const std::vector<std::string>& env) {
+        const auto r = run_cli({"tour", "--section", "order"}, env);
+        return r.out.substr(0, r.out.find('\n'));
+    };
+    CHECK(first_line({"LANG=zh_CN.UTF-8", "LC_ALL=C"}).find("Order blindness") != std::string::npos);
+    CHECK(first_line({"LANG=C", "LC_ALL=zh_CN.UTF-8"}).find("顺序盲区") != std::string::npos);
+    CHECK(first_line({"LANG=C", "LC_MESSAGES=zh_TW.UTF-8"}).find("顺序盲区") != std::string::npos);
+    CHECK(first_line({"LANG=zh_CN.UTF-8", "LC_ALL="}).find("顺序盲区") != std::string::npos);  // empty means unset
+}

@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <string_view>
 
@@ -23,9 +24,15 @@ bool TourReport::passed() const
     return std::all_of(sections.begin(), sections.end(), [](const TourSection& s) { return s.passed; });
 }
 
-Lang lang_from_env(const char* lang_env)
+Lang lang_from_env()
 {
-    return lang_env != nullptr && std::string_view(lang_env).rfind("zh", 0) == 0 ? Lang::zh : Lang::en;
+    // POSIX: LC_ALL overrides LC_MESSAGES, which overrides LANG; the first one set decides.
+    for (const char* name : {"LC_ALL", "LC_MESSAGES", "LANG"}) {
+        const char* value = std::getenv(name);
+        if (value == nullptr || value[0] == '\0') continue;
+        return std::string_view(value).rfind("zh", 0) == 0 ? Lang::zh : Lang::en;
+    }
+    return Lang::en;
 }
 
 namespace {
