@@ -40,7 +40,8 @@ void setup_tour(CLI::App& app)
         write_stdout(o.format == Format::json ? tour_to_json(t, !o.quiet).dump() + "\n" : render_tour_text(t, color, o.quiet));
         std::vector<std::string> failed;
         for (const auto& section : t.sections)
-            for (const auto& c : section.checks)
+            for (const auto& run : section.runs)
+                for (const auto& c : run.checks)
                 if (c.role == Role::invariant && !c.passed() &&
                     std::find(failed.begin(), failed.end(), c.name) == failed.end()) {
                     failed.push_back(c.name);

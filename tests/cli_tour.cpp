@@ -60,7 +60,7 @@ TEST_CASE("tour: --section runs one section")
     const auto j = run_json({"tour", "--section", "rope"});
     REQUIRE(j["sections"].size() == 1);
     CHECK(j["sections"][0]["name"] == "rope");
-    CHECK(j["sections"][0]["tensors"][0]["name"] == "q_rot");
+    CHECK(j["sections"][0]["runs"][0]["tensors"][0]["name"] == "q_rot");
 }
 
 TEST_CASE("tour: Chinese narration with --lang zh, or from LANG")
@@ -96,5 +96,59 @@ TEST_CASE("tour: the shared run options: --quiet drops tensors, --tol reaches ev
     CHECK(j["params"]["tol"] == 0.0);
     CHECK(j["passed"] == false);  // the float32 shift is not exact: --tol 0 fails it
     const auto q = run_json({"tour", "--section", "rope", "--quiet"});
-    CHECK(q["sections"][0]["tensors"].empty());
+    for (const auto& run : q["sections"][0]["runs"]) CHECK(run["tensors"].empty());
+}
+
+namespace {
+
+// "attnlab pe --len 8" -> {"pe", "--len", "8"} (the tour quotes nothing it does not need to).
+std::vector<std::string> command_args(const std::string& command)
+{
+    std::vector<std::string> out;
+    std::string word;
+    for (char c : command.substr(std::string("attnlab ").size())) {
+        if (c == ' ') {
+            out.push_back(word);
+            word.clear();
+        } else if (c != '\'') {
+            word += c;
+        }
+    }
+    out.push_back(word);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("tour: every figure carries the command that reproduces it, and replaying it gives the same figure")
+{
+    for (auto extra : std::vector<std::vector<std::string>>{{}, {"--seed", "3", "--dtype", "float64"}}) {
+        std::vector<std::string> args = {"tour"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const auto j = run_json(args);
+        std::size_t replayed = 0;
+        for (const auto& section : j["sections"]) {
+            CHECK(!section["runs"].empty());
+            for (const auto& run : section["runs"]) CHECK(run["params"].is_object());  // every run has its params
+            for (const auto& check : section["checks"]) {
+                const std::string command = check["command"];
+                CAPTURE(command);
+                CAPTURE(check["name"]);
+                for (std::size_t i = 0; i < extra.size(); ++i) CHECK(command.find(extra[i]) != std::string::npos);
+                auto replay = command_args(command);
+                replay.push_back("--quiet");
+                const auto r = run_json(replay);
+                bool found = false;
+                for (const auto& c : r["checks"])
+                    if (c["name"] == check["name"]) {
+                        found = true;
+                        CHECK(c["measured"] == check["measured"]);
+                    }
+                CHECK(found);
+                ++replayed;
+            }
+        }
+        CHECK(replayed >= 31);
+        for (const auto& claim : j["claims"]) CHECK(claim["command"].get<std::string>().rfind("attnlab ", 0) == 0);
+    }
 }

@@ -1,5 +1,6 @@
 #include "attnlab/experiments/alibi.hpp"
 
+#include "attnlab/experiments/command_line.hpp"
 #include "attnlab/core/attention.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
@@ -406,6 +407,18 @@ const Experiment<AlibiParams>& alibi_experiment()
 Report run_alibi(const AlibiParams& p, const RunContext& ctx) { return run_experiment(alibi_experiment(), p, ctx); }
 
 std::vector<TensorInfo> alibi_tensor_infos() { return tensor_infos(alibi_experiment()); }
+
+std::vector<std::string> alibi_command(const AlibiParams& p)
+{
+    const AlibiParams d;
+    CommandLine c("alibi");
+    c.option("--heads", p.heads, d.heads);
+    c.option("--len", p.len, d.len);
+    c.option("--dim", p.dim, d.dim);
+    c.option("--slopes", p.slopes, d.slopes);
+    c.option("--variant", p.variant, d.variant);
+    return c.args();
+}
 
 template Ten3<float> alibi_bias<float>(const std::vector<double>&, long, long, AlibiVariant, long);
 template Ten3<double> alibi_bias<double>(const std::vector<double>&, long, long, AlibiVariant, long);

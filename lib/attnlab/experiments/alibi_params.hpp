@@ -1,6 +1,9 @@
 // `alibi`'s parameters and entry point, light enough for the app to include.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "attnlab/core/report.hpp"
 
 namespace attnlab {
@@ -37,5 +40,8 @@ struct AlibiParams {
 Report run_alibi(const AlibiParams& p, const RunContext& ctx);
 // The tensors it declares, with their axes.
 std::vector<TensorInfo> alibi_tensor_infos();
+// The arguments that reproduce a run with these parameters ("alibi", then the options that
+// differ from the defaults).
+std::vector<std::string> alibi_command(const AlibiParams& p);
 
 }  // namespace attnlab

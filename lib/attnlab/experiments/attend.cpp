@@ -1,5 +1,6 @@
 #include "attnlab/experiments/attend.hpp"
 
+#include "attnlab/experiments/command_line.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
 
@@ -467,5 +468,26 @@ const Experiment<AttendParams>& attend_experiment()
 Report run_attend(const AttendParams& p, const RunContext& ctx) { return run_experiment(attend_experiment(), p, ctx); }
 
 std::vector<TensorInfo> attend_tensor_infos() { return tensor_infos(attend_experiment()); }
+
+std::vector<std::string> attend_command(const AttendParams& p)
+{
+    const AttendParams d;
+    CommandLine c("attend");
+    c.option("--batch", p.batch);
+    c.option("--len", p.len, d.len);
+    c.option("--heads", p.heads, d.heads);
+    c.option("--dim", p.dim, d.dim);
+    c.option("--kv-len", p.kv_len);
+    c.option("--kv-heads", p.kv_heads);
+    c.option("--scale", p.scale);
+    c.option("--pe", p.pe, d.pe);
+    c.option("--rope-style", p.rope_style, d.rope_style);
+    c.option("--mask", p.mask, d.mask);
+    c.option("--lengths", p.lengths);
+    c.option("--window", p.window);
+    c.option("--align", p.align, d.align);
+    c.option("--softmax", p.softmax, d.softmax);
+    return c.args();
+}
 
 }  // namespace attnlab

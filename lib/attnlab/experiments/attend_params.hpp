@@ -1,6 +1,9 @@
 // `attend`'s parameters and entry point, light enough for the app to include.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "attnlab/core/mask_spec.hpp"
 #include "attnlab/core/report.hpp"
 #include "attnlab/core/softmax.hpp"
@@ -32,5 +35,8 @@ struct AttendParams {
 Report run_attend(const AttendParams& p, const RunContext& ctx);
 // The tensors it declares, with their axes.
 std::vector<TensorInfo> attend_tensor_infos();
+// The arguments that reproduce a run with these parameters ("attend", then the options that
+// differ from the defaults).
+std::vector<std::string> attend_command(const AttendParams& p);
 
 }  // namespace attnlab

@@ -1,5 +1,7 @@
 #include "attnlab/experiments/experiment.hpp"
 
+#include "attnlab/experiments/command_line.hpp"
+
 namespace attnlab {
 
 const Tensor* Run::find(const std::string& name) const
@@ -13,6 +15,16 @@ const Tensor& Run::at(const std::string& name) const
 {
     if (const Tensor* t = find(name)) return *t;
     throw std::logic_error("run has no tensor " + name);
+}
+
+std::string command_text(const std::vector<std::string>& args)
+{
+    std::string out = "attnlab";
+    for (const auto& a : args) {
+        const bool plain = !a.empty() && a.find_first_of(" '\"\\$*?;&|<>()") == std::string::npos;
+        out += " " + (plain ? a : "'" + a + "'");
+    }
+    return out;
 }
 
 namespace detail {

@@ -1,5 +1,6 @@
 #include "attnlab/experiments/mask.hpp"
 
+#include "attnlab/experiments/command_line.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
 
@@ -543,6 +544,25 @@ const Experiment<MaskParams>& mask_experiment()
 Report run_mask(const MaskParams& p, const RunContext& ctx) { return run_experiment(mask_experiment(), p, ctx); }
 
 std::vector<TensorInfo> mask_tensor_infos() { return tensor_infos(mask_experiment()); }
+
+std::vector<std::string> mask_command(const MaskParams& p)
+{
+    const MaskParams d;
+    CommandLine c("mask");
+    c.option("--kind", p.kind, d.kind);
+    c.option("--len", p.len);
+    c.option("--kv-len", p.kv_len);
+    c.option("--align", p.align);
+    c.option("--diagonal", p.diagonal);
+    c.option("--window", p.window);
+    c.option("--batch", p.batch);
+    c.option("--lengths", p.lengths);
+    c.option("--fill", p.fill, d.fill);
+    c.option("--dk", p.dk, d.dk);
+    c.flag("--multiply", p.multiply);
+    c.option("--softmax", p.softmax, d.softmax);
+    return c.args();
+}
 
 #define ATTNLAB_MASK_INSTANTIATE(T)                                                                                \
     template Mat<T> causal_reference_tril<T>(long, long, Align, T);                                                \

@@ -29,5 +29,8 @@ struct MaskParams {
 Report run_mask(const MaskParams& p, const RunContext& ctx);
 // The tensors it declares, with their axes.
 std::vector<TensorInfo> mask_tensor_infos();
+// The arguments that reproduce a run with these parameters ("mask", then the options that
+// differ from the defaults).
+std::vector<std::string> mask_command(const MaskParams& p);
 
 }  // namespace attnlab

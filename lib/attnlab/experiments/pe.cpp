@@ -1,5 +1,6 @@
 #include "attnlab/experiments/pe.hpp"
 
+#include "attnlab/experiments/command_line.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
 
@@ -559,6 +560,23 @@ const Experiment<PeParams>& pe_experiment()
 Report run_pe(const PeParams& p, const RunContext& ctx) { return run_experiment(pe_experiment(), p, ctx); }
 
 std::vector<TensorInfo> pe_tensor_infos() { return tensor_infos(pe_experiment()); }
+
+std::vector<std::string> pe_command(const PeParams& p)
+{
+    const PeParams d;
+    CommandLine c("pe");
+    c.option("--len", p.len, d.len);
+    c.option("--dim", p.dim, d.dim);
+    c.option("--base", p.base, d.base);
+    c.option("--layout", p.layout, d.layout);
+    c.option("--max-len", p.max_len, d.max_len);
+    c.option("--freq-method", p.freq_method, d.freq_method);
+    c.flag("--embed", p.embed);
+    c.option("--batch", p.batch, d.batch);
+    c.flag("--scale-embed", p.scale_embed);
+    c.option("--shift", p.shift, d.shift);
+    return c.args();
+}
 
 #define ATTNLAB_PE_INSTANTIATE(T)                                                        \
     template Vec<T> pe_frequencies<T>(long, double, PeLayout, FreqMethod);               \

@@ -1,6 +1,9 @@
 // `pe`'s parameters and entry point, light enough for the app to include.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "attnlab/core/report.hpp"
 
 namespace attnlab {
@@ -40,5 +43,8 @@ struct PeParams {
 Report run_pe(const PeParams& p, const RunContext& ctx);
 // The tensors it declares, with their axes.
 std::vector<TensorInfo> pe_tensor_infos();
+// The arguments that reproduce a run with these parameters ("pe", then the options that
+// differ from the defaults).
+std::vector<std::string> pe_command(const PeParams& p);
 
 }  // namespace attnlab

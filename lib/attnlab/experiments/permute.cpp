@@ -1,5 +1,6 @@
 #include "attnlab/experiments/permute.hpp"
 
+#include "attnlab/experiments/command_line.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
 
@@ -312,5 +313,23 @@ const Experiment<PermuteParams>& permute_experiment()
 Report run_permute(const PermuteParams& p, const RunContext& ctx) { return run_experiment(permute_experiment(), p, ctx); }
 
 std::vector<TensorInfo> permute_tensor_infos() { return tensor_infos(permute_experiment()); }
+
+std::vector<std::string> permute_command(const PermuteParams& p)
+{
+    const PermuteParams d;
+    CommandLine c("permute-test");
+    c.flag("--example", p.example);
+    if (!p.example) {
+        c.option("--len", p.len, d.len);
+        c.option("--dim", p.dim, d.dim);
+    }
+    c.option("--heads", p.heads, d.heads);
+    c.option("--perm", p.perm);
+    c.option("--trials", p.trials, d.trials);
+    c.flag("--no-proj", p.no_proj);
+    c.option("--pe", p.pe, d.pe);
+    c.option("--mask", p.mask, d.mask);
+    return c.args();
+}
 
 }  // namespace attnlab

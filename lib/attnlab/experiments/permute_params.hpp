@@ -1,6 +1,9 @@
 // `permute-test`'s parameters and entry point, light enough for the app to include.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "attnlab/core/mask_spec.hpp"
 #include "attnlab/core/report.hpp"
 #include "attnlab/experiments/block_params.hpp"
@@ -24,5 +27,8 @@ struct PermuteParams {
 Report run_permute(const PermuteParams& p, const RunContext& ctx);
 // The tensors it declares, with their axes.
 std::vector<TensorInfo> permute_tensor_infos();
+// The arguments that reproduce a run with these parameters ("permute-test", then the options that
+// differ from the defaults).
+std::vector<std::string> permute_command(const PermuteParams& p);
 
 }  // namespace attnlab

@@ -1,5 +1,6 @@
 #include "attnlab/experiments/rope.hpp"
 
+#include "attnlab/experiments/command_line.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
 
@@ -822,6 +823,32 @@ const Experiment<RopeParams>& rope_experiment()
 Report run_rope(const RopeParams& p, const RunContext& ctx) { return run_experiment(rope_experiment(), p, ctx); }
 
 std::vector<TensorInfo> rope_tensor_infos() { return tensor_infos(rope_experiment()); }
+
+std::vector<std::string> rope_command(const RopeParams& p)
+{
+    const RopeParams d;
+    CommandLine c("rope");
+    c.flag("--example", p.example);
+    if (!p.example) {
+        c.option("--len", p.len, d.len);
+        c.option("--dim", p.dim, d.dim);
+        c.option("--heads", p.heads, d.heads);
+        c.option("--batch", p.batch, d.batch);
+        c.option("--rotary-dim", p.rotary_dim);
+    }
+    c.option("--base", p.base, d.base);
+    c.option("--style", p.style, d.style);
+    const auto &s = p.scaling, &ds = d.scaling;
+    c.option("--scaling", s.method, ds.method);
+    c.option("--factor", s.factor);
+    c.option("--original-len", s.original_len);
+    c.option("--beta-fast", s.beta_fast, ds.beta_fast);
+    c.option("--beta-slow", s.beta_slow, ds.beta_slow);
+    c.option("--attention-factor", s.attention_factor);
+    c.option("--low-freq-factor", s.low_freq_factor, ds.low_freq_factor);
+    c.option("--high-freq-factor", s.high_freq_factor, ds.high_freq_factor);
+    return c.args();
+}
 
 #define ATTNLAB_ROPE_INSTANTIATE(T)                                                                     \
     template RopeFrequencies rope_frequencies<T>(long, double, const RopeScalingParams&, long);        \

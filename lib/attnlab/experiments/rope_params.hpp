@@ -1,6 +1,9 @@
 // `rope`'s parameters and entry point, light enough for the app to include.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "attnlab/core/report.hpp"
 
 #include <optional>
@@ -65,5 +68,8 @@ struct RopeParams {
 Report run_rope(const RopeParams& p, const RunContext& ctx);
 // The tensors it declares, with their axes.
 std::vector<TensorInfo> rope_tensor_infos();
+// The arguments that reproduce a run with these parameters ("rope", then the options that
+// differ from the defaults).
+std::vector<std::string> rope_command(const RopeParams& p);
 
 }  // namespace attnlab

@@ -1,5 +1,6 @@
 #include "attnlab/experiments/tour.hpp"
 
+#include "attnlab/experiments/command_line.hpp"
 #include "attnlab/experiments/alibi_params.hpp"
 #include "attnlab/experiments/attend_params.hpp"
 #include "attnlab/experiments/mask_params.hpp"
@@ -52,11 +53,12 @@ struct ClaimRef {
 };
 
 // Collects a section from the reports it runs: a check named here is shown and enters the
-// claims table with its source; a failed invariant is shown whether named or not.
+// claims table with its source; a failed invariant is shown whether named or not. Each run
+// carries the command line that reproduces it.
 class SectionBuilder {
 public:
-    SectionBuilder(TourReport& tour, std::string name, Text title, Text text)
-        : tour_(tour)
+    SectionBuilder(TourReport& tour, const RunContext& ctx, std::string name, Text title, Text text)
+        : tour_(tour), ctx_(ctx)
     {
         s_.name = std::move(name);
         s_.title = title(tour.lang);
@@ -65,32 +67,39 @@ public:
 
     // A claim names a check the report must have, and the tensor shown must exist: a tour
     // that refers to something the experiment no longer produces fails loudly.
-    void use(const Report& r, const std::vector<ClaimRef>& shown, const std::string& tensor = "")
+    void use(const Report& r, std::vector<std::string> args, const std::vector<ClaimRef>& shown, const std::string& tensor = "")
     {
         std::vector<std::string> names;
         for (const auto& ref : shown) names.emplace_back(ref.check);
         require_checks(r, names, s_.name);
+        CommandLine context("");
+        context.context(ctx_);
+        args.insert(args.end(), context.args().begin() + 1, context.args().end());
+        TourRun run{command_text(args), r.params, {}, {}, {}};
         if (!tensor.empty()) {
             const Tensor* t = r.find(tensor);
             if (t == nullptr) throw std::logic_error(fmt::format("tour section {}: {} has no tensor {}", s_.name, r.command, tensor));
-            s_.tensors.push_back(*t);
+            run.tensors.push_back(*t);
         }
         for (const auto& c : r.checks) {
             const auto it = std::find_if(shown.begin(), shown.end(), [&](const ClaimRef& e) { return c.name == e.check; });
             if (it != shown.end()) {
-                s_.checks.push_back(c);
-                tour_.claims.push_back({s_.name, it->source, tour_.lang == Lang::zh ? it->zh : c.claim, c});
+                run.checks.push_back(c);
+                tour_.claims.push_back({s_.name, it->source, tour_.lang == Lang::zh ? it->zh : c.claim, c, run.command});
             } else if (c.role == Role::invariant && !c.passed()) {
-                s_.checks.push_back(c);
+                run.checks.push_back(c);
             }
         }
         s_.passed = s_.passed && r.passed();
+        s_.runs.push_back(std::move(run));
     }
-    void note(std::string n) { s_.notes.push_back(std::move(n)); }
+    // A note of the run used last.
+    void note(std::string n) { s_.runs.back().notes.push_back(std::move(n)); }
     void finish() { tour_.sections.push_back(std::move(s_)); }
 
 private:
     TourReport& tour_;
+    RunContext ctx_;
     TourSection s_;
 };
 
@@ -105,7 +114,7 @@ RunContext all_tensors(const RunContext& ctx)
 
 void section_order(TourReport& t, const RunContext& ctx)
 {
-    SectionBuilder s(t, "order",
+    SectionBuilder s(t, ctx, "order",
                      {"1. Order blindness: attention alone does not see word order",
                       "1. 顺序盲区：仅靠注意力无法区分词序"},
                      {"Permute the rows of X and self-attention permutes its output rows the same way:\n"
@@ -116,20 +125,20 @@ void section_order(TourReport& t, const RunContext& ctx)
     PermuteParams p;
     p.example = true;
     p.no_proj = true;
-    s.use(run_permute(p, all_tensors(ctx)),
+    s.use(run_permute(p, all_tensors(ctx)), permute_command(p),
           {{"equivariant", "article 1, permutation experiment", "没有位置信息时 Attn(PX) = P Attn(X)（等变）"},
            {"output_unchanged", "article 1, permutation experiment (corrected in its FAQ)", "打乱输入后输出“完全不变”"}},
           "out_perm");
     PermuteParams q;
     q.example = true;
     q.pe = PeKind::sinusoidal;
-    s.use(run_permute(q, all_tensors(ctx)), {{"equivariance_breaks", "article 1, why positions are needed", "加入位置信息后 Attn(PX) ≠ P Attn(X)：顺序有了意义"}});
+    s.use(run_permute(q, all_tensors(ctx)), permute_command(q), {{"equivariance_breaks", "article 1, why positions are needed", "加入位置信息后 Attn(PX) ≠ P Attn(X)：顺序有了意义"}});
     s.finish();
 }
 
 void section_pe(TourReport& t, const RunContext& ctx)
 {
-    SectionBuilder s(t, "pe",
+    SectionBuilder s(t, ctx, "pe",
                      {"2. Sinusoidal positional encoding", "2. 正弦位置编码"},
                      {"PE(pos, 2i) = sin(pos w_i), PE(pos, 2i+1) = cos(pos w_i), w_i = 10000^(-2i/D). Row 0 is\n"
                       "[0, 1, 0, 1, ...]; the frequencies fall geometrically; PE(p+k) is a rotation of PE(p) by an\n"
@@ -143,7 +152,7 @@ void section_pe(TourReport& t, const RunContext& ctx)
     p.max_len = 64;
     p.embed = true;
     p.batch = 2;
-    s.use(run_pe(p, all_tensors(ctx)),
+    s.use(run_pe(p, all_tensors(ctx)), pe_command(p),
           {{"row0_exact", "Vaswani et al. 2017, §3.5", "第 0 行恰好是 [0, 1, 0, 1, ...]"},
            {"freq_falling", "Vaswani et al. 2017, §3.5", "频率从低维到高维严格递减"},
            {"relative_shift_linear", "Vaswani et al. 2017, §3.5 (any fixed offset k is a linear function)", "相对位移是线性的：PE(p+k) = M(k) PE(p)，M 只取决于 k"},
@@ -155,13 +164,13 @@ void section_pe(TourReport& t, const RunContext& ctx)
     PeParams big;
     big.len = 2;
     big.dim = 512;
-    s.use(run_pe(big, all_tensors(ctx)), {{"log_space_more_accurate", "article 1, div_term computed in log space", "在对数空间计算 w_i（exp-log）至少与 base^(-2i/D) 一样精确"}});
+    s.use(run_pe(big, all_tensors(ctx)), pe_command(big), {{"log_space_more_accurate", "article 1, div_term computed in log space", "在对数空间计算 w_i（exp-log）至少与 base^(-2i/D) 一样精确"}});
     s.finish();
 }
 
 void section_rope(TourReport& t, const RunContext& ctx)
 {
-    SectionBuilder s(t, "rope",
+    SectionBuilder s(t, ctx, "rope",
                      {"3. Rotary position embedding (RoPE)", "3. 旋转位置编码（RoPE）"},
                      {"Each pair of q and k is rotated by m*theta_i at position m, so q_m . k_n = q^T R(n-m) k:\n"
                       "the score depends on the relative position alone. The articles pair (2i, 2i+1); Llama and\n"
@@ -171,11 +180,11 @@ void section_rope(TourReport& t, const RunContext& ctx)
                       "两者是同一个旋转，只差一个维度置换。"});
     RopeParams p;
     p.example = true;
-    s.use(run_rope(p, all_tensors(ctx)), {{"pos0_unchanged", "article 2, RoPE example", "位置 0 保持不变"}}, "q_rot");
+    s.use(run_rope(p, all_tensors(ctx)), rope_command(p), {{"pos0_unchanged", "article 2, RoPE example", "位置 0 保持不变"}}, "q_rot");
     RopeParams r;
     r.len = 64;
     r.dim = 16;
-    s.use(run_rope(r, all_tensors(ctx)),
+    s.use(run_rope(r, all_tensors(ctx)), rope_command(r),
           {{"dot_equals_relative_rotation", "RoFormer (Su et al. 2021), §3.2", "q_m . k_n = q^T R(n - m) k"},
            {"relative_position_only", "article 2; RoFormer §3.2", "q_m . k_n 只取决于 m - n"},
            {"styles_are_permutations", "Hugging Face rotate_half vs RoFormer pairs", "交错配对与半分配对是同一个旋转，只差一个维度置换"},
@@ -185,7 +194,7 @@ void section_rope(TourReport& t, const RunContext& ctx)
 
 void section_alibi(TourReport& t, const RunContext& ctx)
 {
-    SectionBuilder s(t, "alibi",
+    SectionBuilder s(t, ctx, "alibi",
                      {"4. ALiBi: linear biases instead of embeddings", "4. ALiBi：用线性偏置代替位置编码"},
                      {"Head h adds -m_h * |i - j| to its scores. For 4 heads the slopes are 1/4, 1/16, 1/64,\n"
                       "1/256. For a head count that is not a power of two the paper's rule is not the simple\n"
@@ -194,14 +203,14 @@ void section_alibi(TourReport& t, const RunContext& ctx)
                       "头数不是 2 的幂时，论文的规则不是简单公式；BLOOM 只依赖键位置的偏置 m*j 给出相同的 softmax 行。"});
     AlibiParams p;
     p.heads = 4;
-    s.use(run_alibi(p, all_tensors(ctx)),
+    s.use(run_alibi(p, all_tensors(ctx)), alibi_command(p),
           {{"slopes_geometric", "Press et al. 2022 (ALiBi), §3", "斜率是几何数列 2^(-8/H), ..., 2^(-8)"},
            {"bias_toeplitz", "Press et al. 2022, §3", "偏置只取决于 i - j"},
            {"bloom_shortcut_equivalent", "BLOOM build_alibi_tensor", "BLOOM 只依赖键位置的偏置 m*j 给出相同的因果 softmax 行"}},
           "slopes");
     AlibiParams six;
     six.heads = 6;
-    s.use(run_alibi(six, all_tensors(ctx)),
+    s.use(run_alibi(six, all_tensors(ctx)), alibi_command(six),
           {{"simple_formula_matches_paper", "article 2, ALiBi slopes m = 2^(-8h/H)", "文章的公式 m_h = 2^(-8(h+1)/H) 对 H = 6 给出论文的斜率"},
            {"paper_slopes_monotone", "\"Attention 的两个补丁\" §4.2, get_alibi_slopes comment", "论文按奇偶头处理的规则保证 H = 6 时斜率单调"}});
     s.finish();
@@ -209,7 +218,7 @@ void section_alibi(TourReport& t, const RunContext& ctx)
 
 void section_mask(TourReport& t, const RunContext& ctx)
 {
-    SectionBuilder s(t, "mask",
+    SectionBuilder s(t, ctx, "mask",
                      {"5. Causal and padding masks", "5. 因果掩码与填充掩码"},
                      {"The decoder adds 0 below and on the diagonal and -inf above it, so every future weight is\n"
                       "exactly 0. key_padding_mask (true = ignore) and SDPA's boolean attn_mask (true = may attend)\n"
@@ -219,7 +228,7 @@ void section_mask(TourReport& t, const RunContext& ctx)
                       "用 0/1 掩码去乘得分而不是相加，会泄漏注意力。"});
     MaskParams causal;
     causal.multiply = true;
-    s.use(run_mask(causal, all_tensors(ctx)),
+    s.use(run_mask(causal, all_tensors(ctx)), mask_command(causal),
           {{"causal_equals_tril", "PyTorch docs: nn.Transformer.generate_square_subsequent_mask", "因果掩码 triu(fill, 1) 与下三角构造逐元素相同"},
            {"rows_sum_to_one", "article 2, masked softmax", "每一行 softmax 权重之和为 1"},
            {"masked_weights_exactly_zero", "article 2, masked softmax", "被掩码的权重恰好为 0，而不只是很小"},
@@ -229,7 +238,7 @@ void section_mask(TourReport& t, const RunContext& ctx)
     MaskParams pad;
     pad.kind = MaskKind::padding;
     pad.lengths = {3, 5, 2};
-    s.use(run_mask(pad, all_tensors(ctx)),
+    s.use(run_mask(pad, all_tensors(ctx)), mask_command(pad),
           {{"bool_conventions_complement", "PyTorch docs: MultiheadAttention vs scaled_dot_product_attention", "key_padding_mask（true = 忽略）与 attn_mask（true = 可关注）互为补集"},
            {"bool_conventions_same_weights", "PyTorch docs: scaled_dot_product_attention", "两种布尔约定与加性掩码给出相同的权重"}});
     // -inf against -1e9 on a fully masked row (a sequence of length 0).
@@ -238,7 +247,7 @@ void section_mask(TourReport& t, const RunContext& ctx)
     empty.lengths = {3, 0};
     empty.softmax = SoftmaxKind::safe;
     const Report e = run_mask(empty, all_tensors(ctx));
-    s.use(e, {{"no_nan_weights", "PyTorch docs: scaled_dot_product_attention (safe softmax since 2.5)", "没有任何注意力权重是 NaN"}});
+    s.use(e, mask_command(empty), {{"no_nan_weights", "PyTorch docs: scaled_dot_product_attention (safe softmax since 2.5)", "没有任何注意力权重是 NaN"}});
     for (const auto& n : e.notes)
         if (n.rfind("fully masked", 0) == 0) s.note(n);
     s.finish();
@@ -246,7 +255,7 @@ void section_mask(TourReport& t, const RunContext& ctx)
 
 void section_encdec(TourReport& t, const RunContext& ctx)
 {
-    SectionBuilder s(t, "encoder_decoder",
+    SectionBuilder s(t, ctx, "encoder_decoder",
                      {"6. Encoder and decoder attention", "6. 编码器与解码器注意力"},
                      {"One formula, three uses: without a mask (encoder) every output row depends on every\n"
                       "position; with the causal mask (decoder) row i ignores the future; cross-attention takes\n"
@@ -254,16 +263,16 @@ void section_encdec(TourReport& t, const RunContext& ctx)
                       "同一个公式，三种用法：不加掩码（编码器）时每个输出行都依赖所有位置；\n"
                       "加因果掩码（解码器）时第 i 行忽略未来；交叉注意力的键和值来自另一条长度不同的序列。"});
     AttendParams enc;
-    s.use(run_attend(enc, all_tensors(ctx)), {{"unmasked_rows_change", "article 2, encoder self-attention", "不加掩码时，改变位置 i 之后的 X 会改变前面的输出行（编码器看得到未来）"}});
+    s.use(run_attend(enc, all_tensors(ctx)), attend_command(enc), {{"unmasked_rows_change", "article 2, encoder self-attention", "不加掩码时，改变位置 i 之后的 X 会改变前面的输出行（编码器看得到未来）"}});
     AttendParams dec;
     dec.mask = MaskKind::causal;
-    s.use(run_attend(dec, all_tensors(ctx)),
+    s.use(run_attend(dec, all_tensors(ctx)), attend_command(dec),
           {{"causal_rows_unchanged", "article 2, decoder masked self-attention", "加因果掩码时，改变位置 i 之后的 X，前面的输出行逐位不变"},
            {"main_matches_reference", "the program's reference implementation", "主实现与逐循环的参考实现一致"}},
           "weights");
     AttendParams cross;
     cross.kv_len = 9;
-    s.use(run_attend(cross, all_tensors(ctx)), {{"rows_sum_to_one", "article 2, encoder-decoder attention", "每一行 softmax 权重之和为 1"}});
+    s.use(run_attend(cross, all_tensors(ctx)), attend_command(cross), {{"rows_sum_to_one", "article 2, encoder-decoder attention", "每一行 softmax 权重之和为 1"}});
     s.finish();
 }
 
@@ -326,24 +335,26 @@ void require_checks(const Report& r, const std::vector<std::string>& names, cons
     }
 }
 
-std::string render_tour_text(const TourReport& t, bool color, bool quiet)
+namespace {
+
+// One run of a section: the command that reproduces it, then what the section shows of it.
+std::string render_run(const TourRun& run, Lang lang, bool color, bool quiet)
 {
-    std::string out;
-    for (const auto& s : t.sections) {
-        out += color ? fmt::format(fmt::emphasis::bold, "{}", s.title) : s.title;
-        out += "\n" + s.text + "\n\n";
-        Report r;
-        r.tensors = s.tensors;
-        r.checks = s.checks;
-        r.notes = s.notes;
-        RenderOptions o;
-        o.color = color;
-        o.quiet = quiet;
-        out += render_text(r, o);
-        out += "\n";
-    }
+    Report r;
+    r.tensors = run.tensors;
+    r.checks = run.checks;
+    r.notes = run.notes;
+    RenderOptions o;
+    o.color = color;
+    o.quiet = quiet;
+    const std::string command = (lang == Lang::zh ? "复现命令：" : "reproduce: ") + run.command;
+    return (color ? fmt::format(fmt::emphasis::faint, "{}", command) : command) + "\n" + render_text(r, o);
+}
+
+std::string render_claims(const TourReport& t)
+{
     const bool zh = t.lang == Lang::zh;
-    out += zh ? "论断汇总：论断、出处、测量值与结论\n\n" : "Claims: each with its source, the measured figure and the verdict\n\n";
+    std::string out = zh ? "论断汇总：论断、出处、测量值与结论\n\n" : "Claims: each with its source, the measured figure and the verdict\n\n";
     for (const auto& c : t.claims) {
         out += fmt::format("  {:<6} {}\n         {} | {} = {} {} {}\n", verdict_word(c.check, t.lang), c.claim, c.source,
                            c.check.metric, format_figure(c.check.measured), name_of(c.check.cmp), format_figure(c.check.tolerance));
@@ -352,14 +363,42 @@ std::string render_tour_text(const TourReport& t, bool color, bool quiet)
     for (const auto& c : t.claims) wrong += c.check.role == Role::article && !c.check.passed();
     out += "\n";
     if (zh) {
-        out += fmt::format("{} 条文章论断与测量结果不符（见上表，附数值）；程序自身的不变量{}。\n", wrong,
-                           t.passed() ? "全部成立" : "有不成立的");
-    } else {
-        out += fmt::format("{} of the articles' claims {} with the measurement (figures above); the program's own "
-                           "invariants {}.\n",
-                           wrong, wrong == 1 ? "disagrees" : "disagree", t.passed() ? "all hold" : "do NOT all hold");
+        return out + fmt::format("{} 条文章论断与测量结果不符（见上表，附数值）；程序自身的不变量{}。\n", wrong,
+                                 t.passed() ? "全部成立" : "有不成立的");
     }
+    return out + fmt::format("{} of the articles' claims {} with the measurement (figures above); the program's own "
+                             "invariants {}.\n",
+                             wrong, wrong == 1 ? "disagrees" : "disagree", t.passed() ? "all hold" : "do NOT all hold");
+}
+
+nlohmann::ordered_json run_json(const TourRun& run, bool with_tensors)
+{
+    Report r;
+    r.tensors = run.tensors;
+    r.checks = run.checks;
+    r.notes = run.notes;
+    auto j = to_json(r, with_tensors);
+    for (auto& c : j["checks"]) c["command"] = run.command;
+    nlohmann::ordered_json out;
+    out["command"] = run.command;
+    out["params"] = run.params;
+    out["tensors"] = j["tensors"];
+    out["checks"] = j["checks"];
+    out["notes"] = j["notes"];
     return out;
+}
+
+}  // namespace
+
+std::string render_tour_text(const TourReport& t, bool color, bool quiet)
+{
+    std::string out;
+    for (const auto& s : t.sections) {
+        out += color ? fmt::format(fmt::emphasis::bold, "{}", s.title) : s.title;
+        out += "\n" + s.text + "\n\n";
+        for (const auto& run : s.runs) out += render_run(run, t.lang, color, quiet) + "\n";
+    }
+    return out + render_claims(t);
 }
 
 nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors)
@@ -369,19 +408,17 @@ nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors)
     doc["params"] = t.params;
     auto secs = nlohmann::ordered_json::array();
     for (const auto& s : t.sections) {
-        Report r;
-        r.command = s.name;
-        r.tensors = s.tensors;
-        r.checks = s.checks;
-        r.notes = s.notes;
-        auto j = to_json(r, with_tensors);
         nlohmann::ordered_json sec;
         sec["name"] = s.name;
         sec["title"] = s.title;
         sec["text"] = s.text;
-        sec["tensors"] = j["tensors"];
-        sec["checks"] = j["checks"];
-        sec["notes"] = j["notes"];
+        sec["runs"] = nlohmann::ordered_json::array();
+        sec["checks"] = nlohmann::ordered_json::array();
+        for (const auto& run : s.runs) {
+            auto j = run_json(run, with_tensors);
+            for (const auto& c : j["checks"]) sec["checks"].push_back(c);
+            sec["runs"].push_back(std::move(j));
+        }
         sec["passed"] = s.passed;
         secs.push_back(std::move(sec));
     }
@@ -391,6 +428,7 @@ nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors)
         Report r;
         r.checks = {c.check};
         auto j = to_json(r, false)["checks"][0];
+        j["command"] = c.command;
         j["section"] = c.section;
         j["source"] = c.source;
         j["claim_text"] = c.claim;
@@ -399,6 +437,15 @@ nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors)
     doc["claims"] = std::move(claims);
     doc["passed"] = t.passed();
     return doc;
+}
+
+std::vector<TourFigure> tour_figures(const TourReport& t)
+{
+    std::vector<TourFigure> out;
+    for (const auto& s : t.sections)
+        for (const auto& run : s.runs)
+            for (const auto& c : run.checks) out.push_back({run.command, c.name, c.measured});
+    return out;
 }
 
 }  // namespace attnlab

@@ -22,19 +22,28 @@ Lang lang_from_env();
 
 struct TourClaim {
     std::string section;
-    std::string source;  // article section, paper, or PyTorch documentation
-    std::string claim;   // in the tour's language
+    std::string source;   // article section, paper, or PyTorch documentation
+    std::string claim;    // in the tour's language
     Check check;
+    std::string command;  // the attnlab command line that reproduces the figure
+};
+
+// One experiment a section ran: the command that reproduces it, its params, and what the
+// section shows of it.
+struct TourRun {
+    std::string command;
+    nlohmann::ordered_json params;
+    std::vector<Tensor> tensors;  // the one small tensor that shows the point, if any
+    std::vector<Check> checks;    // the claims, and any failed invariant
+    std::vector<std::string> notes;
 };
 
 struct TourSection {
     std::string name;    // for --section and JSON
     std::string title;
     std::string text;    // two to four lines of narration
-    std::vector<Tensor> tensors;  // the one small tensor that shows the point
-    std::vector<Check> checks;    // what this section shows
-    std::vector<std::string> notes;
-    bool passed = true;           // every invariant of every experiment the section ran
+    std::vector<TourRun> runs;
+    bool passed = true;  // every invariant of every experiment the section ran
 };
 
 struct TourReport {
@@ -54,6 +63,14 @@ struct TourParams {
 std::vector<std::string> tour_section_names();
 
 TourReport run_tour(const TourParams& p, const RunContext& ctx);
+
+// Every (command, check name, measured figure) the tour shows, for replaying them.
+struct TourFigure {
+    std::string command;
+    std::string check;
+    double measured = 0.0;
+};
+std::vector<TourFigure> tour_figures(const TourReport& t);
 
 // quiet: the sections' check lines and the claims table, without tensors and notes.
 std::string render_tour_text(const TourReport& t, bool color, bool quiet = false);

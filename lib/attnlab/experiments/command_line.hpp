@@ -1,0 +1,70 @@
+// The attnlab command line that reproduces a run: a subcommand and the options whose values
+// differ from the defaults, spelled as the CLI spells them. The tour prints it beside every
+// figure, and exercises record it, so that any figure can be reproduced by pasting it.
+#pragma once
+
+#include "attnlab/core/enums.hpp"
+#include "attnlab/core/report.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnlab {
+
+class CommandLine {
+public:
+    explicit CommandLine(std::string subcommand) { args_.push_back(std::move(subcommand)); }
+
+    template <class V>
+    void option(const char* flag, const V& value, const V& default_value)
+    {
+        if (!(value == default_value)) push(flag, text(value));
+    }
+    template <class V>
+    void option(const char* flag, const std::optional<V>& value)
+    {
+        if (value) push(flag, text(*value));
+    }
+    void option(const char* flag, const std::vector<long>& values)
+    {
+        if (!values.empty()) push(flag, fmt::format("{}", fmt::join(values, ",")));
+    }
+    void flag(const char* name, bool on)
+    {
+        if (on) args_.emplace_back(name);
+    }
+    // The run options of the context: --seed, --dtype, --tol when not the defaults.
+    void context(const RunContext& ctx)
+    {
+        option("--seed", ctx.seed, std::uint64_t{0});
+        option("--dtype", ctx.dtype, DType::float32);
+        option("--tol", ctx.tol);
+    }
+    const std::vector<std::string>& args() const { return args_; }
+
+private:
+    void push(const char* flag, std::string value)
+    {
+        args_.emplace_back(flag);
+        args_.push_back(std::move(value));
+    }
+    static std::string text(const std::string& v) { return v; }
+    static std::string text(double v) { return fmt::format("{}", v); }
+    static std::string text(long v) { return std::to_string(v); }
+    static std::string text(std::uint64_t v) { return std::to_string(v); }
+    template <class E, class = decltype(enum_names(E{}))>
+    static std::string text(E v)
+    {
+        return name_of(v);
+    }
+    std::vector<std::string> args_;
+};
+
+// "attnlab pe --len 8": the arguments as one line a shell takes as they are.
+std::string command_text(const std::vector<std::string>& args);
+
+}  // namespace attnlab
