@@ -25,6 +25,10 @@ Each fixture reproduces a well-known reference implementation line for line:
     its fused attention): key/value heads shared by repeat_interleave (grouped-query), the
     masks above, and ALiBi's -m|i - j| with the slopes of the paper's get_slopes. The inputs
     are saved beside the outputs (attn_q, attn_k, attn_v).
+  - nn_transformer_encoder: torch.nn.TransformerEncoder (2 layers of TransformerEncoderLayer,
+    d_model 8, 2 heads, dropout 0, float64, torch.manual_seed(0)) run on X [1, 5, 8] and on PX
+    with the permutation 2, 0, 4, 1, 3: a [3, 5, 8] array holding X, Enc(X) and Enc(PX). The
+    program embeds it and measures from it whether any position entered (the module adds none).
 The tests read these .npy files; building and testing never need PyTorch.
 Run from the repository root with Debian's Python:  /usr/bin/python3 data/make_fixtures.py
 """
@@ -168,6 +172,18 @@ def mask_and_attention_fixtures():
     save("attn_alibi", attention(q, k, v, bias[None]))
 
 
+def nn_transformer_fixture():
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, dropout=0.0, batch_first=True)
+    encoder = torch.nn.TransformerEncoder(layer, num_layers=2).double().eval()
+    x = torch.randn(1, 5, 8, dtype=torch.float64)
+    perm = [2, 0, 4, 1, 3]
+    with torch.no_grad():
+        out = encoder(x)
+        out_perm = encoder(x[:, perm])
+    save("nn_transformer_encoder", torch.cat([x, out, out_perm], dim=0))
+
+
 def save(name, tensor):
     np.save(os.path.join(OUT, name + ".npy"), tensor.numpy())
 
@@ -181,6 +197,7 @@ def main():
         save(f"pe_concat_exp_log_{tag}", pe_concat(64, 16, dtype))
     rope_fixtures()
     mask_and_attention_fixtures()
+    nn_transformer_fixture()
     with open(os.path.join(OUT, "VERSIONS"), "w") as f:
         f.write(f"torch {torch.__version__}\nnumpy {np.__version__}\n")
 

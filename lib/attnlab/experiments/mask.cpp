@@ -244,6 +244,10 @@ Run compute_mask(const MaskParams& p, const Plan& plan)
         const auto amb = attn_mask_bool(m);
         run.add(to_tensor("attn_mask_bool", {"batch", "head", "query", "key"},
                           xt::view(amb, xt::all(), xt::newaxis(), xt::newaxis(), xt::all()), Elem::boolean));
+        // What "Attention 的两个补丁" §5.3's reading ("True = masked") does: key_padding_mask
+        // handed to scaled_dot_product_attention, where True means "may attend".
+        run.add(to_tensor("weights_bool_inverted", {"batch", "query", "key"},
+                          masked_softmax_attn_bool(scores, key_padding_mask(m), p.softmax), E));
     }
     if (both_alignments_shown(m)) {
         MaskSpec ul = m, lr = m;
@@ -367,6 +371,28 @@ std::optional<Check> check_hidden_ignored(const MaskParams& p, const Run& run, c
                          "max |w_changed - w|", max_abs_diff(w_changed, w));
 }
 
+// "Attention 的两个补丁" §5.3: scaled_dot_product_attention's boolean mask puts True where
+// positions are masked. PyTorch's rule is the opposite (True = may attend), so a mask built
+// that way sends every row's weight to the padding: the figure is the largest mass a row
+// puts on its padded keys.
+std::optional<Check> check_sdpa_bool(const MaskParams& p, const Run& run, const CheckEnv&)
+{
+    const MaskSpec m = mask_spec(p);
+    if (!run.has("weights_bool_inverted")) return std::nullopt;
+    const Tensor& w = run.at("weights_bool_inverted");
+    const std::size_t L = w.dim(1), S = w.dim(2);
+    double worst = 0.0;
+    for (std::size_t b = 0; b < w.dim(0); ++b)
+        for (std::size_t i = 0; i < L; ++i) {
+            double mass = 0.0;
+            for (auto j = static_cast<std::size_t>(m.lengths[b]); j < S; ++j) mass += w.values[(b * L + i) * S + j];
+            worst = worse(worst, mass);
+        }
+    return article_claim("scaled_dot_product_attention's boolean attn_mask masks the positions set to True (§5.3)",
+                         "largest weight mass on padded keys when key_padding_mask (True = padding) is passed as attn_mask",
+                         worst, 0.0);
+}
+
 std::optional<Check> check_leak(const MaskParams& p, const Run& run, const CheckEnv&)
 {
     if (!p.multiply) return std::nullopt;
@@ -387,7 +413,8 @@ std::vector<CheckDef<MaskParams>> mask_checks()
             {"bool_conventions_complement", {"key_padding_mask", "attn_mask_bool"}, check_complement},
             {"bool_conventions_same_weights", {"scores"}, check_same_weights<T>},
             {"hidden_scores_ignored", {"scores"}, check_hidden_ignored<T>},
-            {"multiply_leak_very_small", {"leak"}, check_leak}};
+            {"multiply_leak_very_small", {"leak"}, check_leak},
+            {"sdpa_bool_true_masks", {"weights_bool_inverted"}, check_sdpa_bool}};
 }
 
 // --- notes ---
@@ -479,6 +506,7 @@ std::vector<TensorDecl<MaskParams>> mask_tensors()
                  return std::vector<double>{dsize(batch_of(p, m)), 1.0, 1.0, dsize(m.keys)};
              },
              padding, {}},
+            {"weights_bool_inverted", bqk, Need::always, bls, padding, {}},
             {"mask_upper_left", qk, Need::always, ls, aligned, {}},
             {"mask_lower_right", qk, Need::always, ls, aligned, {}},
             {"multiplied_scores", bqk, Need::always, bls, multiply, {}},

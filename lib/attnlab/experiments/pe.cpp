@@ -441,6 +441,39 @@ std::optional<Check> check_slicing_bug(const PeParams& p, const Run& run, const 
                    added_code_spread<T>(run.at("h_sliced_by_batch"), run.at("x"), p), 2.0 * env.eps * (max_h + 1.0));
 }
 
+// "Attention 的两个补丁" §2.1: "10000 is the maximum wavelength, reached when 2i = d_model - 1".
+// The longest wavelength belongs to the last pair, 2 pi base^((D-2)/D): never the base itself.
+std::optional<Check> check_max_wavelength(const PeParams& p, const Run& run, const CheckEnv&)
+{
+    const auto& freq = run.at("freq").values;
+    const double longest = 2.0 * M_PI / *std::min_element(freq.begin(), freq.end());
+    return article_claim(fmt::format("the base {} is the longest wavelength (§2.1: reached when 2i = D - 1)", p.base),
+                         fmt::format("|longest wavelength / base - 1|, longest = 2 pi / min w_i = {:.6g}", longest),
+                         std::abs(longest / p.base - 1.0), 0.01);
+}
+
+// numpy/PyTorch broadcasting: aligned from the last axis, each pair equal or one of them 1.
+bool broadcasts(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b)
+{
+    for (std::size_t k = 1; k <= std::min(a.size(), b.size()); ++k) {
+        const std::size_t x = a[a.size() - k], y = b[b.size() - k];
+        if (x != y && x != 1 && y != 1) return false;
+    }
+    return true;
+}
+
+// "Transformer（四）" §6.2: the notebook that forgot to slice adds the whole [1, max_len, D]
+// table, x + self.pe, which broadcasts only when L = max_len.
+std::optional<Check> check_unsliced(const PeParams& p, const Run& run, const CheckEnv&)
+{
+    if (!p.embed) return std::nullopt;
+    const auto& x = run.at("x").shape;
+    const std::vector<std::size_t> table = {1, static_cast<std::size_t>(p.max_len), static_cast<std::size_t>(p.dim)};
+    return demonstration(fmt::format("x + self.pe without the slice (x [{}, {}, {}], pe [1, {}, {}]) is a shape error unless L = max_len",
+                                     x[0], x[1], x[2], p.max_len, p.dim),
+                         "shape error (1) or not (0)", broadcasts(x, table) ? 0.0 : 1.0, 0.0, Compare::gt);
+}
+
 template <class T>
 std::vector<CheckDef<PeParams>> pe_checks()
 {
@@ -456,7 +489,9 @@ std::vector<CheckDef<PeParams>> pe_checks()
             {"log_space_more_accurate", {}, check_log_space<T>},
             {"layouts_not_a_permutation", {"pe"}, check_layouts<T>},
             {"embed_broadcast", {"h", "x", "pe"}, check_embed<T>},
-            {"slicing_bug_loses_position", {"h_sliced_by_batch", "x"}, check_slicing_bug<T>}};
+            {"slicing_bug_loses_position", {"h_sliced_by_batch", "x"}, check_slicing_bug<T>},
+            {"unsliced_table_shape_error", {"x"}, check_unsliced},
+            {"max_wavelength_is_base", {"freq"}, check_max_wavelength}};
 }
 
 // --- notes ---

@@ -2,6 +2,8 @@
 
 #include "attnlab/experiments/command_line.hpp"
 #include "attnlab/core/measure.hpp"
+#include "attnlab/io/embedded.hpp"
+#include "attnlab/io/npy.hpp"
 #include "attnlab/core/rng.hpp"
 
 #include <fmt/format.h>
@@ -229,12 +231,44 @@ std::optional<Check> check_unchanged(const PermuteParams& p, const Run& run, con
                                  max_abs_diff(run.at("out_perm"), run.at("out")), rounding_tol(p, run, env));
 }
 
+// "Attention 的两个补丁" §1.2 defines "invariant" as f(PX) = P f(X) and "equivariant" as
+// f(PX) = f(X), the usual names swapped, then says self-attention is equivariant. By its own
+// definition that means the output does not move at all, which the measurement refutes;
+// what attention satisfies, f(PX) = P f(X), is what the field calls equivariance.
+std::optional<Check> check_definitions(const PermuteParams& p, const Run& run, const CheckEnv& env)
+{
+    if (positional(p)) return std::nullopt;
+    return article_claim_numeric("self-attention is 'equivariant' as §1.2 defines the word, f(PX) = f(X)",
+                                 "max |Attn(PX) - Attn(X)|" + where(p), max_abs_diff(run.at("out_perm"), run.at("out")),
+                                 rounding_tol(p, run, env));
+}
+
+// "Attention 的两个补丁"'s API list says torch.nn.Transformer adds sinusoidal PE by default. It
+// adds no position at all: PyTorch's own TransformerEncoder, run on X and on PX (the
+// embedded fixture), gives the permuted output to rounding. Were a PE added, rows would
+// differ by O(1).
+std::optional<Check> check_nn_transformer(const PermuteParams& p, const Run&, const CheckEnv&)
+{
+    if (positional(p)) return std::nullopt;
+    const Tensor f = parse_npy(nn_transformer_encoder_npy(), "the embedded nn.Transformer fixture");
+    const std::vector<long> perm = {2, 0, 4, 1, 3};
+    const std::size_t LE = f.dim(1) * f.dim(2);
+    Tensor out{"out", {"pos", "dim"}, Elem::float64, {f.dim(1), f.dim(2)}, {f.values.begin() + LE, f.values.begin() + 2 * LE}};
+    Tensor out_perm = out;
+    out_perm.values.assign(f.values.begin() + 2 * LE, f.values.begin() + 3 * LE);
+    return article_claim("torch.nn.Transformer adds sinusoidal PE by default (the API list), so its output is not P Enc(X)",
+                         "max |Enc(PX) - P Enc(X)| of PyTorch's TransformerEncoder (embedded fixture, float64)",
+                         equivariance_error(out, out_perm, perm), 1e-12, Compare::gt);
+}
+
 std::vector<CheckDef<PermuteParams>> permute_checks()
 {
     return {{"equivariant", {"out", "out_perm"}, check_equivariant},
             {"weights_permute", {"weights", "weights_perm"}, check_weights_permute},
             {"equivariance_breaks", {"out", "out_perm"}, check_breaks},
-            {"output_unchanged", {"out", "out_perm"}, check_unchanged}};
+            {"output_unchanged", {"out", "out_perm"}, check_unchanged},
+            {"equivariant_as_section_1_2_defines", {"out", "out_perm"}, check_definitions},
+            {"nn_transformer_adds_sinusoidal_pe", {}, check_nn_transformer}};
 }
 
 std::optional<std::string> note_perm(const PermuteParams&, const Run& run, const CheckEnv&)
@@ -246,7 +280,8 @@ std::optional<std::string> note_equivariance(const PermuteParams& p, const Run&,
 {
     if (positional(p)) return std::nullopt;
     return "the output rows are the same rows in the permuted order (equivariance), not the same output "
-           "(invariance): the articles' FAQ corrects 'strictly unchanged' to this";
+           "(invariance): FAQ Q2 of \"Attention 的两个补丁\" corrects 'strictly unchanged' to this, while its §1.2 "
+           "swaps the two names (it calls f(PX) = P f(X) invariant)";
 }
 
 template <class T>

@@ -691,6 +691,25 @@ std::optional<Check> check_yarn_factor(const RopeParams& p, const Run& run, cons
                    "max |q_m.k_n scaled - expected| / sum |scaled products|, batch 0 head 0", worst, 4.0 * env.eps);
 }
 
+// "Attention 的两个补丁" FAQ Q17: trained at base 10000, Dynamic NTK "uses base 200000 at
+// L = 8192 and 800000 at L = 32768". Hugging Face's formula, base * (s L / L0 - (s - 1))^(r/(r-2)),
+// with this run's rotary dimension r, factor s and original length L0, gives other bases.
+std::optional<Check> check_faq_q17(const RopeParams& p, const Run&, const CheckEnv&)
+{
+    if (p.scaling.method != RopeScaling::dynamic) return std::nullopt;
+    double worst = 0.0;
+    std::vector<std::string> bases;
+    for (auto [len, article] : {std::pair{8192L, 200000.0}, std::pair{32768L, 800000.0}}) {
+        const double base = rope_frequencies<double>(rotary(p), 10000.0, p.scaling, len).base_used;
+        bases.push_back(fmt::format("{:.0f} at L = {}", base, len));
+        worst = worse(worst, std::abs(base / article - 1.0));
+    }
+    return article_claim("Dynamic NTK turns base 10000 into 200000 at L = 8192 and 800000 at L = 32768 (FAQ Q17)",
+                         fmt::format("max |formula / FAQ - 1| (formula: {}; r = {}, factor {}, L0 = {})", fmt::join(bases, ", "),
+                                     rotary(p), p.scaling.factor.value_or(1.0), p.scaling.original_len.value_or(0)),
+                         worst, 0.01);
+}
+
 template <class T>
 std::vector<CheckDef<RopeParams>> rope_checks()
 {
@@ -705,7 +724,8 @@ std::vector<CheckDef<RopeParams>> rope_checks()
             {"complex_form", {"q", "q_rot"}, check_complex<T>},
             {"inverse_restores", {"q", "q_rot"}, check_inverse<T>},
             {"angle_precision", {}, check_angles<T>},
-            {"yarn_scores_scale_by_factor_squared", {"q_rot", "k_rot", "q_rot_scaled", "k_rot_scaled"}, check_yarn_factor}};
+            {"yarn_scores_scale_by_factor_squared", {"q_rot", "k_rot", "q_rot_scaled", "k_rot_scaled"}, check_yarn_factor},
+            {"faq_q17_dynamic_ntk_bases", {}, check_faq_q17}};
 }
 
 // --- notes ---

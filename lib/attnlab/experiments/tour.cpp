@@ -126,13 +126,17 @@ void section_order(TourReport& t, const RunContext& ctx)
     p.example = true;
     p.no_proj = true;
     s.use(run_permute(p, all_tensors(ctx)), permute_command(p),
-          {{"equivariant", "article 1, permutation experiment", "没有位置信息时 Attn(PX) = P Attn(X)（等变）"},
-           {"output_unchanged", "article 1, permutation experiment (corrected in its FAQ)", "打乱输入后输出“完全不变”"}},
+          {{"equivariant", "\"Transformer（四）\" §1.1 (Attention(PQ, PK, PV) = P Attention(Q, K, V))", "没有位置信息时 Attn(PX) = P Attn(X)（等变）"},
+           {"output_unchanged", "\"Attention 的两个补丁\" §1.1 (corrected in its FAQ Q2)", "打乱输入后输出“完全不变”"},
+           {"equivariant_as_section_1_2_defines", "\"Attention 的两个补丁\" §1.2 (the names invariant and equivariant swapped)",
+            "按 §1.2 的定义，自注意力是“置换等变”的：f(PX) = f(X)"},
+           {"nn_transformer_adds_sinusoidal_pe", "\"Attention 的两个补丁\", API list (torch.nn.Transformer)",
+            "torch.nn.Transformer 默认使用正弦位置编码"}},
           "out_perm");
     PermuteParams q;
     q.example = true;
     q.pe = PeKind::sinusoidal;
-    s.use(run_permute(q, all_tensors(ctx)), permute_command(q), {{"equivariance_breaks", "article 1, why positions are needed", "加入位置信息后 Attn(PX) ≠ P Attn(X)：顺序有了意义"}});
+    s.use(run_permute(q, all_tensors(ctx)), permute_command(q), {{"equivariance_breaks", "\"Attention 的两个补丁\" §1, \"Transformer（四）\" §1", "加入位置信息后 Attn(PX) ≠ P Attn(X)：顺序有了意义"}});
     s.finish();
 }
 
@@ -156,15 +160,18 @@ void section_pe(TourReport& t, const RunContext& ctx)
           {{"row0_exact", "Vaswani et al. 2017, §3.5", "第 0 行恰好是 [0, 1, 0, 1, ...]"},
            {"freq_falling", "Vaswani et al. 2017, §3.5", "频率从低维到高维严格递减"},
            {"relative_shift_linear", "Vaswani et al. 2017, §3.5 (any fixed offset k is a linear function)", "相对位移是线性的：PE(p+k) = M(k) PE(p)，M 只取决于 k"},
-           {"slice_matches_direct", "article 1, PositionalEncoding module (pe[:, :L])", "从预先计算的表中切片与直接计算结果相同"},
-           {"slicing_bug_loses_position", "article 1, PositionalEncoding module (the slicing bug)",
-            "在批次轴上切片（对 batch-first 输入用 pe[:x.size(0)]）会让同一序列的所有位置得到相同的编码"}},
+           {"slice_matches_direct", "\"Transformer（四）\" §6.2 (self.pe[:, :x.size(1)])", "从预先计算的表中切片与直接计算结果相同"},
+           {"slicing_bug_loses_position", "a seq-first module fed batch-first input (pe[:x.size(0)])",
+            "在批次轴上切片（对 batch-first 输入用 pe[:x.size(0)]）会让同一序列的所有位置得到相同的编码"},
+           {"unsliced_table_shape_error", "\"Transformer（四）\" §6.2 (the notebook that forgot to slice: x + self.pe)",
+            "不切片直接相加 x + self.pe，只要 L ≠ max_len 就会形状不匹配"},
+           {"max_wavelength_is_base", "\"Attention 的两个补丁\" §2.1 (10000 is the maximum wavelength)", "10000 就是最长波长（在 2i = d_model - 1 时取到）"}},
           "freq");
     // Which frequency form is more accurate is measured where it matters: D = 512.
     PeParams big;
     big.len = 2;
     big.dim = 512;
-    s.use(run_pe(big, all_tensors(ctx)), pe_command(big), {{"log_space_more_accurate", "article 1, div_term computed in log space", "在对数空间计算 w_i（exp-log）至少与 base^(-2i/D) 一样精确"}});
+    s.use(run_pe(big, all_tensors(ctx)), pe_command(big), {{"log_space_more_accurate", "\"Attention 的两个补丁\" §2.3 (tip: compute div_term in log space)", "在对数空间计算 w_i（exp-log）至少与 base^(-2i/D) 一样精确"}});
     s.finish();
 }
 
@@ -180,15 +187,25 @@ void section_rope(TourReport& t, const RunContext& ctx)
                       "两者是同一个旋转，只差一个维度置换。"});
     RopeParams p;
     p.example = true;
-    s.use(run_rope(p, all_tensors(ctx)), rope_command(p), {{"pos0_unchanged", "article 2, RoPE example", "位置 0 保持不变"}}, "q_rot");
+    s.use(run_rope(p, all_tensors(ctx)), rope_command(p), {{"pos0_unchanged", "\"Attention 的两个补丁\" §3.4 (position 0 is not rotated)", "位置 0 保持不变"}}, "q_rot");
     RopeParams r;
     r.len = 64;
     r.dim = 16;
     s.use(run_rope(r, all_tensors(ctx)), rope_command(r),
           {{"dot_equals_relative_rotation", "RoFormer (Su et al. 2021), §3.2", "q_m . k_n = q^T R(n - m) k"},
-           {"relative_position_only", "article 2; RoFormer §3.2", "q_m . k_n 只取决于 m - n"},
+           {"relative_position_only", "\"Attention 的两个补丁\" §3.3; RoFormer §3.2", "q_m . k_n 只取决于 m - n"},
            {"styles_are_permutations", "Hugging Face rotate_half vs RoFormer pairs", "交错配对与半分配对是同一个旋转，只差一个维度置换"},
            {"norm_preserved", "RoFormer §3.2 (rotations are orthogonal)", "旋转保持每个向量的范数"}});
+    // FAQ Q17's figures against Hugging Face's Dynamic NTK formula for a Llama-2 head (d = 128,
+    // trained on 4096 positions, factor 2).
+    RopeParams ntk;
+    ntk.len = 16;
+    ntk.dim = 128;
+    ntk.scaling.method = RopeScaling::dynamic;
+    ntk.scaling.factor = 2.0;
+    ntk.scaling.original_len = 4096;
+    s.use(run_rope(ntk, all_tensors(ctx)), rope_command(ntk),
+          {{"faq_q17_dynamic_ntk_bases", "\"Attention 的两个补丁\" FAQ Q17", "Dynamic NTK 在 L = 8192 时把 base 变成 200000，L = 32768 时变成 800000"}});
     s.finish();
 }
 
@@ -211,7 +228,7 @@ void section_alibi(TourReport& t, const RunContext& ctx)
     AlibiParams six;
     six.heads = 6;
     s.use(run_alibi(six, all_tensors(ctx)), alibi_command(six),
-          {{"simple_formula_matches_paper", "article 2, ALiBi slopes m = 2^(-8h/H)", "文章的公式 m_h = 2^(-8(h+1)/H) 对 H = 6 给出论文的斜率"},
+          {{"simple_formula_matches_paper", "\"Attention 的两个补丁\" §4.2 (m = 2^(-8(i+1)/H))", "文章的公式 m_h = 2^(-8(h+1)/H) 对 H = 6 给出论文的斜率"},
            {"paper_slopes_monotone", "\"Attention 的两个补丁\" §4.2, get_alibi_slopes comment", "论文按奇偶头处理的规则保证 H = 6 时斜率单调"}});
     s.finish();
 }
@@ -230,17 +247,18 @@ void section_mask(TourReport& t, const RunContext& ctx)
     causal.multiply = true;
     s.use(run_mask(causal, all_tensors(ctx)), mask_command(causal),
           {{"causal_equals_tril", "PyTorch docs: nn.Transformer.generate_square_subsequent_mask", "因果掩码 triu(fill, 1) 与下三角构造逐元素相同"},
-           {"rows_sum_to_one", "article 2, masked softmax", "每一行 softmax 权重之和为 1"},
-           {"masked_weights_exactly_zero", "article 2, masked softmax", "被掩码的权重恰好为 0，而不只是很小"},
-           {"hidden_scores_ignored", "article 2, decoder causality", "改变被掩码键的得分，权重逐位不变"},
-           {"multiply_leak_very_small", "article 2, why masks are added, not multiplied", "用 0/1 掩码相乘只泄漏“很小”的概率（以低于 1% 计）"}},
+           {"rows_sum_to_one", "\"Attention 的两个补丁\" §5.3", "每一行 softmax 权重之和为 1"},
+           {"masked_weights_exactly_zero", "\"Attention 的两个补丁\" §5.3", "被掩码的权重恰好为 0，而不只是很小"},
+           {"hidden_scores_ignored", "\"Attention 的两个补丁\" §5.1", "改变被掩码键的得分，权重逐位不变"},
+           {"multiply_leak_very_small", "\"Attention 的两个补丁\" FAQ Q12 (multiplying leaks \"a small\" probability)", "用 0/1 掩码相乘只泄漏“很小”的概率（以低于 1% 计）"}},
           "mask");
     MaskParams pad;
     pad.kind = MaskKind::padding;
     pad.lengths = {3, 5, 2};
     s.use(run_mask(pad, all_tensors(ctx)), mask_command(pad),
           {{"bool_conventions_complement", "PyTorch docs: MultiheadAttention vs scaled_dot_product_attention", "key_padding_mask（true = 忽略）与 attn_mask（true = 可关注）互为补集"},
-           {"bool_conventions_same_weights", "PyTorch docs: scaled_dot_product_attention", "两种布尔约定与加性掩码给出相同的权重"}});
+           {"bool_conventions_same_weights", "PyTorch docs: scaled_dot_product_attention", "两种布尔约定与加性掩码给出相同的权重"},
+           {"sdpa_bool_true_masks", "\"Attention 的两个补丁\" §5.3 (bool mask: True = masked)", "scaled_dot_product_attention 的布尔掩码中 True 表示屏蔽"}});
     // -inf against -1e9 on a fully masked row (a sequence of length 0).
     MaskParams empty;
     empty.kind = MaskKind::both;
@@ -263,16 +281,16 @@ void section_encdec(TourReport& t, const RunContext& ctx)
                       "同一个公式，三种用法：不加掩码（编码器）时每个输出行都依赖所有位置；\n"
                       "加因果掩码（解码器）时第 i 行忽略未来；交叉注意力的键和值来自另一条长度不同的序列。"});
     AttendParams enc;
-    s.use(run_attend(enc, all_tensors(ctx)), attend_command(enc), {{"unmasked_rows_change", "article 2, encoder self-attention", "不加掩码时，改变位置 i 之后的 X 会改变前面的输出行（编码器看得到未来）"}});
+    s.use(run_attend(enc, all_tensors(ctx)), attend_command(enc), {{"unmasked_rows_change", "\"Attention 的两个补丁\" §6.1", "不加掩码时，改变位置 i 之后的 X 会改变前面的输出行（编码器看得到未来）"}});
     AttendParams dec;
     dec.mask = MaskKind::causal;
     s.use(run_attend(dec, all_tensors(ctx)), attend_command(dec),
-          {{"causal_rows_unchanged", "article 2, decoder masked self-attention", "加因果掩码时，改变位置 i 之后的 X，前面的输出行逐位不变"},
+          {{"causal_rows_unchanged", "\"Attention 的两个补丁\" §6.1", "加因果掩码时，改变位置 i 之后的 X，前面的输出行逐位不变"},
            {"main_matches_reference", "the program's reference implementation", "主实现与逐循环的参考实现一致"}},
           "weights");
     AttendParams cross;
     cross.kv_len = 9;
-    s.use(run_attend(cross, all_tensors(ctx)), attend_command(cross), {{"rows_sum_to_one", "article 2, encoder-decoder attention", "每一行 softmax 权重之和为 1"}});
+    s.use(run_attend(cross, all_tensors(ctx)), attend_command(cross), {{"rows_sum_to_one", "\"Attention 的两个补丁\" §6.2", "每一行 softmax 权重之和为 1"}});
     s.finish();
 }
 
