@@ -128,6 +128,9 @@ void add_run_options(CLI::App& sub, CommonOpts& o)
         ->check(finite_non_negative);
     sub.add_option("--max-memory", o.max_memory_gib, "Memory budget in GiB; larger requests are refused")
         ->check(finite_positive);
+    sub.add_option("--max-work", o.max_work_g,
+                   "Work budget in G multiply-adds (200: a few minutes); larger requests are refused up front")
+        ->check(finite_positive);
 }
 
 RunContext run_context(const CommonOpts& o)
@@ -140,6 +143,14 @@ RunContext run_context(const CommonOpts& o)
     // Rendering costs memory too: JSON holds a tree of the numbers before it is written.
     ctx.render_bytes_per_element = o.format == Format::json ? 64.0 : 24.0;
     ctx.render_format = name_of(o.format);
+    ctx.max_work = o.max_work_g * 1e9;
+    // A run of more than about 2 s says so on a terminal, so that it is not mistaken for a hang.
+    ctx.on_long_run = [](double work) {
+        if (isatty(STDERR_FILENO) != 1) return;
+        const std::string line = fmt::format("attnlab: working: about {:.3g} G multiply-adds, roughly {:.0f} s...\n",
+                                             work / 1e9, work / kWorkPerSecond);
+        std::fputs(line.c_str(), stderr);
+    };
     return ctx;
 }
 

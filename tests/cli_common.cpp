@@ -238,3 +238,53 @@ TEST_CASE("the language follows POSIX order: LC_ALL, then LC_MESSAGES, then LANG
     CHECK(first_line({"LANG=C", "LC_MESSAGES=zh_TW.UTF-8"}).find("顺序盲区") != std::string::npos);
     CHECK(first_line({"LANG=zh_CN.UTF-8", "LC_ALL="}).find("顺序盲区") != std::string::npos);  // empty means unset
 }
+
+TEST_CASE("the memory estimate covers the measured peak of large runs, and refuses what it undercounted before")
+{
+#if defined(__SANITIZE_ADDRESS__)
+    MESSAGE("not measured under AddressSanitizer: its shadow memory is no part of the estimate");
+    return;
+#endif
+    for (auto args : std::vector<std::vector<std::string>>{
+             {"mask", "--len", "1", "--kv-len", "4096", "--dk", "16384", "--quiet"},
+             {"permute-test", "--len", "4", "--dim", "2048", "--quiet"},
+             {"attend", "--len", "1024", "--heads", "8", "--dim", "512", "--quiet"},
+             {"rope", "--len", "4096", "--dim", "128", "--heads", "8", "--quiet"},
+             {"pe", "--len", "8192", "--dim", "512", "--quiet"},
+             {"alibi", "--len", "1024", "--heads", "8", "--quiet"}}) {
+        std::string joined;
+        for (const auto& a : args) joined += a + " ";
+        CAPTURE(joined);
+        auto refused_args = args;
+        refused_args.insert(refused_args.end(), {"--max-memory", "0.000001"});
+        const auto refused = run_cli(refused_args);
+        REQUIRE(refused.status == 2);
+        const auto at = refused.err.find("needs about ");
+        REQUIRE(at != std::string::npos);
+        const double value = std::stod(refused.err.substr(at + 12));
+        const std::string unit = refused.err.substr(refused.err.find(' ', at + 12) + 1, 3);
+        const double estimate_kb = value * (unit == "GiB" ? 1024.0 * 1024.0 : unit == "MiB" ? 1024.0 : 1.0);
+        const auto run = run_cli(args);
+        CHECK(run.status == 0);
+        CAPTURE(run.max_rss_kb);
+        CAPTURE(estimate_kb);
+        CHECK(estimate_kb >= static_cast<double>(run.max_rss_kb));
+        CHECK(estimate_kb <= 4.0 * static_cast<double>(run.max_rss_kb));  // an estimate, not a wild guess
+    }
+    // The three requests that used to pass the guard and then take far more than it allowed.
+    expect_usage_error({"mask", "--len", "1", "--kv-len", "16384", "--dk", "65536"}, "above the memory budget");
+    expect_usage_error({"permute-test", "--len", "1", "--dim", "4096", "--max-memory", "0.01"}, "above the memory budget");
+    expect_usage_error({"mask", "--kv-len", "4096", "--dk", "65536", "--max-memory", "0.01"}, "above the memory budget");
+}
+
+TEST_CASE("a work guard beside the memory guard: requests that would run for minutes are refused with the estimate")
+{
+    expect_usage_error({"attend", "--len", "1048576", "--heads", "1", "--dim", "1", "--quiet"}, "G multiply-adds (attention over");
+    expect_usage_error({"alibi", "--len", "2000", "--dim", "65536", "--max-memory", "64"}, "above the work budget of 200 G");
+    expect_usage_error({"permute-test", "--len", "1000", "--trials", "10000"}, "(10001 block runs over [1000, 8]");
+    expect_usage_error({"mask", "--len", "3000", "--dk", "65536", "--max-memory", "64"}, "raise --max-work");
+    expect_usage_error({"pe", "--max-work", "0"}, "--max-work");
+    // the budget is an option: a small one refuses what the default accepts
+    CHECK(run_cli({"attend", "--len", "256", "--quiet"}).status == 0);
+    expect_usage_error({"attend", "--len", "256", "--max-work", "0.001"}, "above the work budget of 0.001 G");
+}

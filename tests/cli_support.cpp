@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <sstream>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,11 +51,13 @@ CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::s
         _exit(127);
     }
     int wstatus = 0;
-    waitpid(pid, &wstatus, 0);
+    struct rusage usage {};
+    wait4(pid, &wstatus, 0, &usage);
     close(out_fd);
     close(err_fd);
     CliResult r;
     r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+    r.max_rss_kb = usage.ru_maxrss;
     r.out = slurp(out_path);
     r.err = slurp(err_path);
     std::remove(out_path);

@@ -10,6 +10,7 @@ struct CliResult {
     int status = -1;  // exit status; 128 + signal if it was killed by one
     std::string out;
     std::string err;
+    long max_rss_kb = 0;  // the child's peak resident memory
 };
 
 // env: extra NAME=VALUE entries for the child's environment.

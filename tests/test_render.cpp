@@ -154,3 +154,17 @@ TEST_CASE("the tour refuses a claim whose check an experiment does not make")
     CHECK_THROWS_WITH_AS(require_checks(r, {"present", "gone"}, "order"), "tour section order: demo has no check gone",
                          std::logic_error);
 }
+
+TEST_CASE("the work guard refuses past the budget and tells the caller about a long run")
+{
+    RunContext ctx;
+    ctx.max_work = 1e9;
+    double told = 0.0;
+    ctx.on_long_run = [&](double work) { told = work; };
+    CHECK_NOTHROW(require_work(1e6, ctx, "small"));
+    CHECK(told == 0.0);  // short: nothing to say
+    CHECK_THROWS_WITH_AS(require_work(2e9, ctx, "x [4, 4]"), doctest::Contains("needs about 2 G multiply-adds (x [4, 4]"), InputError);
+    ctx.max_work = 1e12;
+    require_work(5e9, ctx, "long");
+    CHECK(told == 5e9);
+}

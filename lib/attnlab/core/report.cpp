@@ -172,6 +172,17 @@ std::string human_bytes(double bytes)
     return fmt::format("{:.1f} {}", bytes, units[u]);
 }
 
+void require_work(double multiply_adds, const RunContext& ctx, const std::string& what)
+{
+    if (multiply_adds > ctx.max_work) {
+        throw InputError(fmt::format(
+            "this request needs about {:.3g} G multiply-adds ({}; roughly {:.0f} s on one core), above the work budget "
+            "of {:.3g} G; reduce the sizes or raise --max-work",
+            multiply_adds / 1e9, what, multiply_adds / kWorkPerSecond, ctx.max_work / 1e9));
+    }
+    if (multiply_adds > 2.0 * kWorkPerSecond && ctx.on_long_run) ctx.on_long_run(multiply_adds);
+}
+
 void require_memory(double bytes, const RunContext& ctx, const std::string& what)
 {
     if (bytes > ctx.max_memory_bytes) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -32,6 +33,10 @@ struct RunContext {
     bool main_only = false;              // keep only the command's main tensor (CSV default)
     double render_bytes_per_element = 24.0;  // what the chosen output format costs per number
     std::string render_format = "text";      // named in the memory message
+    double max_work = 200e9;                 // --max-work: multiply-adds a request may take
+    // Called before a run estimated to take more than about 2 s, with the estimate in
+    // multiply-adds (the app shows it on a terminal's stderr); may be empty.
+    std::function<void(double work)> on_long_run;
 };
 
 // A declared tensor, as --help and the README's table show it.
@@ -61,6 +66,14 @@ struct Report {
     const Tensor* find(const std::string& name) const;
     const Check* find_check(const std::string& name) const;
 };
+
+// About how many multiply-adds one core does per second in the experiments' loops, for the
+// time the work estimate is shown in (measured on the slower, scalar paths).
+constexpr double kWorkPerSecond = 1e9;
+
+// Refuses a request whose estimated work exceeds --max-work, before computing, and tells
+// ctx.on_long_run about one that will take more than about 2 s.
+void require_work(double multiply_adds, const RunContext& ctx, const std::string& what);
 
 // Machine epsilon of the chosen dtype.
 double eps_of(DType dtype);

@@ -391,6 +391,12 @@ Experiment<AlibiParams> make_alibi_experiment()
     e.scratch_bytes = [](const AlibiParams& p, double elem) {
         return (8.0 * dsize(p.len) + 2.0 * dsize(p.dim)) * dsize(p.heads) * dsize(p.len) * elem;
     };
+    // q k^T twice (the run and BLOOM's check), five softmaxes, the normals of q and k.
+    e.work = [](const AlibiParams& p, const Plan&) {
+        const double H = dsize(p.heads), L = dsize(p.len), d = dsize(p.dim);
+        return H * L * L * (2.0 * d + 5.0 * 20.0) + 2.0 * H * L * d * 24.0;
+    };
+    e.work_what = [](const AlibiParams& p) { return fmt::format("scores [{}, {}, {}] over d = {}", p.heads, p.len, p.len, p.dim); };
     e.f32 = alibi_typed<float>();
     e.f64 = alibi_typed<double>();
     return e;

@@ -452,6 +452,17 @@ Experiment<AttendParams> make_attend_experiment()
         const double x = dsize(r.batch) * (dsize(r.len) + dsize(r.kv_len)) * dsize(r.dim);
         return 8.0 * x * elem;
     };
+    // The projections (twice: the run and a check's second run), attention (q.k, exp, w.v)
+    // once and a half, the budgeted reference rows.
+    e.work = [](const AttendParams& p, const Plan&) {
+        const Resolved r = resolve(p);
+        const double B = dsize(r.batch), L = dsize(r.len), S = dsize(r.kv_len), E = dsize(r.dim), d = dsize(head_dim(p));
+        return 2.0 * 3.0 * B * (L + S) * E * E + 1.5 * B * dsize(p.heads) * L * S * (2.0 * d + 20.0) + 3.0 * 134217728.0;
+    };
+    e.work_what = [](const AttendParams& p) {
+        const Resolved r = resolve(p);
+        return fmt::format("attention over [{}, {}, {}, {}] with d = {}", r.batch, p.heads, r.len, r.kv_len, head_dim(p));
+    };
     e.f32 = attend_typed<float>();
     e.f64 = attend_typed<double>();
     return e;

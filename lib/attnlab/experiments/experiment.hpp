@@ -107,6 +107,10 @@ struct Experiment {
     std::function<nlohmann::ordered_json(const P&)> params_json;
     // Work memory beyond the declared tensors, given the bytes of one element.
     std::function<double(const P&, double elem_bytes)> scratch_bytes;
+    // Multiply-adds of the compute and the checks (an exp counted as 20), before computing.
+    std::function<double(const P&, const Plan&)> work;
+    // What dominates the work, for the refusal message.
+    std::function<std::string(const P&)> work_what;
     Typed<P> f32, f64;
 
     const Typed<P>& typed(DType dtype) const { return dtype == DType::float32 ? f32 : f64; }
@@ -119,6 +123,9 @@ struct Experiment {
 };
 
 namespace detail {
+
+// The program itself, its libraries and the allocator's slack, before any tensor.
+constexpr double kProcessBytes = 16.0 * 1024 * 1024;
 
 // The common parameters every report starts with.
 nlohmann::ordered_json common_params(const RunContext& ctx);
@@ -161,7 +168,8 @@ template <class P>
 void estimate_memory(const Experiment<P>& e, const P& p, const Plan& plan, const RunContext& ctx)
 {
     const double per = detail::elem_bytes(ctx.dtype) + sizeof(double);  // computed, then kept as a Tensor
-    double bytes = e.scratch_bytes ? e.scratch_bytes(p, detail::elem_bytes(ctx.dtype)) : 0.0;
+    const double scratch = e.scratch_bytes ? e.scratch_bytes(p, detail::elem_bytes(ctx.dtype)) : 0.0;
+    double bytes = detail::kProcessBytes + scratch;
     double rendered = 0.0, largest_n = -1.0;
     std::string largest;
     std::vector<std::string> optional;  // on-demand tensors this request computes
@@ -181,6 +189,7 @@ void estimate_memory(const Experiment<P>& e, const P& p, const Plan& plan, const
     }
     bytes += rendered * ctx.render_bytes_per_element;
     std::string what = detail::memory_what(ctx, rendered, largest);
+    if (scratch > 0.0) what += fmt::format("; {} of working copies", human_bytes(scratch));
     if (!optional.empty()) what += fmt::format("; --show can leave out {}", fmt::join(optional, ", "));
     require_memory(bytes, ctx, what);
 }
@@ -213,6 +222,7 @@ Run compute_all(const Experiment<P>& e, const P& given, const RunContext& ctx)
     for (const auto& d : e.tensors)
         if (d.need == Need::on_demand && (!d.applies || d.applies(p))) plan.wanted.push_back(d.name);
     estimate_memory(e, p, plan, ctx);
+    if (e.work) require_work(e.work(p, plan), ctx, e.work_what ? e.work_what(p) : e.command);
     return e.typed(ctx.dtype).compute(p, plan);
 }
 
@@ -250,6 +260,7 @@ Report run_experiment(const Experiment<P>& e, const P& given, const RunContext& 
     for (const auto& d : e.tensors)
         if (d.need == Need::on_demand && detail::kept(d.name, e.main_tensor, ctx)) plan.wanted.push_back(d.name);
     estimate_memory(e, p, plan, ctx);
+    if (e.work) require_work(e.work(p, plan), ctx, e.work_what ? e.work_what(p) : e.command);
 
     const Typed<P>& typed = e.typed(ctx.dtype);
     Run run = typed.compute(p, plan);

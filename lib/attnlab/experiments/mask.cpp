@@ -556,6 +556,17 @@ Experiment<MaskParams> make_mask_experiment()
         const double B = dsize(batch_of(p, m));
         return B * (8.0 * dsize(m.queries) * dsize(m.keys) + dsize(m.queries + m.keys) * dsize(p.dk)) * elem;
     };
+    // q k^T over d_k, the softmaxes of the checks and the note, and the normals of q and k
+    // (twelve uniforms each).
+    e.work = [](const MaskParams& p, const Plan&) {
+        const MaskSpec m = mask_spec(p);
+        const double B = dsize(batch_of(p, m)), cells = B * dsize(m.queries) * dsize(m.keys);
+        return cells * (dsize(p.dk) + 8.0 * 20.0) + B * dsize(m.queries + m.keys) * dsize(p.dk) * 24.0;
+    };
+    e.work_what = [](const MaskParams& p) {
+        const MaskSpec m = mask_spec(p);
+        return fmt::format("scores [{}, {}, {}] over d_k = {}", batch_of(p, m), m.queries, m.keys, p.dk);
+    };
     e.f32 = mask_typed<float>();
     e.f64 = mask_typed<double>();
     return e;

@@ -579,6 +579,12 @@ Experiment<PeParams> make_pe_experiment()
     e.params_json = pe_params_json;
     // The precomputed table, the directly computed one and the other layout's, in T.
     e.scratch_bytes = [](const PeParams& p, double elem) { return (2.0 * dsize(p.max_len) + 3.0 * dsize(p.len)) * dsize(p.dim) * elem; };
+    // Tables (sin and cos at about 20 each), the two budgeted all-pairs checks, the embedding.
+    e.work = [](const PeParams& p, const Plan&) {
+        const double LD = dsize(p.len) * dsize(p.dim), pairs = std::min(1073741824.0, dsize(p.len) * LD / 2.0);
+        return 40.0 * (dsize(p.max_len) * dsize(p.dim) + 3.0 * LD) + 2.0 * pairs + 40.0 * dsize(p.batch) * LD;
+    };
+    e.work_what = [](const PeParams& p) { return fmt::format("pe [{}, {}] and its pair checks", p.len, p.dim); };
     e.f32 = pe_typed<float>();
     e.f64 = pe_typed<double>();
     return e;

@@ -332,6 +332,14 @@ Experiment<PermuteParams> make_permute_experiment()
         return 2.0 * (8.0 * dsize(p.len) * dsize(p.dim) + 2.0 * dsize(p.heads) * dsize(p.len) * dsize(p.len)) * elem +
                3.0 * dsize(p.dim) * dsize(p.dim) * elem;
     };
+    // One block run per trial and one for the base: projections, scores, softmax, w.v.
+    e.work = [](const PermuteParams& p, const Plan&) {
+        const double L = dsize(p.len), E = dsize(p.dim), d = E / dsize(p.heads);
+        return dsize(trial_count(p) + 1) * 2.0 * (3.0 * L * E * E + dsize(p.heads) * L * L * (2.0 * d + 20.0));
+    };
+    e.work_what = [](const PermuteParams& p) {
+        return fmt::format("{} block runs over [{}, {}]", trial_count(p) + 1, p.len, p.dim);
+    };
     e.f32 = permute_typed<float>();
     e.f64 = permute_typed<double>();
     return e;

@@ -827,6 +827,15 @@ Experiment<RopeParams> make_rope_experiment()
     e.scratch_bytes = [](const RopeParams& p, double elem) {
         return (2.0 * dsize(p.batch) * dsize(p.heads) * dsize(p.dim) + 4.0 * dsize(rotary(p))) * dsize(p.len) * elem;
     };
+    // The rotations and their checks, the sampled all-pairs dots (several times), and dots
+    // [L, L] when it is asked for.
+    e.work = [](const RopeParams& p, const Plan& plan) {
+        const double L = dsize(p.len), d = dsize(p.dim), NP = std::min(L, 512.0);
+        return dsize(p.batch) * dsize(p.heads) * L * d * 60.0 + 4.0 * NP * NP * d * 4.0 +
+               (plan.wants("dots") ? L * L * d * 2.0 : 0.0) + (plan.wants("decay") ? L * dsize(rotary(p)) * 10.0 : 0.0) +
+               L * dsize(rotary(p)) * 40.0;
+    };
+    e.work_what = [](const RopeParams& p) { return fmt::format("q, k [{}, {}, {}, {}] and dots [{}, {}]", p.batch, p.heads, p.len, p.dim, p.len, p.len); };
     e.f32 = rope_typed<float>();
     e.f64 = rope_typed<double>();
     return e;
