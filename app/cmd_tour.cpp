@@ -13,7 +13,6 @@ namespace {
 struct TourOpts {
     CommonOpts common;
     TourParams tour;
-    std::optional<Lang> lang;
 };
 }  // namespace
 
@@ -23,7 +22,6 @@ void setup_tour(CLI::App& app)
     auto* sub = app.add_subcommand("tour", "Walk through both articles in order, checking every claim, with a closing claims table");
     sub->add_option("--section", opts->tour.section,
                     "Run one section: order, pe, rope, alibi, mask, encoder_decoder (default: all)");
-    add_optional_enum(*sub, "--lang", opts->lang, "Narration language, en or zh (default: from LANG)");
     add_run_options(*sub, opts->common);
     sub->add_option_function<std::string>(
            "--format", [opts](const std::string& s) { opts->common.format = enum_map<Format>().at(s); },
@@ -33,9 +31,10 @@ void setup_tour(CLI::App& app)
         ->default_str("text");
     sub->footer("Example: attnlab tour --section rope --lang zh");
     sub->callback([opts] {
-        opts->tour.lang = opts->lang.value_or(lang_from_env());
         const CommonOpts& o = opts->common;
-        const TourReport t = run_tour(opts->tour, run_context(o));
+        const RunContext ctx = run_context(o);
+        opts->tour.lang = ctx.lang;
+        const TourReport t = run_tour(opts->tour, ctx);
         const bool color = o.format == Format::text && use_color();
         write_stdout(o.format == Format::json ? tour_to_json(t, !o.quiet).dump() + "\n" : render_tour_text(t, color, o.quiet));
         std::vector<std::string> failed;

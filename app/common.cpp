@@ -124,6 +124,8 @@ void add_run_options(CLI::App& sub, CommonOpts& o)
         ->check(seed_number);
     add_enum_option(sub, "--dtype", o.dtype, "Precision the experiment computes in");
     sub.add_flag("--quiet", o.quiet, "Print only the check lines (JSON: no tensors)");
+    add_optional_enum(sub, "--lang", o.lang,
+                      "Language of check lines and notes, en or zh (default: from LC_ALL, LC_MESSAGES or LANG)");
     sub.add_option("--tol", o.tol, "Replace every numeric tolerance of the checks")
         ->check(finite_non_negative);
     sub.add_option("--max-memory", o.max_memory_gib, "Memory budget in GiB; larger requests are refused")
@@ -144,6 +146,7 @@ RunContext run_context(const CommonOpts& o)
     ctx.render_bytes_per_element = o.format == Format::json ? 64.0 : 24.0;
     ctx.render_format = name_of(o.format);
     ctx.max_work = o.max_work_g * 1e9;
+    ctx.lang = o.lang.value_or(lang_from_env());
     // A run of more than about 2 s says so on a terminal, so that it is not mistaken for a hang.
     ctx.on_long_run = [](double work) {
         if (isatty(STDERR_FILENO) != 1) return;
@@ -236,6 +239,7 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     ropts.full = o.full;
     ropts.quiet = o.quiet;
     ropts.color = o.format == Format::text && use_color();
+    ropts.lang = ctx.lang;
     write_stdout(render(report, ropts));
     std::vector<std::string> failed;
     for (const auto& c : report.checks)

@@ -29,6 +29,7 @@ struct CommonOpts {
     std::optional<double> tol;
     double max_memory_gib = 2.0;
     double max_work_g = 200.0;
+    std::optional<Lang> lang;  // default: from the locale
 };
 
 // A seed: a whole number that fits 64 bits (never saturated to 2^64 - 1).

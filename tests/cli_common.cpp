@@ -288,3 +288,30 @@ TEST_CASE("a work guard beside the memory guard: requests that would run for min
     CHECK(run_cli({"attend", "--len", "256", "--quiet"}).status == 0);
     expect_usage_error({"attend", "--len", "256", "--max-work", "0.001"}, "above the work budget of 0.001 G");
 }
+
+TEST_CASE("--lang zh on every subcommand: verdicts, claims and notes in Chinese; names, keys and options in English")
+{
+    for (auto args : std::vector<std::vector<std::string>>{{"pe"}, {"rope"}, {"alibi", "--heads", "6"}, {"mask", "--kind", "padding", "--lengths", "2,3"},
+                                                             {"attend", "--mask", "causal"}, {"permute-test"}}) {
+        CAPTURE(args[0]);
+        args.push_back("--lang");
+        args.push_back("zh");
+        const auto r = run_cli(args);
+        CHECK(r.status == 0);
+        CHECK(r.out.find("通过 ") != std::string::npos);
+        CHECK(r.out.find("PASS") == std::string::npos);
+        CHECK(r.out.find("shape [") != std::string::npos);  // tensor lines stay as they are
+        const auto j = run_json(args);
+        CHECK(j["checks"][0].contains("claim"));              // keys stay English
+        CHECK(j["checks"][0]["claim"].get<std::string>().find_first_of("\xe4\xe5\xe6\xe7\xe8\xe9") != std::string::npos);
+    }
+    const auto wrong = run_cli({"alibi", "--heads", "6", "--quiet", "--lang", "zh"});
+    CHECK(wrong.out.find("不成立 文章的 m_h = 2^(-8(h+1)/H) 对 H = 6 给出论文的斜率（文章的论断）") != std::string::npos);
+    const auto note = run_cli({"rope", "--example", "--lang", "zh"});
+    CHECK(note.out.find("注：示例：每个查询和键都是 (1, 0, 1, 0)") != std::string::npos);
+    // the locale chooses when --lang is not given; the failed-checks line stays greppable in English
+    const auto env_zh = run_cli({"mask", "--diagonal", "0", "--quiet"}, {"LANG=zh_CN.UTF-8"});
+    CHECK(env_zh.out.find("失败 ") != std::string::npos);
+    CHECK(env_zh.err.rfind("attnlab: failed checks: causal_equals_tril", 0) == 0);
+    expect_usage_error({"pe", "--lang", "fr"}, "--lang");
+}

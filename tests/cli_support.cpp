@@ -37,6 +37,10 @@ CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::s
     if (pid == 0) {
         dup2(out_fd, STDOUT_FILENO);
         dup2(err_fd, STDERR_FILENO);
+        // English unless a test asks for another locale: the machine's own must not matter.
+        unsetenv("LC_ALL");
+        unsetenv("LC_MESSAGES");
+        setenv("LANG", "C", 1);
         for (const auto& e : env) {
             const auto eq = e.find('=');
             setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);

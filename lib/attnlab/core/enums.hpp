@@ -45,6 +45,13 @@ std::string enum_choices()
     return out;
 }
 
+// The language of check lines, notes and narration; names, keys and options stay English.
+enum class Lang { en, zh };
+constexpr auto enum_names(Lang)
+{
+    return std::array{std::pair{Lang::en, std::string_view("en")}, std::pair{Lang::zh, std::string_view("zh")}};
+}
+
 enum class DType { float32, float64 };
 constexpr auto enum_names(DType)
 {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 #include <functional>
 #include <limits>
 #include <numeric>
@@ -153,6 +155,17 @@ const Check* Report::find_check(const std::string& name) const
         if (c.name == name) return &c;
     }
     return nullptr;
+}
+
+Lang lang_from_env()
+{
+    // POSIX: LC_ALL overrides LC_MESSAGES, which overrides LANG; the first one set decides.
+    for (const char* name : {"LC_ALL", "LC_MESSAGES", "LANG"}) {
+        const char* value = std::getenv(name);
+        if (value == nullptr || value[0] == '\0') continue;
+        return std::string_view(value).rfind("zh", 0) == 0 ? Lang::zh : Lang::en;
+    }
+    return Lang::en;
 }
 
 double eps_of(DType dtype)

@@ -34,6 +34,7 @@ struct RunContext {
     double render_bytes_per_element = 24.0;  // what the chosen output format costs per number
     std::string render_format = "text";      // named in the memory message
     double max_work = 200e9;                 // --max-work: multiply-adds a request may take
+    Lang lang = Lang::en;                    // --lang: check lines and notes
     // Called before a run estimated to take more than about 2 s, with the estimate in
     // multiply-adds (the app shows it on a terminal's stderr); may be empty.
     std::function<void(double work)> on_long_run;
@@ -74,6 +75,10 @@ constexpr double kWorkPerSecond = 1e9;
 // Refuses a request whose estimated work exceeds --max-work, before computing, and tells
 // ctx.on_long_run about one that will take more than about 2 s.
 void require_work(double multiply_adds, const RunContext& ctx, const std::string& what);
+
+// The language the locale asks for: the first of LC_ALL, LC_MESSAGES and LANG that is set,
+// as POSIX orders them; zh for zh_*, en otherwise.
+Lang lang_from_env();
 
 // Machine epsilon of the chosen dtype.
 double eps_of(DType dtype);

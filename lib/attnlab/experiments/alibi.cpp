@@ -182,32 +182,33 @@ Run compute_alibi(const AlibiParams& p, const Plan& plan)
 
 // --- checks ---
 
-std::optional<Check> check_geometric(const AlibiParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_geometric(const AlibiParams& p, const Run& run, const CheckEnv& env)
 {
     if (!is_power_of_two(p.heads) && p.slopes != SlopeRule::simple) return std::nullopt;
     const std::vector<double> simple = alibi_slopes(p.heads, SlopeRule::simple);
     const Tensor& slopes = run.at("slopes");
     double err = 0.0;
     for (std::size_t h = 0; h < slopes.size(); ++h) err = worse(err, std::abs(slopes.values[h] - simple[h]) / simple[h]);
-    return at_most(fmt::format("the slopes are the geometric sequence 2^(-8/{0}), 2^(-16/{0}), ..., 2^(-8)", p.heads),
+    return at_most(tr(env, "the slopes are the geometric sequence 2^(-8/{0}), 2^(-16/{0}), ..., 2^(-8)",
+                      "斜率是几何数列 2^(-8/{0}), 2^(-16/{0}), ..., 2^(-8)", p.heads),
                    "max rel |m_h - 2^(-8(h+1)/H)|", err, 4.0 * std::numeric_limits<double>::epsilon());
 }
 
-std::optional<Check> check_unit_interval(const AlibiParams&, const Run& run, const CheckEnv&)
+std::optional<Check> check_unit_interval(const AlibiParams&, const Run& run, const CheckEnv& env)
 {
     long outside = 0;
     for (double m : run.at("slopes").values) outside += (m > 0.0 && m < 1.0) ? 0 : 1;
-    return exact_zero("every slope lies in (0, 1)", "slopes outside", static_cast<double>(outside));
+    return exact_zero(tr(env, "every slope lies in (0, 1)", "每个斜率都在 (0, 1) 内"), tr(env, "slopes outside", "范围外的斜率个数"), static_cast<double>(outside));
 }
 
-std::optional<Check> check_distinct(const AlibiParams&, const Run& run, const CheckEnv&)
+std::optional<Check> check_distinct(const AlibiParams&, const Run& run, const CheckEnv& env)
 {
     std::vector<double> sorted = run.at("slopes").values;
     if (sorted.size() < 2) return std::nullopt;
     std::sort(sorted.begin(), sorted.end());
     double gap = std::numeric_limits<double>::infinity();
     for (std::size_t h = 1; h < sorted.size(); ++h) gap = std::min(gap, sorted[h] - sorted[h - 1]);
-    return greater_than("the slopes are distinct", "smallest gap between two slopes", gap, 0.0);
+    return greater_than(tr(env, "the slopes are distinct", "斜率互不相同"), tr(env, "smallest gap between two slopes", "两个斜率之间的最小间隔"), gap, 0.0);
 }
 
 double simple_vs_paper(long heads)
@@ -218,9 +219,10 @@ double simple_vs_paper(long heads)
     return diff;
 }
 
-std::optional<Check> check_simple_formula(const AlibiParams& p, const Run&, const CheckEnv&)
+std::optional<Check> check_simple_formula(const AlibiParams& p, const Run&, const CheckEnv& env)
 {
-    return article_claim(fmt::format("the articles' m_h = 2^(-8(h+1)/H) gives the paper's slopes for H = {}", p.heads),
+    return article_claim(tr(env, "the articles' m_h = 2^(-8(h+1)/H) gives the paper's slopes for H = {}",
+                            "文章的 m_h = 2^(-8(h+1)/H) 对 H = {} 给出论文的斜率", p.heads),
                          "max |m_simple - m_paper|", simple_vs_paper(p.heads), 0.0);
 }
 
@@ -228,28 +230,29 @@ std::optional<Check> check_simple_formula(const AlibiParams& p, const Run&, cons
 // odd and even "keeps the slopes monotone". The paper's rule interleaves the slopes of 2c
 // after the first c, so for a head count that is not a power of two they rise again
 // (H = 6: 0.25, 0.0625, 0.0156, 0.0039, 0.5, 0.125).
-std::optional<Check> check_monotone(const AlibiParams& p, const Run&, const CheckEnv&)
+std::optional<Check> check_monotone(const AlibiParams& p, const Run&, const CheckEnv& env)
 {
     const std::vector<double> paper = alibi_slopes(p.heads, SlopeRule::paper);
     long rises = 0;
     for (std::size_t h = 0; h + 1 < paper.size(); ++h) rises += paper[h + 1] > paper[h] ? 1 : 0;
-    return article_claim(fmt::format("the paper's odd/even head rule keeps the slopes monotone for H = {}", p.heads),
+    return article_claim(tr(env, "the paper's odd/even head rule keeps the slopes monotone for H = {}",
+                            "论文按奇偶头处理的规则使 H = {} 时斜率单调", p.heads),
                          "heads h with m_(h+1) > m_h", static_cast<double>(rises), 0.0);
 }
 
-std::optional<Check> check_zero_diagonal(const AlibiParams&, const Run& run, const CheckEnv&)
+std::optional<Check> check_zero_diagonal(const AlibiParams&, const Run& run, const CheckEnv& env)
 {
-    return exact_zero("the bias is zero on the diagonal", "max |bias[h, i, i]|", max_abs_diagonal(run.at("bias")));
+    return exact_zero(tr(env, "the bias is zero on the diagonal", "偏置在对角线上为 0"), "max |bias[h, i, i]|", max_abs_diagonal(run.at("bias")));
 }
 
-std::optional<Check> check_never_positive(const AlibiParams&, const Run& run, const CheckEnv&)
+std::optional<Check> check_never_positive(const AlibiParams&, const Run& run, const CheckEnv& env)
 {
-    return within_bound("the bias is never positive", "max bias", max_finite(run.at("bias")), 0.0);
+    return within_bound(tr(env, "the bias is never positive", "偏置从不为正"), "max bias", max_finite(run.at("bias")), 0.0);
 }
 
 std::optional<Check> check_toeplitz(const AlibiParams& p, const Run& run, const CheckEnv& env)
 {
-    return at_most("the bias depends on i - j alone", "max spread along a diagonal", max_diagonal_spread(run.at("bias")),
+    return at_most(tr(env, "the bias depends on i - j alone", "偏置只取决于 i - j"), tr(env, "max spread along a diagonal", "沿对角线的最大变化幅度"), max_diagonal_spread(run.at("bias")),
                    env.eps * dsize(p.len));
 }
 
@@ -263,20 +266,20 @@ std::optional<Check> check_bloom(const AlibiParams& p, const Run&, const CheckEn
     const Ten3<T> bloom = softmax_of(Ten3<T>(raw + alibi_bias_key_only<T>(slopes, p.len)));
     // The two score rows differ by the constant m*i; rounding that shift costs up to about
     // eps * m * L in each score, which the softmax passes on to the weights.
-    return at_most("BLOOM's key-only bias m*j gives the same causal softmax rows as -m*(i - j)", "max |w_bloom - w_paper|",
+    return at_most(tr(env, "BLOOM's key-only bias m*j gives the same causal softmax rows as -m*(i - j)", "BLOOM 只依赖键位置的偏置 m*j 与 -m*(i - j) 给出相同的因果 softmax 行"), "max |w_bloom - w_paper|",
                    max_abs_diff(bloom, paper_causal), 4.0 * env.eps * (dsize(p.len) * slopes.front() + 4.0));
 }
 
 std::optional<Check> check_rows_sum(const AlibiParams& p, const Run& run, const CheckEnv& env)
 {
-    return at_most("attention weights sum to 1 per row", "max |sum_j w - 1|", max_row_sum_error(run.at("weights"), nullptr),
+    return at_most(tr(env, "attention weights sum to 1 per row", "注意力权重每行之和为 1"), "max |sum_j w - 1|", max_row_sum_error(run.at("weights"), nullptr),
                    env.eps * (dsize(p.len) + 4.0));
 }
 
-std::optional<Check> check_future_zero(const AlibiParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_future_zero(const AlibiParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.variant != AlibiVariant::causal) return std::nullopt;
-    return exact_zero("every future weight is exactly 0", "max |w| above the diagonal",
+    return exact_zero(tr(env, "every future weight is exactly 0", "每个未来位置的权重恰好为 0"), tr(env, "max |w| above the diagonal", "对角线上方的 max |w|"),
                       max_masked_weight(run.at("weights"), [](std::size_t, std::size_t i, std::size_t j) { return j > i; }));
 }
 
@@ -288,16 +291,16 @@ Tensor flat_weights(const Run& run)
 }
 
 template <class T>
-std::optional<Check> check_decay(const AlibiParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_decay(const AlibiParams& p, const Run& run, const CheckEnv& env)
 {
-    return exact_zero("with equal raw scores every head's weights fall strictly with distance (while they are normal numbers)",
-                      "(head, query, distance) where they do not",
+    return exact_zero(tr(env, "with equal raw scores every head's weights fall strictly with distance (while they are normal numbers)", "原始得分相同时，每个头的权重随距离严格递减（只要仍是正规数）"),
+                      tr(env, "(head, query, distance) where they do not", "不递减的 (头, 查询, 距离) 个数"),
                       static_cast<double>(decay_violations(flat_weights<T>(run), p.variant, std::numeric_limits<T>::min())));
 }
 
 // Steeper slope, more weight on the nearest key: compare heads pairwise on the last row.
 template <class T>
-std::optional<Check> check_steeper(const AlibiParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_steeper(const AlibiParams& p, const Run& run, const CheckEnv& env)
 {
     const Tensor flat = flat_weights<T>(run);
     const std::vector<double>& slopes = run.at("slopes").values;
@@ -307,7 +310,7 @@ std::optional<Check> check_steeper(const AlibiParams& p, const Run& run, const C
     for (std::size_t a = 0; a < slopes.size(); ++a)
         for (std::size_t b = 0; b < slopes.size(); ++b)
             if (slopes[a] > slopes[b] && L >= 2 && !(nearest(a) > nearest(b))) ++inversions;
-    return exact_zero("a steeper slope puts more weight on the nearest key than a shallower one", "head pairs where it does not",
+    return exact_zero(tr(env, "a steeper slope puts more weight on the nearest key than a shallower one", "斜率越陡，放在最近键上的权重越多"), tr(env, "head pairs where it does not", "不满足的头对个数"),
                       static_cast<double>(inversions));
 }
 
@@ -329,10 +332,10 @@ std::vector<CheckDef<AlibiParams>> alibi_checks()
             {"steeper_looks_nearer", {"bias", "slopes"}, check_steeper<T>}};
 }
 
-std::optional<std::string> note_slopes(const AlibiParams& p, const Run&, const CheckEnv&)
+std::optional<std::string> note_slopes(const AlibiParams& p, const Run&, const CheckEnv& env)
 {
     if (simple_vs_paper(p.heads) == 0.0) {
-        return fmt::format("H = {}: the paper's rule and the simple formula agree on every head", p.heads);
+        return tr(env, "H = {}: the paper's rule and the simple formula agree on every head", "H = {}：论文的规则与简单公式在每个头上都一致", p.heads);
     }
     const std::vector<double> simple = alibi_slopes(p.heads, SlopeRule::simple), paper = alibi_slopes(p.heads, SlopeRule::paper);
     std::vector<std::string> where;
@@ -340,7 +343,8 @@ std::optional<std::string> note_slopes(const AlibiParams& p, const Run&, const C
     for (std::size_t h = 0; h < simple.size(); ++h)
         if (simple[h] != paper[h] && ++differing <= 6)
             where.push_back(fmt::format("head {}: paper {:.6g}, simple {:.6g}", h, paper[h], simple[h]));
-    return fmt::format("H = {} is not a power of two: the paper's rule and the simple formula differ ({}{}); this run uses {}",
+    return tr(env, "H = {} is not a power of two: the paper's rule and the simple formula differ ({}{}); this run uses {}",
+              "H = {} 不是 2 的幂：论文的规则与简单公式不同（{}{}）；本次运行用 {}",
                        p.heads, fmt::join(where, "; "),
                        differing > where.size() ? fmt::format("; {} more heads", differing - where.size()) : "",
                        name_of(p.slopes));

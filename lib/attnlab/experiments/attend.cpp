@@ -181,21 +181,21 @@ std::optional<Check> check_rows_sum(const AttendParams& p, const Run& run, const
         return m.kind != MaskKind::none && m.row_fully_masked(static_cast<long>(lead) / p.heads, static_cast<long>(i));
     })
                                              : run.measured.at("max_row_sum_error");
-    return at_most("every weights row that is not fully masked sums to 1", "max |sum_j w - 1|", figure, env.eps * (dsize(r.kv_len) + 4.0));
+    return at_most(tr(env, "every weights row that is not fully masked sums to 1", "每一行未被完全屏蔽的权重之和为 1"), "max |sum_j w - 1|", figure, env.eps * (dsize(r.kv_len) + 4.0));
 }
 
-std::optional<Check> check_masked_zero(const AttendParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_masked_zero(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.mask == MaskKind::none) return std::nullopt;
     const double figure = run.has("weights") ? max_masked_weight(run.at("weights"), hidden_in(resolve(p).cfg.mask, p.heads))
                                              : run.measured.at("max_masked_weight");
-    return exact_zero("every masked weight is exactly 0", "max |w| at masked keys", figure);
+    return exact_zero(tr(env, "every masked weight is exactly 0", "每个被屏蔽的权重恰好为 0"), tr(env, "max |w| at masked keys", "被屏蔽键上的 max |w|"), figure);
 }
 
-std::optional<Check> check_no_nan(const AttendParams&, const Run& run, const CheckEnv&)
+std::optional<Check> check_no_nan(const AttendParams&, const Run& run, const CheckEnv& env)
 {
     const double figure = run.has("weights") ? static_cast<double>(count_nan(run.at("weights"))) : run.measured.at("nan_weights");
-    return exact_zero("no attention weight is NaN", "NaN weights", figure);
+    return exact_zero(tr(env, "no attention weight is NaN", "没有任何注意力权重是 NaN"), tr(env, "NaN weights", "NaN 权重个数"), figure);
 }
 
 // max |a - b| over rows [rr.begin, rr.end) of [B, H, L, d] outputs (NaN = NaN); with
@@ -230,7 +230,7 @@ std::optional<Check> check_reference(const AttendParams& p, const Run& run, cons
     const auto rows = sampled_rows(r.len, work_per_row(p));
     double worst = 0.0;
     for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention_reference(in, rr).out, run.at("out"), rr));
-    return at_most("the main implementation matches the plain-loop reference",
+    return at_most(tr(env, "the main implementation matches the plain-loop reference", "主实现与逐循环的参考实现一致"),
                    fmt::format("max |out - out_ref|, {}", rows_description(rows, r.len)), worst,
                    env.eps * (dsize(r.kv_len) + dsize(d)) * (max_abs(v) + 1.0));
 }
@@ -270,7 +270,8 @@ std::optional<Check> check_causal_rows(const AttendParams& p, const Run& run, co
     const long i_last = early_rows_end(p);
     const auto worst = future_change<T>(p, run, env, i_last);
     if (!worst) return std::nullopt;
-    return bit_identical(fmt::format("with the causal mask, changing X after position {} leaves output rows 0..{} bit-identical", i_last, i_last),
+    return bit_identical(tr(env, "with the causal mask, changing X after position {0} leaves output rows 0..{0} bit-identical",
+                            "加因果掩码时，改变位置 {0} 之后的 X，输出的第 0..{0} 行逐位不变", i_last),
                          future_metric(p), *worst);
 }
 
@@ -281,7 +282,8 @@ std::optional<Check> check_unmasked_rows(const AttendParams& p, const Run& run, 
     const long i_last = early_rows_end(p);
     const auto worst = future_change<T>(p, run, env, i_last);
     if (!worst) return std::nullopt;
-    return greater_than(fmt::format("without a mask, changing X after position {} changes rows 0..{} (the encoder sees the future)", i_last, i_last),
+    return greater_than(tr(env, "without a mask, changing X after position {0} changes rows 0..{0} (the encoder sees the future)",
+                           "不加掩码时，改变位置 {0} 之后的 X 会改变第 0..{0} 行（编码器看得到未来）", i_last),
                         future_metric(p), *worst, 0.0);
 }
 
@@ -302,7 +304,7 @@ std::optional<Check> check_padding(const AttendParams& p, const Run& run, const 
         const Ten4<T> again = run_block(changed, changed, weights_of<T>(run), r.cfg, false, rr).attn.out;
         worst = worse(worst, max_abs_diff_rows(again, run.at("out"), rr, &p.lengths));
     }
-    return bit_identical("changing X at padded positions leaves every non-padded output unchanged",
+    return bit_identical(tr(env, "changing X at padded positions leaves every non-padded output unchanged", "改变填充位置上的 X，所有非填充输出都不变"),
                          fmt::format("max |out' - out| at non-padded rows, {}", rows_description(rows, r.len)), worst);
 }
 
@@ -328,7 +330,7 @@ std::optional<Check> check_rope_relative(const AttendParams& p, const Run& run, 
         nk += static_cast<double>(tok.k(0, 0, 0, c)) * tok.k(0, 0, 0, c);
     }
     const double qk = std::sqrt(nq * nk) * tok.scale;
-    return at_most("with RoPE and the same token at every position, the scores depend on i - j alone",
+    return at_most(tr(env, "with RoPE and the same token at every position, the scores depend on i - j alone", "使用 RoPE 且每个位置是同一个词时，得分只取决于 i - j"),
                    fmt::format("max spread along a diagonal of head 0's scores, first {} positions", n),
                    max_diagonal_spread(to_tensor("scores", {"batch", "head", "query", "key"}, head0, Elem::float64)),
                    qk * env.eps * (4.0 * dsize(n) + 16.0));
@@ -347,28 +349,34 @@ std::vector<CheckDef<AttendParams>> attend_checks()
             {"rope_scores_relative", {"x"}, check_rope_relative<T>}};
 }
 
-std::optional<std::string> note_alignment(const AttendParams& p, const Run&, const CheckEnv&)
+std::optional<std::string> note_alignment(const AttendParams& p, const Run&, const CheckEnv& env)
 {
     const Resolved r = resolve(p);
     if (!(p.mask == MaskKind::causal && r.cross && r.len != r.kv_len)) return std::nullopt;
-    return fmt::format("causal mask with L = {} queries and S = {} keys: aligned {} (is_causal=True is upper-left)", r.len,
+    return tr(env, "causal mask with L = {} queries and S = {} keys: aligned {} (is_causal=True is upper-left)",
+              "因果掩码，L = {} 个查询、S = {} 个键：{} 对齐（is_causal=True 是左上对齐）", r.len,
                        r.kv_len, name_of(p.align));
 }
 
 // Where the queries sit once position enters and L != S.
-std::optional<std::string> note_positions(const AttendParams& p, const Run&, const CheckEnv&)
+std::optional<std::string> note_positions(const AttendParams& p, const Run&, const CheckEnv& env)
 {
     const Resolved r = resolve(p);
     if (p.pe == PeKind::none || r.len == r.kv_len) return std::nullopt;
     const long q0 = query_position_offset(p.align, r.len, r.kv_len);
     if (q0 > 0) {
-        return fmt::format("positions: lower-right, so the {} queries are the last {} of {} positions (query i at {} + i, "
-                           "as Hugging Face's position_ids = cache_len + arange(L)); {} positions them there",
+        return tr(env,
+                  "positions: lower-right, so the {} queries are the last {} of {} positions (query i at {} + i, "
+                  "as Hugging Face's position_ids = cache_len + arange(L)); {} positions them there",
+                  "位置：右下对齐，所以 {} 个查询是 {} 个之中、共 {} 个位置的最后几个（查询 i 在 {} + i，"
+                  "同 Hugging Face 的 position_ids = cache_len + arange(L)）；{} 按此定位",
                            r.len, r.len, r.kv_len, q0, name_of(p.pe));
     }
-    return fmt::format("positions: queries and keys both counted from 0 ({}{}); --align lower-right puts the queries after "
-                       "the cached keys when S > L",
-                       name_of(p.align), r.kv_len < r.len ? ", and S < L leaves no cache to count past" : "");
+    return tr(env,
+              "positions: queries and keys both counted from 0 ({}{}); --align lower-right puts the queries after "
+              "the cached keys when S > L",
+              "位置：查询和键都从 0 开始计（{}{}）；S > L 时 --align lower-right 把查询放在缓存的键之后",
+                       name_of(p.align), r.kv_len < r.len ? tr(env, ", and S < L leaves no cache to count past", "，且 S < L 时没有缓存可以越过") : "");
 }
 
 template <class T>

@@ -75,7 +75,15 @@ struct CheckEnv {
     DType dtype = DType::float32;
     double eps = 0.0;
     std::uint64_t seed = 0;
+    Lang lang = Lang::en;
 };
+
+// A claim or note in the run's language; the Chinese text takes the same fmt arguments.
+template <class... Args>
+std::string tr(const CheckEnv& env, const char* en, const char* zh, Args&&... args)
+{
+    return fmt::format(fmt::runtime(env.lang == Lang::zh ? zh : en), std::forward<Args>(args)...);
+}
 
 // A check: its name, the tensors it reads, and the function that measures it (nullopt when
 // it does not apply to this configuration).
@@ -199,7 +207,7 @@ template <class P>
 std::vector<Check> run_checks(const std::vector<CheckDef<P>>& defs, const P& p, const Run& run,
                               const RunContext& ctx)
 {
-    const CheckEnv env{ctx.dtype, eps_of(ctx.dtype), ctx.seed};
+    const CheckEnv env{ctx.dtype, eps_of(ctx.dtype), ctx.seed, ctx.lang};
     std::vector<Check> out;
     for (const auto& def : defs) {
         std::optional<Check> c = def.fn(p, run, env);
@@ -268,7 +276,7 @@ Report run_experiment(const Experiment<P>& e, const P& given, const RunContext& 
     report.params.update(e.params_json(p));
     report.params.update(run.derived);
     report.checks = run_checks(typed.checks, p, run, ctx);
-    const CheckEnv env{ctx.dtype, eps_of(ctx.dtype), ctx.seed};
+    const CheckEnv env{ctx.dtype, eps_of(ctx.dtype), ctx.seed, ctx.lang};
     for (const auto& note : typed.notes)
         if (auto text = note(p, run, env)) report.notes.push_back(std::move(*text));
     for (const auto& t : run.tensors) {

@@ -263,7 +263,7 @@ Run compute_mask(const MaskParams& p, const Plan& plan)
 // --- checks ---
 
 template <class T>
-std::optional<Check> check_tril(const MaskParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_tril(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     const MaskSpec m = mask_spec(p);
     if (m.kind != MaskKind::causal) return std::nullopt;
@@ -271,47 +271,52 @@ std::optional<Check> check_tril(const MaskParams& p, const Run& run, const Check
     const Tensor& mask = run.at("mask");
     double differing = 0;
     for (std::size_t i = 0; i < ref.size(); ++i) differing += mask.values[i] != static_cast<double>(ref.data()[i]);
-    return exact_zero(fmt::format("the causal mask triu(fill, diagonal={}) equals the lower-triangular "
-                                  "construction where(tril(ones), 0, fill)", m.diagonal),
-                      "elements that differ", differing);
+    return exact_zero(tr(env,
+                         "the causal mask triu(fill, diagonal={}) equals the lower-triangular "
+                         "construction where(tril(ones), 0, fill)",
+                         "因果掩码 triu(fill, diagonal={}) 与下三角构造 where(tril(ones), 0, fill) 逐元素相同", m.diagonal),
+                      tr(env, "elements that differ", "不同的元素个数"), differing);
 }
 
 // What the visibility check expects, in words that match the figure it measures.
-std::string visibility_claim(const MaskSpec& m)
+std::string visibility_claim(const MaskSpec& m, const CheckEnv& env)
 {
     const long k = m.offset() + 1;  // row i sees keys 0 .. i + offset
     const std::string reach = k == 0 ? "i" : k > 0 ? fmt::format("i+{}", k) : fmt::format("i-{}", -k);
     switch (m.kind) {
-    case MaskKind::causal: return fmt::format("row i sees exactly {} keys", reach);
-    case MaskKind::padding: return "row i of sequence b sees exactly lengths[b] keys";
-    case MaskKind::both: return fmt::format("row i of sequence b sees exactly min(lengths[b], {}) keys", reach);
-    case MaskKind::window: return fmt::format("row i sees exactly min({}, {}) keys (the window)", reach, m.window);
+    case MaskKind::causal: return tr(env, "row i sees exactly {} keys", "第 i 行恰好看到 {} 个键", reach);
+    case MaskKind::padding: return tr(env, "row i of sequence b sees exactly lengths[b] keys", "序列 b 的第 i 行恰好看到 lengths[b] 个键");
+    case MaskKind::both:
+        return tr(env, "row i of sequence b sees exactly min(lengths[b], {}) keys", "序列 b 的第 i 行恰好看到 min(lengths[b], {}) 个键", reach);
+    case MaskKind::window:
+        return tr(env, "row i sees exactly min({}, {}) keys (the window)", "第 i 行恰好看到 min({}, {}) 个键（窗口）", reach, m.window);
     case MaskKind::none: break;
     }
     return {};
 }
 
-std::optional<Check> check_visible(const MaskParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_visible(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     const MaskSpec m = mask_spec(p);
-    return exact_zero(visibility_claim(m), "rows with another count",
+    return exact_zero(visibility_claim(m, env), tr(env, "rows with another count", "个数不对的行数"),
                       static_cast<double>(rows_with_wrong_visibility(run.at("mask"), m)));
 }
 
 std::optional<Check> check_rows_sum(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     const MaskSpec m = mask_spec(p);
-    return at_most("every softmax row that is not fully masked sums to 1", "max |sum_j w - 1|",
+    return at_most(tr(env, "every softmax row that is not fully masked sums to 1", "每一行未被完全屏蔽的 softmax 之和为 1"), "max |sum_j w - 1|",
                    max_row_sum_error(run.at("weights"), m), env.eps * (dsize(m.keys) + 4.0));
 }
 
-std::optional<Check> check_masked_zero(const MaskParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_masked_zero(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
-    return exact_zero("every masked weight is exactly 0, not merely small", "max |w| at masked keys",
+    return exact_zero(tr(env, "every masked weight is exactly 0, not merely small", "每个被屏蔽的权重恰好为 0，而不只是很小"),
+                      tr(env, "max |w| at masked keys", "被屏蔽键上的 max |w|"),
                       max_masked_weight(run.at("weights"), mask_spec(p)));
 }
 
-std::optional<Check> check_row0(const MaskParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_row0(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     const MaskSpec m = mask_spec(p);
     const bool causal_part = m.kind == MaskKind::causal || m.kind == MaskKind::both;
@@ -322,27 +327,28 @@ std::optional<Check> check_row0(const MaskParams& p, const Run& run, const Check
     double err = 0.0;
     for (std::size_t b = 0; b < w.dim(0); ++b)
         for (std::size_t j = 0; j < S; ++j) err = worse(err, std::abs(w.values[b * L * S + j] - (j == 0 ? 1.0 : 0.0)));
-    return exact_zero("row 0 of the causal weights is [1, 0, ..., 0]", "max |w[0] - e_0|", err);
+    return exact_zero(tr(env, "row 0 of the causal weights is [1, 0, ..., 0]", "因果权重的第 0 行是 [1, 0, ..., 0]"), "max |w[0] - e_0|", err);
 }
 
-std::optional<Check> check_no_nan(const MaskParams&, const Run& run, const CheckEnv&)
+std::optional<Check> check_no_nan(const MaskParams&, const Run& run, const CheckEnv& env)
 {
-    return exact_zero("no attention weight is NaN", "NaN weights", static_cast<double>(count_nan(run.at("weights"))));
+    return exact_zero(tr(env, "no attention weight is NaN", "没有任何注意力权重是 NaN"), tr(env, "NaN weights", "NaN 权重个数"), static_cast<double>(count_nan(run.at("weights"))));
 }
 
-std::optional<Check> check_complement(const MaskParams&, const Run& run, const CheckEnv&)
+std::optional<Check> check_complement(const MaskParams&, const Run& run, const CheckEnv& env)
 {
     if (!run.has("key_padding_mask")) return std::nullopt;
     const Tensor& kpm = run.at("key_padding_mask");
     const Tensor& amb = run.at("attn_mask_bool");
     double same = 0;
     for (std::size_t i = 0; i < kpm.size(); ++i) same += kpm.values[i] == amb.values[i];
-    return exact_zero("key_padding_mask (true = ignore) is the complement of attn_mask (true = may attend)",
-                      "positions where the two agree", same);
+    return exact_zero(tr(env, "key_padding_mask (true = ignore) is the complement of attn_mask (true = may attend)",
+                         "key_padding_mask（true = 忽略）是 attn_mask（true = 可关注）的补集"),
+                      tr(env, "positions where the two agree", "两者相同的位置数"), same);
 }
 
 template <class T>
-std::optional<Check> check_same_weights(const MaskParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_same_weights(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     const MaskSpec m = mask_spec(p);
     if (m.kind != MaskKind::padding) return std::nullopt;
@@ -350,7 +356,8 @@ std::optional<Check> check_same_weights(const MaskParams& p, const Run& run, con
     const Ten3<T> w = masked_softmax_additive(scores, m, p.softmax);
     const Ten3<T> w_kpm = masked_softmax_key_padding(scores, key_padding_mask(m), p.softmax);
     const Ten3<T> w_amb = masked_softmax_attn_bool(scores, attn_mask_bool(m), p.softmax);
-    return bit_identical("key_padding_mask, boolean attn_mask and the additive mask give the same weights",
+    return bit_identical(tr(env, "key_padding_mask, boolean attn_mask and the additive mask give the same weights",
+                            "key_padding_mask、布尔 attn_mask 与加性掩码给出相同的权重"),
                          "max |w_bool - w_additive| (NaN = NaN)", worse(max_abs_diff(w_kpm, w), max_abs_diff(w_amb, w)));
 }
 
@@ -367,7 +374,8 @@ std::optional<Check> check_hidden_ignored(const MaskParams& p, const Run& run, c
                 if (m.masked(static_cast<long>(b), i, j)) changed(b, i, j) += static_cast<T>(10.0 * rng.normal());
     const Ten3<T> w_changed = masked_softmax_additive(changed, m, p.softmax);
     const Ten3<T> w = masked_softmax_additive(from_tensor<T, 3>(run.at("scores")), m, p.softmax);
-    return bit_identical("changing the scores of masked keys leaves every row's weights bit-identical",
+    return bit_identical(tr(env, "changing the scores of masked keys leaves every row's weights bit-identical",
+                            "改变被屏蔽键的得分，每一行的权重逐位不变"),
                          "max |w_changed - w|", max_abs_diff(w_changed, w));
 }
 
@@ -375,7 +383,7 @@ std::optional<Check> check_hidden_ignored(const MaskParams& p, const Run& run, c
 // positions are masked. PyTorch's rule is the opposite (True = may attend), so a mask built
 // that way sends every row's weight to the padding: the figure is the largest mass a row
 // puts on its padded keys.
-std::optional<Check> check_sdpa_bool(const MaskParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_sdpa_bool(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     const MaskSpec m = mask_spec(p);
     if (!run.has("weights_bool_inverted")) return std::nullopt;
@@ -388,17 +396,21 @@ std::optional<Check> check_sdpa_bool(const MaskParams& p, const Run& run, const 
             for (auto j = static_cast<std::size_t>(m.lengths[b]); j < S; ++j) mass += w.values[(b * L + i) * S + j];
             worst = worse(worst, mass);
         }
-    return article_claim("scaled_dot_product_attention's boolean attn_mask masks the positions set to True (§5.3)",
-                         "largest weight mass on padded keys when key_padding_mask (True = padding) is passed as attn_mask",
+    return article_claim(tr(env, "scaled_dot_product_attention's boolean attn_mask masks the positions set to True (§5.3)",
+                            "scaled_dot_product_attention 的布尔 attn_mask 屏蔽值为 True 的位置（§5.3）"),
+                         tr(env, "largest weight mass on padded keys when key_padding_mask (True = padding) is passed as attn_mask",
+                            "把 key_padding_mask（True = padding）当作 attn_mask 传入时，填充键上的最大权重和"),
                          worst, 0.0);
 }
 
-std::optional<Check> check_leak(const MaskParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_leak(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     if (!p.multiply) return std::nullopt;
-    return article_claim("multiplying by a 0/1 mask leaks only a very small probability mass to masked keys "
-                         "(taking 'very small' as below 1%)",
-                         "max leaked mass per row", max_abs(run.at("leak")), 0.01);
+    return article_claim(tr(env,
+                            "multiplying by a 0/1 mask leaks only a very small probability mass to masked keys "
+                            "(taking 'very small' as below 1%)",
+                            "乘以 0/1 掩码只会把“很小”的概率泄漏到被屏蔽的键（以低于 1% 计）"),
+                         tr(env, "max leaked mass per row", "每行泄漏的最大概率"), max_abs(run.at("leak")), 0.01);
 }
 
 template <class T>
@@ -419,14 +431,20 @@ std::vector<CheckDef<MaskParams>> mask_checks()
 
 // --- notes ---
 
-std::optional<std::string> note_alignment(const MaskParams& p, const Run&, const CheckEnv&)
+std::optional<std::string> note_alignment(const MaskParams& p, const Run&, const CheckEnv& env)
 {
     const MaskSpec m = mask_spec(p);
     if (!m.has_causal()) return std::nullopt;
-    if (m.queries == m.keys) return "L = S, so upper-left (PyTorch's is_causal=True) and lower-right alignment coincide";
-    return fmt::format("alignment {}: PyTorch's is_causal=True gives upper-left (query i sees keys "
-                       "0..i); a decoder that appends {} queries after {} cached keys needs "
-                       "lower-right (the last query sees every key)",
+    if (m.queries == m.keys) {
+        return tr(env, "L = S, so upper-left (PyTorch's is_causal=True) and lower-right alignment coincide",
+                  "L = S，所以左上对齐（PyTorch 的 is_causal=True）与右下对齐相同");
+    }
+    return tr(env,
+              "alignment {}: PyTorch's is_causal=True gives upper-left (query i sees keys "
+              "0..i); a decoder that appends {} queries after {} cached keys needs "
+              "lower-right (the last query sees every key)",
+              "对齐方式 {0}：PyTorch 的 is_causal=True 是左上对齐（查询 i 看到键 0..i）；在 {2} 个缓存键之后追加 {1} 个查询的解码器"
+              "需要右下对齐（最后一个查询看到所有键）",
                        name_of(m.align), m.queries, std::max(0L, m.keys - m.queries));
 }
 
@@ -446,7 +464,7 @@ std::string row_string(const Ten3<T>& w, std::size_t b, std::size_t i)
 
 // Fully masked rows: what each softmax choice and each fill does to them.
 template <class T>
-std::optional<std::string> note_fully_masked(const MaskParams& p, const Run& run, const CheckEnv&)
+std::optional<std::string> note_fully_masked(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     const MaskSpec m = mask_spec(p);
     std::vector<std::pair<long, long>> rows;
@@ -456,14 +474,17 @@ std::optional<std::string> note_fully_masked(const MaskParams& p, const Run& run
     if (rows.empty()) return std::nullopt;
     std::vector<std::string> listed;
     for (std::size_t r = 0; r < std::min<std::size_t>(rows.size(), 8); ++r)
-        listed.push_back(fmt::format("(batch {}, query {})", rows[r].first, rows[r].second));
+        listed.push_back(tr(env, "(batch {}, query {})", "（批次 {}，查询 {}）", rows[r].first, rows[r].second));
     MaskSpec neg_inf = m, finite = m;
     neg_inf.fill = -std::numeric_limits<double>::infinity();
     finite.fill = -1e9;
     const Ten3<T> scores = from_tensor<T, 3>(run.at("scores"));
     const auto fb = static_cast<std::size_t>(rows.front().first), fi = static_cast<std::size_t>(rows.front().second);
-    return fmt::format("fully masked rows: {}{}; for {} they give: plain softmax with -inf {}, safe softmax {}, "
-                       "fill -1e9 {}, this run ({} softmax, fill {}) {}",
+    return tr(env,
+              "fully masked rows: {}{}; for {} they give: plain softmax with -inf {}, safe softmax {}, "
+              "fill -1e9 {}, this run ({} softmax, fill {}) {}",
+              "完全被屏蔽的行：{}{}；对 {} 而言：-inf 配普通 softmax 得 {}，safe softmax 得 {}，"
+              "填充 -1e9 得 {}，本次运行（{} softmax，填充 {}）得 {}",
                        fmt::join(listed, ", "), listed.size() == 8 ? ", ..." : "", listed.front(),
                        row_string(masked_softmax_additive(scores, neg_inf, SoftmaxKind::plain), fb, fi),
                        row_string(masked_softmax_additive(scores, neg_inf, SoftmaxKind::safe), fb, fi),

@@ -275,30 +275,32 @@ std::string pair_scope(const PeParams& p)
                                                              : fmt::format("over pairs up to {} apart", max_offset);
 }
 
-std::optional<Check> check_row0(const PeParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_row0(const PeParams& p, const Run& run, const CheckEnv& env)
 {
-    return exact_zero(p.layout == PeLayout::interleaved ? "row 0 is exactly [0, 1, 0, 1, ...] (sin 0, cos 0)"
-                                                        : "row 0 is exactly [0, ..., 0, 1, ..., 1] (sin 0, cos 0)",
+    return exact_zero(p.layout == PeLayout::interleaved
+                          ? tr(env, "row 0 is exactly [0, 1, 0, 1, ...] (sin 0, cos 0)", "第 0 行恰好是 [0, 1, 0, 1, ...]（sin 0, cos 0）")
+                          : tr(env, "row 0 is exactly [0, ..., 0, 1, ..., 1] (sin 0, cos 0)",
+                               "第 0 行恰好是 [0, ..., 0, 1, ..., 1]（sin 0, cos 0）"),
                       "max |PE(0) - row0|", row0_error(run.at("pe"), p.layout));
 }
 
-std::optional<Check> check_bounded(const PeParams&, const Run& run, const CheckEnv&)
+std::optional<Check> check_bounded(const PeParams&, const Run& run, const CheckEnv& env)
 {
-    return within_bound("every value lies in [-1, 1]", "max |PE|", max_abs(run.at("pe")), 1.0);
+    return within_bound(tr(env, "every value lies in [-1, 1]", "每个值都在 [-1, 1] 内"), "max |PE|", max_abs(run.at("pe")), 1.0);
 }
 
-std::optional<Check> check_rows_distinct(const PeParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_rows_distinct(const PeParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.len < 2) return std::nullopt;
-    return greater_than("every position's vector is distinct", fmt::format("min |PE(p) - PE(q)| {}", pair_scope(p)),
+    return greater_than(tr(env, "every position's vector is distinct", "每个位置的向量互不相同"), fmt::format("min |PE(p) - PE(q)| {}", pair_scope(p)),
                         min_pair_distance(run.at("pe"), pair_offset_budget(p.len, p.dim)), 0.0);
 }
 
-std::optional<Check> check_freq_falling(const PeParams&, const Run& run, const CheckEnv&)
+std::optional<Check> check_freq_falling(const PeParams&, const Run& run, const CheckEnv& env)
 {
     const Tensor& freq = run.at("freq");
     if (freq.size() < 2) return std::nullopt;
-    return less_than("frequencies fall strictly from low to high dimension", "max w(i+1)/w(i)", max_freq_ratio(freq), 1.0);
+    return less_than(tr(env, "frequencies fall strictly from low to high dimension", "频率从低维到高维严格递减"), "max w(i+1)/w(i)", max_freq_ratio(freq), 1.0);
 }
 
 std::optional<Check> check_shift(const PeParams& p, const Run& run, const CheckEnv& env)
@@ -306,7 +308,8 @@ std::optional<Check> check_shift(const PeParams& p, const Run& run, const CheckE
     if (p.len <= p.shift) return std::nullopt;
     // Rounding the angle pos*w_i in T costs up to about pos*eps, so the tolerance grows with
     // the largest position; the sin/cos and the float64 rotation add a few eps more.
-    return at_most(fmt::format("relative shift is linear: PE(p+{}) = M({})PE(p), M built from k alone", p.shift, p.shift),
+    return at_most(tr(env, "relative shift is linear: PE(p+{0}) = M({0})PE(p), M built from k alone",
+                      "相对位移是线性的：PE(p+{0}) = M({0})PE(p)，M 只由 k 构造", p.shift),
                    "max |PE(p+k) - M(k)PE(p)|", shift_error(run.at("pe"), run.at("freq"), p.layout, p.shift),
                    env.eps * (4.0 * dsize(p.len) + 8.0));
 }
@@ -321,18 +324,19 @@ std::optional<Check> check_dot_offset(const PeParams& p, const Run& run, const C
     double sum_freq = 0.0;
     for (double w : freq.values) sum_freq += w;
     const double tol = 2.0 * env.eps * (2.0 * dsize(p.len) * sum_freq + 4.0 * static_cast<double>(freq.size()));
-    return at_most("PE(p).PE(p+k) depends on k alone", fmt::format("max over k of spread over p, {}", pair_scope(p)),
+    return at_most(tr(env, "PE(p).PE(p+k) depends on k alone", "PE(p).PE(p+k) 只取决于 k"), fmt::format("max over k of spread over p, {}", pair_scope(p)),
                    max_dot_spread(run.at("pe"), pair_offset_budget(p.len, p.dim)), tol);
 }
 
 // A property of the module, not of a table: slicing the precomputed rows changes nothing.
 template <class T>
-std::optional<Check> check_slice(const PeParams& p, const Run&, const CheckEnv&)
+std::optional<Check> check_slice(const PeParams& p, const Run&, const CheckEnv& env)
 {
     const Vec<T> freq = pe_frequencies<T>(p.dim, p.base, p.layout, p.freq_method);
     const Mat<T> sliced = xt::view(sinusoidal_table<T>(p.max_len, freq, p.layout), xt::range(0, p.len), xt::all());
     const Mat<T> direct = sinusoidal_table<T>(p.len, freq, p.layout);
-    return bit_identical(fmt::format("slicing {} precomputed rows to {} equals computing {} directly", p.max_len, p.len, p.len),
+    return bit_identical(tr(env, "slicing {0} precomputed rows to {1} equals computing {1} directly",
+                            "把预先计算的 {0} 行切片到 {1} 行，与直接计算 {1} 行逐位相同", p.max_len, p.len),
                          "max |table[:L] - PE_L|", max_abs_diff(sliced, direct));
 }
 
@@ -350,36 +354,38 @@ double freq_tol(const PeParams& p, const CheckEnv& env) { return env.eps * (2.0 
 template <class T>
 std::optional<Check> check_exp_log(const PeParams& p, const Run&, const CheckEnv& env)
 {
-    return at_most("exp-log frequencies match the exact w_i", "max rel error vs long double",
+    return at_most(tr(env, "exp-log frequencies match the exact w_i", "exp-log 计算的频率与精确的 w_i 一致"), "max rel error vs long double",
                    freq_error<T>(p, FreqMethod::exp_log), freq_tol(p, env));
 }
 
 template <class T>
 std::optional<Check> check_pow(const PeParams& p, const Run&, const CheckEnv& env)
 {
-    return at_most("pow frequencies match the exact w_i", "max rel error vs long double", freq_error<T>(p, FreqMethod::pow),
+    return at_most(tr(env, "pow frequencies match the exact w_i", "pow 计算的频率与精确的 w_i 一致"), "max rel error vs long double", freq_error<T>(p, FreqMethod::pow),
                    freq_tol(p, env));
 }
 
 // A common comment on the exp-log form ("computed in log space") is that it is the more
 // accurate of the two; measure it rather than take it on trust.
 template <class T>
-std::optional<Check> check_log_space(const PeParams& p, const Run&, const CheckEnv&)
+std::optional<Check> check_log_space(const PeParams& p, const Run&, const CheckEnv& env)
 {
     const double err_exp = freq_error<T>(p, FreqMethod::exp_log), err_pow = freq_error<T>(p, FreqMethod::pow);
     const double ratio = err_pow > 0.0 ? err_exp / err_pow : (err_exp > 0.0 ? INFINITY : 1.0);
-    return article_claim("computing w_i in log space (exp-log) is at least as accurate as base^(-2i/D) (pow)",
+    return article_claim(tr(env, "computing w_i in log space (exp-log) is at least as accurate as base^(-2i/D) (pow)",
+                            "在对数空间计算 w_i（exp-log）至少与 base^(-2i/D)（pow）一样精确"),
                          "rel error exp-log / rel error pow", ratio, 1.0);
 }
 
 // Only a permutation apart? The two layouts use different frequencies (exponent
 // denominators D and P-1), so a checkpoint cannot be ported by reordering alone.
 template <class T>
-std::optional<Check> check_layouts(const PeParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_layouts(const PeParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.dim < 4 || p.len < 2) return std::nullopt;  // see note_layouts_skipped
     const Mat<T> other = other_layout_reordered<T>(p.len, p.dim, p.base, p.layout, p.freq_method);
-    return greater_than("interleaved and concat layouts differ by more than a reordering of dimensions",
+    return greater_than(tr(env, "interleaved and concat layouts differ by more than a reordering of dimensions",
+                           "交错布局与拼接布局的差别不止是维度的重新排列"),
                         "max |PE - reorder(other layout)|", max_abs_diff(run.at("pe"), to_tensor("other", {"pos", "dim"}, other, elem_of<T>())), 0.0);
 }
 
@@ -427,7 +433,7 @@ std::optional<Check> check_embed(const PeParams& p, const Run& run, const CheckE
 {
     if (!p.embed) return std::nullopt;
     const auto [err, max_h] = broadcast_error<T>(run.at("h"), run.at("x"), run.at("pe"), p);
-    return at_most("every sequence of the batch gets the same PE added", "max |H[b] - s*X[b] - PE|", err, env.eps * (max_h + 1.0));
+    return at_most(tr(env, "every sequence of the batch gets the same PE added", "批次中的每条序列都加上同一份 PE"), "max |H[b] - s*X[b] - PE|", err, env.eps * (max_h + 1.0));
 }
 
 template <class T>
@@ -435,19 +441,22 @@ std::optional<Check> check_slicing_bug(const PeParams& p, const Run& run, const 
 {
     if (!run.has("h_sliced_by_batch")) return std::nullopt;
     const double max_h = broadcast_error<T>(run.at("h"), run.at("x"), run.at("pe"), p).second;
-    return at_most("slicing the table on the batch axis (pe[:x.size(0)] with batch-first x) gives every "
-                   "position of a sequence the same code",
+    return at_most(tr(env,
+                      "slicing the table on the batch axis (pe[:x.size(0)] with batch-first x) gives every "
+                      "position of a sequence the same code",
+                      "在批次轴上切片（对 batch-first 的 x 用 pe[:x.size(0)]）会让一条序列的所有位置得到相同的编码"),
                    "max spread over positions of H_bug - s*X (rounding of s*X + PE only)",
                    added_code_spread<T>(run.at("h_sliced_by_batch"), run.at("x"), p), 2.0 * env.eps * (max_h + 1.0));
 }
 
 // "Attention 的两个补丁" §2.1: "10000 is the maximum wavelength, reached when 2i = d_model - 1".
 // The longest wavelength belongs to the last pair, 2 pi base^((D-2)/D): never the base itself.
-std::optional<Check> check_max_wavelength(const PeParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_max_wavelength(const PeParams& p, const Run& run, const CheckEnv& env)
 {
     const auto& freq = run.at("freq").values;
     const double longest = 2.0 * M_PI / *std::min_element(freq.begin(), freq.end());
-    return article_claim(fmt::format("the base {} is the longest wavelength (§2.1: reached when 2i = D - 1)", p.base),
+    return article_claim(tr(env, "the base {} is the longest wavelength (§2.1: reached when 2i = D - 1)",
+                            "底数 {} 就是最长波长（§2.1：在 2i = D - 1 时取到）", p.base),
                          fmt::format("|longest wavelength / base - 1|, longest = 2 pi / min w_i = {:.6g}", longest),
                          std::abs(longest / p.base - 1.0), 0.01);
 }
@@ -464,13 +473,14 @@ bool broadcasts(const std::vector<std::size_t>& a, const std::vector<std::size_t
 
 // "Transformer（四）" §6.2: the notebook that forgot to slice adds the whole [1, max_len, D]
 // table, x + self.pe, which broadcasts only when L = max_len.
-std::optional<Check> check_unsliced(const PeParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_unsliced(const PeParams& p, const Run& run, const CheckEnv& env)
 {
     if (!p.embed) return std::nullopt;
     const auto& x = run.at("x").shape;
     const std::vector<std::size_t> table = {1, static_cast<std::size_t>(p.max_len), static_cast<std::size_t>(p.dim)};
-    return demonstration(fmt::format("x + self.pe without the slice (x [{}, {}, {}], pe [1, {}, {}]) is a shape error unless L = max_len",
-                                     x[0], x[1], x[2], p.max_len, p.dim),
+    return demonstration(tr(env, "x + self.pe without the slice (x [{}, {}, {}], pe [1, {}, {}]) is a shape error unless L = max_len",
+                            "不切片直接 x + self.pe（x [{}, {}, {}]，pe [1, {}, {}]）除非 L = max_len，否则形状不匹配", x[0], x[1],
+                            x[2], p.max_len, p.dim),
                          "shape error (1) or not (0)", broadcasts(x, table) ? 0.0 : 1.0, 0.0, Compare::gt);
 }
 
@@ -500,30 +510,33 @@ template <class T>
 std::optional<std::string> note_freq_methods(const PeParams& p, const Run&, const CheckEnv& env)
 {
     const double err_exp = freq_error<T>(p, FreqMethod::exp_log), err_pow = freq_error<T>(p, FreqMethod::pow);
-    return fmt::format("frequency methods in {}: exp-log max rel error {:.3g}, pow {:.3g}: {}", name_of(env.dtype), err_exp,
-                       err_pow,
-                       err_exp == err_pow ? "equally accurate here"
-                       : err_exp < err_pow ? "exp-log is more accurate here"
-                                           : "pow is more accurate here");
+    return tr(env, "frequency methods in {}: exp-log max rel error {:.3g}, pow {:.3g}: {}", "{} 下两种频率算法：exp-log 最大相对误差 {:.3g}，pow {:.3g}：{}",
+              name_of(env.dtype), err_exp, err_pow,
+              err_exp == err_pow  ? tr(env, "equally accurate here", "这里一样精确")
+              : err_exp < err_pow ? tr(env, "exp-log is more accurate here", "这里 exp-log 更精确")
+                                  : tr(env, "pow is more accurate here", "这里 pow 更精确"));
 }
 
 template <class T>
-std::optional<std::string> note_slicing_bug(const PeParams& p, const Run& run, const CheckEnv&)
+std::optional<std::string> note_slicing_bug(const PeParams& p, const Run& run, const CheckEnv& env)
 {
     if (!run.has("h_sliced_by_batch")) return std::nullopt;
-    return fmt::format("slicing bug: the added code varies over positions by up to {:.3g} when sliced on the "
-                       "sequence axis, by {:.3g} when sliced on the batch axis",
+    return tr(env,
+              "slicing bug: the added code varies over positions by up to {:.3g} when sliced on the "
+              "sequence axis, by {:.3g} when sliced on the batch axis",
+              "切片错误：在序列轴上切片时，加上的编码随位置最多变化 {:.3g}；在批次轴上切片时只变化 {:.3g}",
                        added_code_spread<T>(run.at("h"), run.at("x"), p),
                        added_code_spread<T>(run.at("h_sliced_by_batch"), run.at("x"), p));
 }
 
 // With one pair (D = 2) the layouts are the same table; with one position every row is
 // [0.., 1..] in either layout, a reordering of the other.
-std::optional<std::string> note_layouts_skipped(const PeParams& p, const Run&, const CheckEnv&)
+std::optional<std::string> note_layouts_skipped(const PeParams& p, const Run&, const CheckEnv& env)
 {
     if (p.dim >= 4 && p.len >= 2) return std::nullopt;
-    return fmt::format("layouts_not_a_permutation is not checked: with {} the two layouts are a reordering of each other",
-                       p.dim < 4 ? "one frequency pair (D = 2)" : "one position (L = 1)");
+    return tr(env, "layouts_not_a_permutation is not checked: with {} the two layouts are a reordering of each other",
+              "未检查 layouts_not_a_permutation：{}时两种布局只差一个重新排列",
+              p.dim < 4 ? tr(env, "one frequency pair (D = 2)", "只有一对频率（D = 2）") : tr(env, "one position (L = 1)", "只有一个位置（L = 1）"));
 }
 
 template <class T>

@@ -201,14 +201,14 @@ double rounding_tol(const PermuteParams& p, const Run& run, const CheckEnv& env)
 std::optional<Check> check_equivariant(const PermuteParams& p, const Run& run, const CheckEnv& env)
 {
     if (positional(p)) return std::nullopt;
-    return at_most("without position information, Attn(PX) = P Attn(X)", "max |Attn(PX) - P Attn(X)|" + where(p),
+    return at_most(tr(env, "without position information, Attn(PX) = P Attn(X)", "没有位置信息时 Attn(PX) = P Attn(X)"), "max |Attn(PX) - P Attn(X)|" + where(p),
                    equivariance_error(run.at("out"), run.at("out_perm"), perm_of(run)), rounding_tol(p, run, env));
 }
 
 std::optional<Check> check_weights_permute(const PermuteParams& p, const Run& run, const CheckEnv& env)
 {
     if (positional(p)) return std::nullopt;
-    return at_most("the weights permute as P A P^T", "max |A(PX) - P A(X) P^T|" + where(p),
+    return at_most(tr(env, "the weights permute as P A P^T", "权重按 P A P^T 置换"), "max |A(PX) - P A(X) P^T|" + where(p),
                    weights_permutation_error(run.at("weights"), run.at("weights_perm"), perm_of(run)), rounding_tol(p, run, env));
 }
 
@@ -219,15 +219,17 @@ std::optional<Check> check_weights_permute(const PermuteParams& p, const Run& ru
 std::optional<Check> check_breaks(const PermuteParams& p, const Run& run, const CheckEnv& env)
 {
     if (!positional(p)) return std::nullopt;
-    const std::string what = p.pe != PeKind::none ? fmt::format("{} position information", name_of(p.pe)) : "a causal mask";
-    return demonstration(fmt::format("with {}, Attn(PX) != P Attn(X): order now matters (more than 100x rounding)", what),
+    const std::string what = p.pe != PeKind::none ? tr(env, "{} position information", "{} 位置信息", name_of(p.pe))
+                                                  : tr(env, "a causal mask", "因果掩码");
+    return demonstration(tr(env, "with {}, Attn(PX) != P Attn(X): order now matters (more than 100x rounding)",
+                            "加入{}后 Attn(PX) != P Attn(X)：顺序有了意义（超过舍入误差的 100 倍）", what),
                          "max |Attn(PX) - P Attn(X)|" + where(p), equivariance_error(run.at("out"), run.at("out_perm"), perm_of(run)),
                          100.0 * rounding_tol(p, run, env), Compare::gt);
 }
 
 std::optional<Check> check_unchanged(const PermuteParams& p, const Run& run, const CheckEnv& env)
 {
-    return article_claim_numeric("permuting the input leaves the output strictly unchanged", "max |Attn(PX) - Attn(X)|" + where(p),
+    return article_claim_numeric(tr(env, "permuting the input leaves the output strictly unchanged", "打乱输入后输出“完全不变”"), "max |Attn(PX) - Attn(X)|" + where(p),
                                  max_abs_diff(run.at("out_perm"), run.at("out")), rounding_tol(p, run, env));
 }
 
@@ -238,7 +240,7 @@ std::optional<Check> check_unchanged(const PermuteParams& p, const Run& run, con
 std::optional<Check> check_definitions(const PermuteParams& p, const Run& run, const CheckEnv& env)
 {
     if (positional(p)) return std::nullopt;
-    return article_claim_numeric("self-attention is 'equivariant' as §1.2 defines the word, f(PX) = f(X)",
+    return article_claim_numeric(tr(env, "self-attention is 'equivariant' as §1.2 defines the word, f(PX) = f(X)", "按 §1.2 的定义，自注意力是“置换等变”的：f(PX) = f(X)"),
                                  "max |Attn(PX) - Attn(X)|" + where(p), max_abs_diff(run.at("out_perm"), run.at("out")),
                                  rounding_tol(p, run, env));
 }
@@ -247,7 +249,7 @@ std::optional<Check> check_definitions(const PermuteParams& p, const Run& run, c
 // adds no position at all: PyTorch's own TransformerEncoder, run on X and on PX (the
 // embedded fixture), gives the permuted output to rounding. Were a PE added, rows would
 // differ by O(1).
-std::optional<Check> check_nn_transformer(const PermuteParams& p, const Run&, const CheckEnv&)
+std::optional<Check> check_nn_transformer(const PermuteParams& p, const Run&, const CheckEnv& env)
 {
     if (positional(p)) return std::nullopt;
     const Tensor f = parse_npy(nn_transformer_encoder_npy(), "the embedded nn.Transformer fixture");
@@ -256,7 +258,7 @@ std::optional<Check> check_nn_transformer(const PermuteParams& p, const Run&, co
     Tensor out{"out", {"pos", "dim"}, Elem::float64, {f.dim(1), f.dim(2)}, {f.values.begin() + LE, f.values.begin() + 2 * LE}};
     Tensor out_perm = out;
     out_perm.values.assign(f.values.begin() + 2 * LE, f.values.begin() + 3 * LE);
-    return article_claim("torch.nn.Transformer adds sinusoidal PE by default (the API list), so its output is not P Enc(X)",
+    return article_claim(tr(env, "torch.nn.Transformer adds sinusoidal PE by default (the API list), so its output is not P Enc(X)", "torch.nn.Transformer 默认加正弦位置编码（API 列表），所以它的输出不是 P Enc(X)"),
                          "max |Enc(PX) - P Enc(X)| of PyTorch's TransformerEncoder (embedded fixture, float64)",
                          equivariance_error(out, out_perm, perm), 1e-12, Compare::gt);
 }
@@ -271,17 +273,20 @@ std::vector<CheckDef<PermuteParams>> permute_checks()
             {"nn_transformer_adds_sinusoidal_pe", {}, check_nn_transformer}};
 }
 
-std::optional<std::string> note_perm(const PermuteParams&, const Run& run, const CheckEnv&)
+std::optional<std::string> note_perm(const PermuteParams&, const Run& run, const CheckEnv& env)
 {
-    return fmt::format("permutation {}: row i of PX is row perm[i] of X", fmt::join(perm_of(run), ","));
+    return tr(env, "permutation {}: row i of PX is row perm[i] of X", "置换 {}：PX 的第 i 行是 X 的第 perm[i] 行", fmt::join(perm_of(run), ","));
 }
 
-std::optional<std::string> note_equivariance(const PermuteParams& p, const Run&, const CheckEnv&)
+std::optional<std::string> note_equivariance(const PermuteParams& p, const Run&, const CheckEnv& env)
 {
     if (positional(p)) return std::nullopt;
-    return "the output rows are the same rows in the permuted order (equivariance), not the same output "
-           "(invariance): FAQ Q2 of \"Attention 的两个补丁\" corrects 'strictly unchanged' to this, while its §1.2 "
-           "swaps the two names (it calls f(PX) = P f(X) invariant)";
+    return tr(env,
+              "the output rows are the same rows in the permuted order (equivariance), not the same output "
+              "(invariance): FAQ Q2 of \"Attention 的两个补丁\" corrects 'strictly unchanged' to this, while its §1.2 "
+              "swaps the two names (it calls f(PX) = P f(X) invariant)",
+              "输出行是按置换顺序排列的同样的行（等变），而不是同样的输出（不变）：《Attention 的两个补丁》FAQ Q2 "
+              "把“完全不变”更正为这一点，而它的 §1.2 把两个名称弄反了（把 f(PX) = P f(X) 叫作不变）");
 }
 
 template <class T>

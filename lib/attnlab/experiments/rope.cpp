@@ -406,7 +406,7 @@ Run compute_rope(const RopeParams& p, const Plan& plan)
 // Rows of [B, H, L, d]: the vectors, each of d.
 std::size_t vectors_of(const Tensor& x) { return x.size() / x.shape.back(); }
 
-std::optional<Check> check_pos0(const RopeParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_pos0(const RopeParams& p, const Run& run, const CheckEnv& env)
 {
     const Tensor& q = run.at("q");
     const Tensor& q_rot = run.at("q_rot");
@@ -414,7 +414,7 @@ std::optional<Check> check_pos0(const RopeParams& p, const Run& run, const Check
     double worst = 0.0;
     for (std::size_t row = 0; row < vectors_of(q); row += L)  // position 0 of every (batch, head)
         for (std::size_t j = 0; j < d; ++j) worst = worse(worst, diff_nan_rule(q_rot.values[row * d + j], q.values[row * d + j]));
-    return exact_zero("position 0 is left unchanged (cos 0 = 1, sin 0 = 0)", "max |q_rot[pos 0] - q[pos 0]|", worst);
+    return exact_zero(tr(env, "position 0 is left unchanged (cos 0 = 1, sin 0 = 0)", "位置 0 保持不变（cos 0 = 1，sin 0 = 0）"), "max |q_rot[pos 0] - q[pos 0]|", worst);
 }
 
 std::optional<Check> check_norm(const RopeParams&, const Run& run, const CheckEnv& env)
@@ -431,10 +431,10 @@ std::optional<Check> check_norm(const RopeParams&, const Run& run, const CheckEn
         }
         if (n_in > 0.0 || std::isnan(n_out)) worst = worse(worst, std::abs(std::sqrt(n_out) - std::sqrt(n_in)) / std::sqrt(n_in));
     }
-    return at_most("every vector's norm is preserved", "max | |q_rot| - |q| | / |q|", worst, 8.0 * env.eps);
+    return at_most(tr(env, "every vector's norm is preserved", "每个向量的范数保持不变"), "max | |q_rot| - |q| | / |q|", worst, 8.0 * env.eps);
 }
 
-std::optional<Check> check_passthrough(const RopeParams& p, const Run& run, const CheckEnv&)
+std::optional<Check> check_passthrough(const RopeParams& p, const Run& run, const CheckEnv& env)
 {
     if (rotary(p) >= p.dim) return std::nullopt;
     const Tensor& q = run.at("q");
@@ -444,7 +444,8 @@ std::optional<Check> check_passthrough(const RopeParams& p, const Run& run, cons
     for (std::size_t row = 0; row < vectors_of(q); ++row)
         for (std::size_t j = static_cast<std::size_t>(rotary(p)); j < d; ++j)
             worst = worse(worst, diff_nan_rule(q_rot.values[row * d + j], q.values[row * d + j]));
-    return exact_zero(fmt::format("dimensions {}..{} pass through unrotated", rotary(p), p.dim - 1), "max |q_rot - q| there", worst);
+    return exact_zero(tr(env, "dimensions {}..{} pass through unrotated", "第 {}..{} 维原样通过、不旋转", rotary(p), p.dim - 1),
+                      tr(env, "max |q_rot - q| there", "这些维上的 max |q_rot - q|"), worst);
 }
 
 template <class T>
@@ -456,7 +457,7 @@ std::optional<Check> check_orthogonal(const RopeParams& p, const Run&, const Che
         const double c = cache.cos.data()[i], s = cache.sin.data()[i];
         worst = worse(worst, std::abs(c * c + s * s - 1.0));
     }
-    return at_most("each 2x2 block rotation is orthogonal", "max |cos^2 + sin^2 - 1|", worst, 4.0 * env.eps);
+    return at_most(tr(env, "each 2x2 block rotation is orthogonal", "每个 2x2 分块旋转都是正交的"), "max |cos^2 + sin^2 - 1|", worst, 4.0 * env.eps);
 }
 
 std::string pair_scope(const RopeParams& p)
@@ -491,7 +492,7 @@ std::optional<Check> check_composes(const RopeParams& p, const Run&, const Check
                 worst = worse(worse(worst, std::abs(cm * cn + sm * sn - cd)), std::abs(cm * sn - sm * cn - sd));
             }
         }
-    return at_most("R(m)^T R(n) = R(n - m) for all m, n", fmt::format("max element error, {}", pair_scope(p)), worst,
+    return at_most(tr(env, "R(m)^T R(n) = R(n - m) for all m, n", "对所有 m, n，R(m)^T R(n) = R(n - m)"), fmt::format("max element error, {}", pair_scope(p)), worst,
                    4.0 * angle_slack<T>(p, env) + 8.0 * env.eps);
 }
 
@@ -560,7 +561,7 @@ std::optional<Check> check_dot_relative(const RopeParams& p, const Run& run, con
             const double ref = relative_rotation_dot(p, q0, k0, static_cast<double>(positions[b] - positions[a]));
             worst = worse(worst, std::abs(dots(a, b) - ref));
         }
-    return at_most("q_m . k_n = q^T R(n - m) k for all m, n", fmt::format("max |q_m.k_n - q^T R(n-m) k|, {}", pair_scope(p)),
+    return at_most(tr(env, "q_m . k_n = q^T R(n - m) k for all m, n", "对所有 m, n，q_m . k_n = q^T R(n - m) k"), fmt::format("max |q_m.k_n - q^T R(n-m) k|, {}", pair_scope(p)),
                    worst, dot_tolerance(p, q0, k0, env));
 }
 
@@ -580,8 +581,10 @@ std::optional<Check> check_relative_only(const RopeParams& p, const Run& run, co
         }
     double worst = 0.0;
     for (const auto& [offset, range] : by_offset) worst = worse(worst, range.second - range.first);
-    const std::string under = p.scaling.method == RopeScaling::none ? "" : fmt::format(" (under {} scaling)", name_of(p.scaling.method));
-    return at_most(fmt::format("q_m . k_n depends on m - n alone{}", under), "max over offsets of the spread over m", worst,
+    const std::string under =
+        p.scaling.method == RopeScaling::none ? "" : tr(env, " (under {} scaling)", "（{} 缩放下）", name_of(p.scaling.method));
+    return at_most(tr(env, "q_m . k_n depends on m - n alone{}", "q_m . k_n 只取决于 m - n{}", under),
+                   tr(env, "max over offsets of the spread over m", "各偏移上随 m 变化幅度的最大值"), worst,
                    2.0 * dot_tolerance(p, q0, k0, env));
 }
 
@@ -606,7 +609,8 @@ std::optional<Check> check_styles(const RopeParams& p, const Run& run, const Che
             max_in = worse(max_in, std::abs(static_cast<double>(x_half[j])));
         }
     }
-    return at_most("interleaved and half pairing are the same rotation up to a fixed permutation of the dimensions",
+    return at_most(tr(env, "interleaved and half pairing are the same rotation up to a fixed permutation of the dimensions",
+                      "交错配对与半分配对是同一个旋转，只差一个固定的维度置换"),
                    "max |rot_interleaved(Px) - P rot_half(x)|", worst, 2.0 * env.eps * max_in);
 }
 
@@ -628,7 +632,7 @@ std::optional<Check> check_complex(const RopeParams& p, const Run& run, const Ch
             worst = worse(worse(worst, diff_nan_rule(w.real(), q_rot.values[row * d + a])), diff_nan_rule(w.imag(), q_rot.values[row * d + b]));
             max_in = worse(max_in, std::abs(static_cast<double>(z.real())) + std::abs(static_cast<double>(z.imag())));
         }
-    return at_most("the rotation equals multiplying x_a + i x_b by e^{i m theta}", "max |rotation - complex product|", worst,
+    return at_most(tr(env, "the rotation equals multiplying x_a + i x_b by e^{{i m theta}}", "旋转等于把 x_a + i x_b 乘以 e^{{i m theta}}"), "max |rotation - complex product|", worst,
                    2.0 * env.eps * max_in);
 }
 
@@ -638,7 +642,8 @@ std::optional<Check> check_inverse(const RopeParams& p, const Run& run, const Ch
     const RopeCache<T> cache = rope_cache<T>(p.len, freq_of<T>(p).theta);
     const Ten4<T> back = rope_apply(from_tensor<T, 4>(run.at("q_rot")), cache, rotary(p), p.style, Direction::inverse);
     const Tensor& q = run.at("q");
-    return at_most("rotating back by -m theta restores the input (the inverse is the transpose)", "max |R(m)^T R(m) q - q|",
+    return at_most(tr(env, "rotating back by -m theta restores the input (the inverse is the transpose)",
+                      "按 -m theta 转回去即恢复输入（逆就是转置）"), "max |R(m)^T R(m) q - q|",
                    max_abs_diff(back.data(), q.values.data(), q.size()), 8.0 * env.eps * max_abs(q));
 }
 
@@ -658,7 +663,8 @@ std::optional<Check> check_angles(const RopeParams& p, const Run&, const CheckEn
     long pos = 0, pair = 0;
     double worst = 0.0;
     angle_errors<T>(p, &pos, &pair, &worst);
-    return at_most(fmt::format("angles m*theta in {} stay within their rounding bound up to position {}", name_of(env.dtype), p.len - 1),
+    return at_most(tr(env, "angles m*theta in {} stay within their rounding bound up to position {}",
+                      "{} 下的角度 m*theta 直到位置 {} 都在舍入误差界之内", name_of(env.dtype), p.len - 1),
                    "max |m*theta (dtype) - m*theta (exact)| in radians", worst, tol + 4.0 * env.eps);
 }
 
@@ -686,15 +692,17 @@ std::optional<Check> check_yarn_factor(const RopeParams& p, const Run& run, cons
             }
             worst = worse(worst, scale > 0.0 ? std::abs(dot_s - expected) / scale : std::abs(dot_s));
         }
-    return at_most(fmt::format("YaRN's scaled rotation (Hugging Face's output) multiplies the rotated part of q_m . k_n by the "
-                               "attention factor squared ({:.6g})", f2),
+    return at_most(tr(env,
+                      "YaRN's scaled rotation (Hugging Face's output) multiplies the rotated part of q_m . k_n by the "
+                      "attention factor squared ({:.6g})",
+                      "YaRN 的缩放旋转（Hugging Face 的输出）把 q_m . k_n 中旋转部分乘以注意力因子的平方（{:.6g}）", f2),
                    "max |q_m.k_n scaled - expected| / sum |scaled products|, batch 0 head 0", worst, 4.0 * env.eps);
 }
 
 // "Attention 的两个补丁" FAQ Q17: trained at base 10000, Dynamic NTK "uses base 200000 at
 // L = 8192 and 800000 at L = 32768". Hugging Face's formula, base * (s L / L0 - (s - 1))^(r/(r-2)),
 // with this run's rotary dimension r, factor s and original length L0, gives other bases.
-std::optional<Check> check_faq_q17(const RopeParams& p, const Run&, const CheckEnv&)
+std::optional<Check> check_faq_q17(const RopeParams& p, const Run&, const CheckEnv& env)
 {
     if (p.scaling.method != RopeScaling::dynamic) return std::nullopt;
     double worst = 0.0;
@@ -704,7 +712,8 @@ std::optional<Check> check_faq_q17(const RopeParams& p, const Run&, const CheckE
         bases.push_back(fmt::format("{:.0f} at L = {}", base, len));
         worst = worse(worst, std::abs(base / article - 1.0));
     }
-    return article_claim("Dynamic NTK turns base 10000 into 200000 at L = 8192 and 800000 at L = 32768 (FAQ Q17)",
+    return article_claim(tr(env, "Dynamic NTK turns base 10000 into 200000 at L = 8192 and 800000 at L = 32768 (FAQ Q17)",
+                            "Dynamic NTK 在 L = 8192 时把 base 10000 变成 200000，L = 32768 时变成 800000（FAQ Q17）"),
                          fmt::format("max |formula / FAQ - 1| (formula: {}; r = {}, factor {}, L0 = {})", fmt::join(bases, ", "),
                                      rotary(p), p.scaling.factor.value_or(1.0), p.scaling.original_len.value_or(0)),
                          worst, 0.01);
@@ -736,30 +745,40 @@ std::optional<std::string> note_angles(const RopeParams& p, const Run&, const Ch
     long pos = 0, pair = 0;
     double worst = 0.0;
     angle_errors<T>(p, &pos, &pair, &worst);
-    return fmt::format("largest angle error in {}: {:.3g} rad ({:.3g} degrees) at position {}, pair {}", name_of(env.dtype), worst,
-                       worst * 180.0 / static_cast<double>(kPi), pos, pair);
+    return tr(env, "largest angle error in {}: {:.3g} rad ({:.3g} degrees) at position {}, pair {}",
+              "{} 下最大的角度误差：{:.3g} 弧度（{:.3g} 度），位于位置 {}、第 {} 对", name_of(env.dtype), worst,
+              worst * 180.0 / static_cast<double>(kPi), pos, pair);
 }
 
 template <class T>
-std::optional<std::string> note_scaling(const RopeParams& p, const Run&, const CheckEnv&)
+std::optional<std::string> note_scaling(const RopeParams& p, const Run&, const CheckEnv& env)
 {
     if (p.scaling.method == RopeScaling::none) return std::nullopt;
     const RopeFrequencies f = freq_of<T>(p);
-    return fmt::format("{} scaling: base used {:.6g}, attention factor {:.6g}{}", name_of(p.scaling.method), f.base_used,
-                       f.attention_factor,
-                       f.attention_factor != 1.0 ? " (Hugging Face multiplies cos and sin by it, so scores scale by its square: "
-                                                   "q_rot_scaled and k_rot_scaled; q_rot and k_rot are the pure rotation)"
-                                                 : "");
+    return tr(env, "{} scaling: base used {:.6g}, attention factor {:.6g}{}", "{} 缩放：实际 base {:.6g}，注意力因子 {:.6g}{}",
+              name_of(p.scaling.method), f.base_used, f.attention_factor,
+              f.attention_factor == 1.0 ? std::string()
+                                        : tr(env,
+                                             " (Hugging Face multiplies cos and sin by it, so scores scale by its square: "
+                                             "q_rot_scaled and k_rot_scaled; q_rot and k_rot are the pure rotation)",
+                                             "（Hugging Face 把 cos 和 sin 乘以它，得分因此乘以它的平方：见 q_rot_scaled 与 k_rot_scaled；"
+                                             "q_rot 与 k_rot 是纯旋转）"));
 }
 
-std::optional<std::string> note_example(const RopeParams& p, const Run&, const CheckEnv&)
+std::optional<std::string> note_example(const RopeParams& p, const Run&, const CheckEnv& env)
 {
     if (!p.example) return std::nullopt;
     return p.style == RopeStyle::interleaved
-               ? "example: every query and key is (1, 0, 1, 0); with theta = (1, 0.01) and pairs (0, 1), (2, 3), "
-                 "q_rot at position m is (cos m, sin m, cos 0.01m, sin 0.01m)"
-               : "example: every query and key is (1, 0, 1, 0); with theta = (1, 0.01) and pairs (0, 2), (1, 3), "
-                 "q_rot at position m is (cos m - sin m, 0, sin m + cos m, 0)";
+               ? tr(env,
+                    "example: every query and key is (1, 0, 1, 0); with theta = (1, 0.01) and pairs (0, 1), (2, 3), "
+                    "q_rot at position m is (cos m, sin m, cos 0.01m, sin 0.01m)",
+                    "示例：每个查询和键都是 (1, 0, 1, 0)；theta = (1, 0.01)，配对 (0, 1), (2, 3)，"
+                    "位置 m 处的 q_rot 是 (cos m, sin m, cos 0.01m, sin 0.01m)")
+               : tr(env,
+                    "example: every query and key is (1, 0, 1, 0); with theta = (1, 0.01) and pairs (0, 2), (1, 3), "
+                    "q_rot at position m is (cos m - sin m, 0, sin m + cos m, 0)",
+                    "示例：每个查询和键都是 (1, 0, 1, 0)；theta = (1, 0.01)，配对 (0, 2), (1, 3)，"
+                    "位置 m 处的 q_rot 是 (cos m - sin m, 0, sin m + cos m, 0)");
 }
 
 template <class T>

@@ -25,16 +25,6 @@ bool TourReport::passed() const
     return std::all_of(sections.begin(), sections.end(), [](const TourSection& s) { return s.passed; });
 }
 
-Lang lang_from_env()
-{
-    // POSIX: LC_ALL overrides LC_MESSAGES, which overrides LANG; the first one set decides.
-    for (const char* name : {"LC_ALL", "LC_MESSAGES", "LANG"}) {
-        const char* value = std::getenv(name);
-        if (value == nullptr || value[0] == '\0') continue;
-        return std::string_view(value).rfind("zh", 0) == 0 ? Lang::zh : Lang::en;
-    }
-    return Lang::en;
-}
 
 namespace {
 
@@ -331,19 +321,6 @@ TourReport run_tour(const TourParams& p, const RunContext& ctx)
     return t;
 }
 
-namespace {
-
-std::string verdict_word(const Check& c, Lang lang)
-{
-    const bool ok = c.passed();
-    if (c.role == Role::invariant) return ok ? "PASS" : "FAIL";
-    if (c.role == Role::demonstration) return ok ? "SHOWN" : "NOT SHOWN";
-    if (lang == Lang::zh) return ok ? "成立" : "不成立";
-    return ok ? "HOLDS" : "WRONG";
-}
-
-}  // namespace
-
 void require_checks(const Report& r, const std::vector<std::string>& names, const std::string& section)
 {
     for (const auto& name : names) {
@@ -365,6 +342,7 @@ std::string render_run(const TourRun& run, Lang lang, bool color, bool quiet)
     RenderOptions o;
     o.color = color;
     o.quiet = quiet;
+    o.lang = lang;
     const std::string command = (lang == Lang::zh ? "复现命令：" : "reproduce: ") + run.command;
     return (color ? fmt::format(fmt::emphasis::faint, "{}", command) : command) + "\n" + render_text(r, o);
 }

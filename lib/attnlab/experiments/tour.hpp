@@ -10,15 +10,7 @@
 
 namespace attnlab {
 
-enum class Lang { en, zh };
-constexpr auto enum_names(Lang)
-{
-    return std::array{std::pair{Lang::en, std::string_view("en")}, std::pair{Lang::zh, std::string_view("zh")}};
-}
 
-// The language the locale asks for: the first of LC_ALL, LC_MESSAGES and LANG that is set,
-// as POSIX orders them; zh for zh_*, en otherwise.
-Lang lang_from_env();
 
 struct TourClaim {
     std::string section;

@@ -165,15 +165,22 @@ std::string format_value(double v, Elem elem)
     return fmt::format("{}", v);
 }
 
-std::string check_line(const Check& c, bool color)
+std::string verdict_word(const Check& c, Lang lang)
+{
+    const bool ok = c.passed(), zh = lang == Lang::zh;
+    switch (c.role) {
+    case Role::invariant: return zh ? (ok ? "通过" : "失败") : (ok ? "PASS" : "FAIL");
+    case Role::article: return zh ? (ok ? "成立" : "不成立") : (ok ? "HOLDS" : "WRONG");  // the wording against the measurement
+    case Role::demonstration: return zh ? (ok ? "显示" : "未显示") : (ok ? "SHOWN" : "NOT SHOWN");
+    }
+    return {};
+}
+
+std::string check_line(const Check& c, bool color, Lang lang)
 {
     const bool ok = c.passed();
-    std::string verdict;
-    switch (c.role) {
-    case Role::invariant: verdict = ok ? "PASS " : "FAIL "; break;  // padded to the width of HOLDS / WRONG
-    case Role::article: verdict = ok ? "HOLDS" : "WRONG"; break;    // the article's wording against the measurement
-    case Role::demonstration: verdict = ok ? "SHOWN" : "NOT SHOWN"; break;
-    }
+    std::string verdict = verdict_word(c, lang);
+    if (verdict == "PASS" || verdict == "FAIL") verdict += ' ';  // padded to the width of HOLDS / WRONG
     if (color) {
         verdict = fmt::format(fmt::emphasis::bold |
                                   fg(ok ? fmt::terminal_color::green
@@ -181,8 +188,9 @@ std::string check_line(const Check& c, bool color)
                                                                      : fmt::terminal_color::yellow)),
                               "{}", verdict);
     }
-    const std::string role = c.role == Role::article         ? " (article's claim)"
-                             : c.role == Role::demonstration ? " (demonstration)"
+    const bool zh = lang == Lang::zh;
+    const std::string role = c.role == Role::article         ? (zh ? "（文章的论断）" : " (article's claim)")
+                             : c.role == Role::demonstration ? (zh ? "（演示）" : " (demonstration)")
                                                              : "";
     return fmt::format("{} {}{}: {} = {} {} {}", verdict, c.claim, role, c.metric,
                        format_figure(c.measured), name_of(c.cmp), format_figure(c.tolerance));
@@ -196,10 +204,10 @@ std::string render_text(const Report& report, const RenderOptions& opts)
             text_tensor(t, opts, out);
             out += '\n';
         }
-        for (const auto& n : report.notes) out += fmt::format("note: {}\n", n);
+        for (const auto& n : report.notes) out += fmt::format("{}{}\n", opts.lang == Lang::zh ? "注：" : "note: ", n);
         if (!report.notes.empty()) out += '\n';
     }
-    for (const auto& c : report.checks) out += check_line(c, opts.color) + '\n';
+    for (const auto& c : report.checks) out += check_line(c, opts.color, opts.lang) + '\n';
     return out;
 }
 

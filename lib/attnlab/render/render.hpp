@@ -22,6 +22,7 @@ struct RenderOptions {
     bool full = false;    // text: no summarising of large tensors
     bool quiet = false;   // text: check lines only; JSON: no tensors
     bool color = false;   // text: ANSI colour (the caller decides: terminal and no NO_COLOR)
+    Lang lang = Lang::en; // text: verdict words and labels
 };
 
 // The whole output as one string, so that nothing is half-written when something fails.
@@ -32,7 +33,11 @@ std::string render_csv(const Report& report, const RenderOptions& opts);
 nlohmann::ordered_json to_json(const Report& report, bool with_tensors);
 
 // One check as a text line: "PASS  claim: metric = 3.1e-07 <= 1e-05".
-std::string check_line(const Check& c, bool color);
+std::string check_line(const Check& c, bool color, Lang lang = Lang::en);
+
+// The verdict of a check in words: PASS/FAIL (invariants), HOLDS/WRONG (an article's
+// claim), SHOWN/NOT SHOWN (a demonstration), or their Chinese.
+std::string verdict_word(const Check& c, Lang lang);
 
 // A check's measured figure or tolerance as text lines show it: integers whole, others with
 // three significant digits, "0" for -0, and "inf", "-inf", "nan".
