@@ -87,3 +87,18 @@ TEST_CASE("permute-test: errors")
         expect_usage_error({"rope", "--base", base}, "--base");
     }
 }
+
+TEST_CASE("attend: lower-right with more queries than keys: a fully masked row is NaN under plain, 0 under safe, in weights and out alike")
+{
+    for (const char* softmax : {"plain", "safe"}) {
+        CAPTURE(softmax);
+        const auto j = run_json({"attend", "--heads", "1", "--dim", "2", "--len", "3", "--kv-len", "2", "--align", "lower-right",
+                                 "--mask", "causal", "--dtype", "float64", "--softmax", softmax, "--show", "weights,out"});
+        const auto& weights = j["tensors"][0]["data"][0][0][0];
+        const auto& out = j["tensors"][1]["data"][0][0][0];
+        const bool plain = std::string(softmax) == "plain";
+        for (const auto& v : {weights[0], weights[1], out[0], out[1]}) CHECK(v == (plain ? nlohmann::json("nan") : nlohmann::json(0.0)));
+        for (const auto& c : j["checks"])
+            if (c["name"] == "main_matches_reference") CHECK(c["passed"] == true);
+    }
+}
