@@ -175,7 +175,7 @@ TEST_CASE("--tol 0 fails every numeric check whose figure is not exactly 0, in e
     }
 }
 
-TEST_CASE("a failed write is an error: a full disk, a closed stdout, a broken pipe; a closed stderr never aborts")
+TEST_CASE("a failed write is an error (a full disk, a closed stdout, a broken pipe), and a closed stderr never aborts")
 {
     for (auto [mode, fragment] : {std::pair{Stdout::dev_full, "No space left on device"},
                                   std::pair{Stdout::closed, "standard output is closed"},
@@ -289,7 +289,7 @@ TEST_CASE("a work guard beside the memory guard: requests that would run for min
     expect_usage_error({"attend", "--len", "256", "--max-work", "0.001"}, "above the work budget of 0.001 G");
 }
 
-TEST_CASE("--lang zh on every subcommand: verdicts, claims and notes in Chinese; names, keys and options in English")
+TEST_CASE("--lang zh on every subcommand: verdicts, claims and notes in Chinese, names, keys and options in English")
 {
     for (auto args : std::vector<std::vector<std::string>>{{"pe"}, {"rope"}, {"alibi", "--heads", "6"}, {"mask", "--kind", "padding", "--lengths", "2,3"},
                                                              {"attend", "--mask", "causal"}, {"permute-test"}}) {

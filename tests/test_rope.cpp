@@ -225,7 +225,7 @@ TEST_CASE("run_rope: input errors")
     CHECK_THROWS_WITH_AS(run_rope(big, ctx), doctest::Contains("dots [100000, 100000]"), InputError);
 }
 
-TEST_CASE("run_rope: YaRN's scaled output is the attention factor times the rotation; its check fails without the factor")
+TEST_CASE("run_rope: YaRN's scaled output is the attention factor times the rotation, and its check fails without the factor")
 {
     RopeParams p;
     p.len = 20;
