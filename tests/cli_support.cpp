@@ -22,6 +22,19 @@ std::string slurp(const std::string& path)
     return ss.str();
 }
 
+// In the child: becomes the built attnlab with these arguments (127 if it cannot).
+[[noreturn]] void exec_attnlab(const std::vector<std::string>& args)
+{
+    std::vector<char*> argv;
+    std::string exe = ATTNLAB_EXE;
+    argv.push_back(exe.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(exe.c_str(), argv.data());
+    _exit(127);
+}
+
 }  // namespace
 
 CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env)
@@ -45,14 +58,7 @@ CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::s
             const auto eq = e.find('=');
             setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);
         }
-        std::vector<char*> argv;
-        std::string exe = ATTNLAB_EXE;
-        argv.push_back(exe.data());
-        std::vector<std::string> copy = args;
-        for (auto& a : copy) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        execv(exe.c_str(), argv.data());
-        _exit(127);
+        exec_attnlab(args);
     }
     int wstatus = 0;
     struct rusage usage {};
@@ -93,14 +99,7 @@ CliResult run_cli_io(const std::vector<std::string>& args, Stdout out, bool clos
         } else {
             dup2(err_fd, STDERR_FILENO);
         }
-        std::vector<char*> argv;
-        std::string exe = ATTNLAB_EXE;
-        argv.push_back(exe.data());
-        std::vector<std::string> copy = args;
-        for (auto& a : copy) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        execv(exe.c_str(), argv.data());
-        _exit(127);
+        exec_attnlab(args);
     }
     if (pipe_fds[1] >= 0) close(pipe_fds[1]);
     int wstatus = 0;
