@@ -109,3 +109,24 @@ TEST_CASE("the embedded nn.Transformer fixture: PyTorch's encoder output is the 
     CHECK(worst < 1e-14);  // no position entered
     CHECK(moved > 0.1);    // and the permutation did move the rows
 }
+
+TEST_CASE("NPY: what the writer writes, the reader reads back exactly, for every element type")
+{
+    for (Elem elem : {Elem::float32, Elem::float64, Elem::boolean, Elem::index}) {
+        CAPTURE(name_of(elem));
+        Tensor t{"t", {"a", "b"}, elem, {2, 3}, {}};
+        for (int i = 0; i < 6; ++i) {
+            const double v = elem == Elem::boolean ? (i % 2) : elem == Elem::index ? i - 2 : (i - 2.5) / 3.0;
+            t.values.push_back(elem == Elem::float32 ? static_cast<double>(static_cast<float>(v)) : v);
+        }
+        if (elem == Elem::float32) t.values[1] = -INFINITY;
+        const Tensor back = parse_npy(write_npy(t), "round trip");
+        CHECK(back.shape == t.shape);
+        CHECK(back.values == t.values);
+        CHECK(back.elem == elem);
+    }
+    Tensor scalar{"s", {}, Elem::float64, {}, {2.5}};
+    CHECK(parse_npy(write_npy(scalar), "scalar").values == std::vector<double>{2.5});
+    Tensor vec{"v", {"a"}, Elem::float64, {1}, {7}};
+    CHECK(parse_npy(write_npy(vec), "one").shape == std::vector<std::size_t>{1});
+}

@@ -168,3 +168,44 @@ Tensor parse_npy(const std::vector<unsigned char>& bytes, const std::string& wha
 }
 
 }  // namespace attnlab
+
+namespace attnlab {
+
+namespace {
+
+template <class V>
+void append(std::vector<unsigned char>& out, V v)
+{
+    unsigned char b[sizeof(V)];
+    std::memcpy(b, &v, sizeof(V));
+    out.insert(out.end(), b, b + sizeof(V));  // the machine is little-endian, as '<' says
+}
+
+}  // namespace
+
+std::vector<unsigned char> write_npy(const Tensor& t)
+{
+    const char* descr = t.elem == Elem::float32 ? "<f4" : t.elem == Elem::float64 ? "<f8" : t.elem == Elem::boolean ? "|b1" : "<i8";
+    std::string shape;
+    for (std::size_t n : t.shape) shape += std::to_string(n) + ", ";
+    if (t.shape.size() > 1) shape.erase(shape.size() - 2);
+    else if (t.shape.size() == 1) shape.erase(shape.size() - 1);
+    std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descr, shape);
+    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+    header += '\n';
+    std::vector<unsigned char> out = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+    out.push_back(static_cast<unsigned char>(header.size() & 0xff));
+    out.push_back(static_cast<unsigned char>(header.size() >> 8));
+    out.insert(out.end(), header.begin(), header.end());
+    for (double v : t.values) {
+        switch (t.elem) {
+        case Elem::float32: append(out, static_cast<float>(v)); break;
+        case Elem::float64: append(out, v); break;
+        case Elem::boolean: out.push_back(v != 0.0 ? 1 : 0); break;
+        case Elem::index: append(out, static_cast<std::int64_t>(v)); break;
+        }
+    }
+    return out;
+}
+
+}  // namespace attnlab

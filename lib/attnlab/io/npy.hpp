@@ -16,3 +16,11 @@ namespace attnlab {
 Tensor parse_npy(const std::vector<unsigned char>& bytes, const std::string& what);
 
 }  // namespace attnlab
+
+namespace attnlab {
+
+// A Tensor as an NPY v1 file: float32 as <f4 (exactly its values), float64 as <f8, bool as
+// |b1, int64 as <i8; C order.
+std::vector<unsigned char> write_npy(const Tensor& t);
+
+}  // namespace attnlab

@@ -1,0 +1,63 @@
+// Reading a learner's tensor: attnlab's own CSV and JSON forms, plain matrices and lists,
+// and the hostile files the readers must refuse with a message.
+#include "attnlab/core/report.hpp"
+#include "attnlab/io/read.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace attnlab;
+
+TEST_CASE("CSV: attnlab's long form, its --wide form, a plain matrix with or without a header")
+{
+    auto t = parse_csv_tensor("batch,query,value\n0,0,1\n0,1,2\n1,0,-inf\n1,1,nan\n", "long.csv");
+    CHECK(t.shape == std::vector<std::size_t>{2, 2});
+    CHECK(t.axes == std::vector<std::string>{"batch", "query"});
+    CHECK(t.values[2] == -INFINITY);
+    CHECK(std::isnan(t.values[3]));
+    t = parse_csv_tensor("pos,d0,d1,d2\n0,0,1,0\n1,0.84,0.54,0.01\n", "wide.csv");
+    CHECK(t.shape == std::vector<std::size_t>{2, 3});
+    CHECK(t.values[3] == 0.84);
+    t = parse_csv_tensor("c0,c1\n1,2\n3,4\n", "pandas.csv");  // a header, but not attnlab's wide one
+    CHECK(t.shape == std::vector<std::size_t>{2, 2});
+    CHECK(t.values == std::vector<double>{1, 2, 3, 4});
+    t = parse_csv_tensor("1, 2.5\r\n3,inf\r\n", "plain.csv");
+    CHECK(t.values == std::vector<double>{1, 2.5, 3, INFINITY});
+}
+
+TEST_CASE("JSON: attnlab's document (the tensor by name, or its main tensor) and bare nested lists")
+{
+    const std::string doc = R"({"command":"pe","main_tensor":"pe","tensors":[{"name":"freq","data":[1,0.1]},{"name":"pe","data":[[0,1],[0.84,"nan"]]}]})";
+    auto t = parse_json_tensor(doc, "run.json", "");
+    CHECK(t.shape == std::vector<std::size_t>{2, 2});
+    CHECK(std::isnan(t.values[3]));
+    CHECK(parse_json_tensor(doc, "run.json", "freq").values == std::vector<double>{1, 0.1});
+    CHECK(parse_json_tensor("[[[1,2]],[[3,4]]]", "list.json", "").shape == std::vector<std::size_t>{2, 1, 2});
+    CHECK(parse_json_tensor("[true, false]", "b.json", "").values == std::vector<double>{1, 0});
+}
+
+TEST_CASE("hostile CSV and JSON are refused with the file and the problem")
+{
+    auto refused = [](const std::string& text, const std::string& fragment) {
+        CAPTURE(text);
+        CHECK_THROWS_WITH_AS(read_tensor_bytes(std::vector<unsigned char>(text.begin(), text.end()), "f", ""),
+                             doctest::Contains(fragment.c_str()), InputError);
+    };
+    refused("", "the CSV is empty");
+    refused("1,2\n3\n", "ragged CSV");
+    refused("1,2\n3,abc\n", "'abc', not a number");
+    refused("a,b\n", "only a header");
+    refused("a,b,value\n0,0,1\n0,0,2\n1,1,3\n1,0,4\n", "appears twice");
+    refused("pos,value\n0,1\n2,2\n", "do not fill the shape");
+    refused("pos,value\n-1,1\n", "the index -1");
+    refused("[[1,2],[3]]", "ragged");
+    refused("[[1,2],\"x\"]", "not a number");
+    refused("[1, {\"a\": 2}]", "not a number");
+    refused(R"({"tensors": []})", "no tensor named");
+    refused("[1, 2", "not JSON");
+    refused(std::string(100, '[') + std::string(100, ']'), "nested 100 deep");
+    CHECK_THROWS_WITH_AS(read_tensor_file("/nonexistent/answer.npy", "", 1e9), "/nonexistent/answer.npy: cannot be read", InputError);
+}
