@@ -1,5 +1,7 @@
 #include "common.hpp"
 
+#include "attnlab/io/npy.hpp"
+
 #include <fmt/format.h>
 
 #include <fmt/ranges.h>
@@ -11,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace attnlab::app {
@@ -167,6 +170,13 @@ void add_common_options(CLI::App& sub, CommonOpts& o)
         ->delimiter(',');
     sub.add_flag("--wide", o.wide, "CSV: print a rank-2 tensor as one row per first-axis index");
     sub.add_flag("--full", o.full, "Text: print every element of large tensors");
+    sub.add_option("--against", o.against,
+                   "Hold your tensor in FILE (NPY, CSV or JSON) against the run's; the exit status is that comparison");
+    sub.add_option("--against-tensor", o.against_tensor, "Which of the run's tensors --against compares with (default: the main one)");
+    sub.add_option("--rtol", o.rtol, "--against: relative tolerance (default 8 eps of the coarser dtype)")->check(finite_non_negative);
+    sub.add_option("--atol", o.atol, "--against: absolute tolerance (default: the computation's own rounding bound)")
+        ->check(finite_non_negative);
+    sub.add_option("--save", o.save, "Write every tensor of the run to DIR/NAME.npy, and DIR/run.json");
 }
 
 bool use_color()
@@ -212,6 +222,55 @@ void report_failed_checks(const std::vector<std::string>& names)
     std::fputs(line.c_str(), stderr);
 }
 
+namespace {
+
+std::vector<std::string> g_args;
+
+// DIR exists (it is made, one level, if missing) and can be written, before anything runs.
+void prepare_save_dir(const std::string& dir)
+{
+    struct stat st {};
+    if (stat(dir.c_str(), &st) != 0 && mkdir(dir.c_str(), 0777) != 0) {
+        throw InputError(fmt::format("--save {}: cannot create it: {}", dir, std::strerror(errno)));
+    }
+    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw InputError(fmt::format("--save {}: not a directory", dir));
+    if (access(dir.c_str(), W_OK) != 0) throw InputError(fmt::format("--save {}: cannot be written", dir));
+}
+
+void write_file(const std::string& path, const std::string& bytes)
+{
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    const bool ok = f != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    if (f == nullptr || std::fclose(f) != 0 || !ok) throw InputError(fmt::format("--save: cannot write {}", path));
+}
+
+// Every tensor as DIR/NAME.npy, and DIR/run.json with the params and the command line; the
+// report then keeps only what the output asks for.
+void save_run(Report& report, const std::string& dir, RunContext ctx)
+{
+    nlohmann::ordered_json run;
+    run["command"] = report.command;
+    run["argv"] = g_args;
+    run["params"] = report.params;
+    run["tensors"] = nlohmann::ordered_json::array();
+    for (const auto& t : report.tensors) {
+        const auto bytes = write_npy(t);
+        write_file(dir + "/" + t.name + ".npy", std::string(bytes.begin(), bytes.end()));
+        run["tensors"].push_back({{"name", t.name}, {"file", t.name + ".npy"}, {"shape", t.shape}, {"axes", t.axes}, {"dtype", name_of(t.elem)}});
+    }
+    write_file(dir + "/run.json", run.dump(2) + "\n");
+    ctx.keep_all = false;
+    std::vector<Tensor> shown;
+    for (auto& t : report.tensors)
+        if (ctx.main_only ? t.name == report.main_tensor : ctx.show.empty() || std::find(ctx.show.begin(), ctx.show.end(), t.name) != ctx.show.end())
+            shown.push_back(std::move(t));
+    report.tensors = std::move(shown);
+}
+
+}  // namespace
+
+void set_command_line(int argc, char** argv) { g_args.assign(argv, argv + argc); }
+
 int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>& experiment)
 {
     if (o.format == Format::csv && o.quiet) {
@@ -230,8 +289,13 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     if (!o.tensor.empty()) ctx.show.push_back(o.tensor);
     ctx.main_only = o.format == Format::csv && ctx.show.empty();
     if (o.quiet) ctx.main_only = true;  // tensors are not printed
+    if (!o.against_tensor.empty() && o.against.empty()) throw InputError("--against-tensor names the tensor --against compares; give --against FILE");
+    if (!o.against.empty()) ctx.against = AgainstRequest{o.against, o.against_tensor, o.rtol, o.atol};
+    if (!o.save.empty()) prepare_save_dir(o.save);
+    ctx.keep_all = !o.save.empty();
 
-    const Report report = experiment(ctx);
+    Report report = experiment(ctx);
+    if (!o.save.empty()) save_run(report, o.save, ctx);
     RenderOptions ropts;
     ropts.format = o.format;
     ropts.tensor = o.tensor.empty() && !o.show.empty() ? o.show.front() : o.tensor;
@@ -242,8 +306,12 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     ropts.lang = ctx.lang;
     write_stdout(render(report, ropts));
     std::vector<std::string> failed;
-    for (const auto& c : report.checks)
-        if (c.role == Role::invariant && !c.passed()) failed.push_back(c.name);
+    if (report.against) {  // with --against, the exit status is the comparison alone
+        if (!report.against->passed) failed.push_back(fmt::format("against ({}, tensor {})", report.against->file, report.against->tensor));
+    } else {
+        for (const auto& c : report.checks)
+            if (c.role == Role::invariant && !c.passed()) failed.push_back(c.name);
+    }
     report_failed_checks(failed);
     return failed.empty() ? 0 : 1;
 }

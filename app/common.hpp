@@ -30,6 +30,10 @@ struct CommonOpts {
     double max_memory_gib = 2.0;
     double max_work_g = 200.0;
     std::optional<Lang> lang;  // default: from the locale
+    std::string against;       // --against FILE
+    std::string against_tensor;
+    std::optional<double> rtol, atol;
+    std::string save;          // --save DIR
 };
 
 // A seed: a whole number that fits 64 bits (never saturated to 2^64 - 1).
@@ -125,6 +129,9 @@ void write_stdout(const std::string& out);
 // Makes sure descriptors 0, 1 and 2 are open, so that no file the program opens can take
 // their place; remembers whether stdout was closed, which write_stdout then reports.
 void guard_standard_streams();
+
+// The program's own arguments, for run.json.
+void set_command_line(int argc, char** argv);
 
 // One line on stderr, "attnlab: failed checks: a, b", when invariants failed (exit 1).
 void report_failed_checks(const std::vector<std::string>& names);

@@ -45,6 +45,7 @@ bool has_subcommand(const CLI::App& app, const std::string& name)
 int main(int argc, char** argv)
 {
     attnlab::app::guard_standard_streams();
+    attnlab::app::set_command_line(argc, argv);
     CLI::App app{"attnlab: how self-attention sees word order, as measured experiments.\n"
                  "Each subcommand prints its tensors with shapes and axis names, then checks "
                  "every claim with a measured figure and a tolerance.",

@@ -24,6 +24,38 @@ struct InputError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// --against: a learner's tensor in a file, held against the run's tensor of that name.
+struct AgainstRequest {
+    std::string file;
+    std::string tensor;            // empty: the command's main tensor
+    std::optional<double> rtol;    // default 8 eps of the coarser of the two dtypes
+    std::optional<double> atol;    // default: the experiment's rounding bound for the tensor
+};
+
+// A catalogued mistake whose tensor matches the learner's.
+struct Diagnosis {
+    std::string id;
+    std::string explanation;  // in the run's language
+    double max_abs_diff = 0.0;
+};
+
+// The verdict on a learner's tensor: the comparison, the properties of the learner's tensor,
+// and the known mistakes it matches.
+struct Comparison {
+    std::string file;
+    std::string tensor;
+    bool passed = false;
+    std::vector<std::size_t> shape_expected, shape_got;
+    double max_abs_diff = 0.0;
+    std::size_t mismatched = 0, total = 0;
+    double rtol = 0.0, atol = 0.0;
+    std::vector<std::size_t> worst_index;
+    double worst_expected = 0.0, worst_got = 0.0;
+    std::string where;               // "rows 0-3 match; from row 4 on they differ"
+    std::vector<Check> properties;   // the run's checks that read this tensor, on the learner's
+    std::vector<Diagnosis> diagnosis;
+};
+
 struct RunContext {
     DType dtype = DType::float32;
     std::uint64_t seed = 0;
@@ -38,6 +70,8 @@ struct RunContext {
     // Called before a run estimated to take more than about 2 s, with the estimate in
     // multiply-adds (the app shows it on a terminal's stderr); may be empty.
     std::function<void(double work)> on_long_run;
+    std::optional<AgainstRequest> against;
+    bool keep_all = false;  // keep every tensor in the report (--save writes them all)
 };
 
 // A declared tensor, as --help and the README's table show it.
@@ -62,6 +96,7 @@ struct Report {
     std::vector<Tensor> tensors;       // the ones kept
     std::vector<Check> checks;
     std::vector<std::string> notes;
+    std::optional<Comparison> against;
 
     bool passed() const;  // every invariant passed
     const Tensor* find(const std::string& name) const;

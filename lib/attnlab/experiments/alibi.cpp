@@ -1,6 +1,7 @@
 #include "attnlab/experiments/alibi.hpp"
 
 #include "attnlab/experiments/command_line.hpp"
+#include "attnlab/learner/against.hpp"
 #include "attnlab/core/attention.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
@@ -356,6 +357,39 @@ Typed<AlibiParams> alibi_typed()
     return {compute_alibi<T>, alibi_checks<T>(), {note_slopes}};
 }
 
+// --- the catalogue of usual mistakes ---
+
+Tensor slopes_tensor(std::vector<double> slopes) { return Tensor{"slopes", {"head"}, Elem::float64, {slopes.size()}, std::move(slopes)}; }
+
+Tensor bias_with(const AlibiParams& p, const std::vector<double>& slopes, double sign)
+{
+    Ten3<double> bias = alibi_bias<double>(slopes, p.len, p.len, p.variant);
+    for (double& v : bias)
+        if (std::isfinite(v) && v != 0.0) v *= sign;
+    return to_tensor("bias", {"head", "query", "key"}, bias, Elem::float64);
+}
+
+std::vector<double> reversed(std::vector<double> v)
+{
+    std::reverse(v.begin(), v.end());
+    return v;
+}
+
+std::vector<Mistake<AlibiParams>> alibi_mistakes()
+{
+    const char* simple_en = "the simple slopes 2^(-8(h+1)/H), which the paper uses only when H is a power of two";
+    const char* simple_zh = "用了简单斜率 2^(-8(h+1)/H)，论文只在 H 是 2 的幂时这样取";
+    const char* reversed_en = "the slopes in reverse order: the first head gets the gentlest slope";
+    const char* reversed_zh = "斜率顺序反了：第一个头得到最平缓的斜率";
+    auto rule = [](const AlibiParams& p) { return alibi_slopes(p.heads, p.slopes); };
+    return {{"simple_slopes", "slopes", simple_en, simple_zh, [](const AlibiParams& p, const Run&) { return slopes_tensor(alibi_slopes(p.heads, SlopeRule::simple)); }},
+            {"slopes_reversed", "slopes", reversed_en, reversed_zh, [rule](const AlibiParams& p, const Run&) { return slopes_tensor(reversed(rule(p))); }},
+            {"simple_slopes", "bias", simple_en, simple_zh, [](const AlibiParams& p, const Run&) { return bias_with(p, alibi_slopes(p.heads, SlopeRule::simple), 1.0); }},
+            {"bias_positive", "bias", "the bias has the wrong sign: +m|i - j| rewards distance", "偏置符号反了：+m|i - j| 奖励了距离",
+             [rule](const AlibiParams& p, const Run&) { return bias_with(p, rule(p), -1.0); }},
+            {"slopes_reversed", "bias", reversed_en, reversed_zh, [rule](const AlibiParams& p, const Run&) { return bias_with(p, reversed(rule(p)), 1.0); }}};
+}
+
 std::vector<TensorDecl<AlibiParams>> alibi_tensors()
 {
     auto hll = [](const AlibiParams& p) { return std::vector<double>{dsize(p.heads), dsize(p.len), dsize(p.len)}; };
@@ -401,6 +435,8 @@ Experiment<AlibiParams> make_alibi_experiment()
         return H * L * L * (2.0 * d + 5.0 * 20.0) + 2.0 * H * L * d * 24.0;
     };
     e.work_what = [](const AlibiParams& p) { return fmt::format("scores [{}, {}, {}] over d = {}", p.heads, p.len, p.len, p.dim); };
+    e.mistakes = alibi_mistakes();
+    enable_against(e);
     e.f32 = alibi_typed<float>();
     e.f64 = alibi_typed<double>();
     return e;

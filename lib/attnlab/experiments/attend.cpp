@@ -1,6 +1,7 @@
 #include "attnlab/experiments/attend.hpp"
 
 #include "attnlab/experiments/command_line.hpp"
+#include "attnlab/learner/against.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
 
@@ -385,6 +386,75 @@ Typed<AttendParams> attend_typed()
     return {compute_attend<T>, attend_checks<T>(), {note_alignment, note_positions}};
 }
 
+// --- the catalogue of usual mistakes ---
+
+// The block recomputed in float64 from the run's own x and weights, with one thing changed.
+struct AttendVariant {
+    std::function<void(BlockConfig&, const AttendParams&)> config;
+    bool weights_transposed = false;    // nn.Linear's [out, in] used as [in, out]
+    bool softmax_over_queries = false;  // softmax along the query axis
+};
+
+// out [B, H, L, d] = w v with the softmax taken over queries instead of keys.
+Ten4<double> out_with_query_softmax(const BlockResult<double>& res)
+{
+    Ten4<double> w = res.attn.scores;
+    const std::size_t B = w.shape(0), H = w.shape(1), L = w.shape(2), S = w.shape(3), d = res.v.shape(3);
+    std::vector<double> column(L);
+    for (std::size_t bh = 0; bh < B * H; ++bh)
+        for (std::size_t j = 0; j < S; ++j) {
+            for (std::size_t i = 0; i < L; ++i) column[i] = w.data()[(bh * L + i) * S + j];
+            softmax_inplace(column.data(), L, SoftmaxKind::plain);
+            for (std::size_t i = 0; i < L; ++i) w.data()[(bh * L + i) * S + j] = column[i];
+        }
+    Ten4<double> out = xt::zeros<double>({B, H, L, d});
+    const std::size_t group = H / res.v.shape(1);
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t i = 0; i < L; ++i)
+                for (std::size_t j = 0; j < S; ++j)
+                    for (std::size_t c = 0; c < d; ++c) out(b, h, i, c) += w(b, h, i, j) * res.v(b, h / group, j, c);
+    return out;
+}
+
+Tensor attend_variant(const AttendParams& p, const Run& run, const AttendVariant& v, const std::string& tensor)
+{
+    Resolved r = resolve(p);
+    if (v.config) v.config(r.cfg, p);
+    BlockWeights<double> w = weights_of<double>(run);
+    if (v.weights_transposed) {
+        if (w.w_k.shape(0) != w.w_k.shape(1)) return Tensor{};  // x W^T does not even fit the shapes
+        w = {xt::transpose(w.w_q), xt::transpose(w.w_k), xt::transpose(w.w_v)};
+    }
+    const Ten3<double> x = x_of<double>(run, "x"), x_kv = r.cross ? x_of<double>(run, "x_kv") : x;
+    const BlockResult<double> res = run_block(x, x_kv, w, r.cfg, v.softmax_over_queries);
+    const Ten4<double> out = v.softmax_over_queries ? out_with_query_softmax(res) : res.attn.out;
+    if (tensor == "out") return to_tensor("out", {"batch", "head", "pos", "dim"}, out, Elem::float64);
+    return to_tensor("out_merged", {"batch", "pos", "dim"}, merge_heads(out), Elem::float64);
+}
+
+std::vector<Mistake<AttendParams>> attend_mistakes()
+{
+    std::vector<Mistake<AttendParams>> out;
+    for (const char* tensor : {"out_merged", "out"}) {
+        auto variant = [tensor](AttendVariant v) {
+            return [v, tensor](const AttendParams& p, const Run& run) { return attend_variant(p, run, v, tensor); };
+        };
+        out.push_back({"linear_weight_transposed", tensor, "the weights are used transposed: nn.Linear's [out, in] taken as [in, out] (x W^T)",
+                       "权重被转置使用了：把 nn.Linear 的 [out, in] 当成了 [in, out]（x W^T）", variant({{}, true, false})});
+        out.push_back({"scale_sqrt_E", tensor, "scores scaled by 1/sqrt(E), the model dimension, instead of 1/sqrt(d) per head",
+                       "得分按 1/sqrt(E)（模型维度）缩放，应为每个头的 1/sqrt(d)",
+                       variant({[](BlockConfig& c, const AttendParams& q) { c.scale = 1.0 / std::sqrt(dsize(q.dim)); }, false, false})});
+        out.push_back({"no_scale", tensor, "scores not scaled at all (no 1/sqrt(d))", "得分完全没有缩放（缺少 1/sqrt(d)）",
+                       variant({[](BlockConfig& c, const AttendParams&) { c.scale = 1.0; }, false, false})});
+        out.push_back({"softmax_over_queries", tensor, "the softmax runs over the queries (dim=-2) instead of the keys",
+                       "softmax 沿查询轴（dim=-2）计算，应沿键轴", variant({{}, false, true})});
+        out.push_back({"mask_ignored", tensor, "the mask is not applied", "没有应用掩码",
+                       variant({[](BlockConfig& c, const AttendParams&) { c.mask.kind = MaskKind::none; }, false, false})});
+    }
+    return out;
+}
+
 std::vector<TensorDecl<AttendParams>> attend_tensors()
 {
     auto shape = [](auto f) { return [f](const AttendParams& p) { return f(resolve(p)); }; };
@@ -471,6 +541,8 @@ Experiment<AttendParams> make_attend_experiment()
         const Resolved r = resolve(p);
         return fmt::format("attention over [{}, {}, {}, {}] with d = {}", r.batch, p.heads, r.len, r.kv_len, head_dim(p));
     };
+    e.mistakes = attend_mistakes();
+    enable_against(e);
     e.f32 = attend_typed<float>();
     e.f64 = attend_typed<double>();
     return e;

@@ -60,6 +60,7 @@ void require_offered(const std::string& command, const std::vector<std::string>&
 
 bool kept(const std::string& name, const std::string& main_tensor, const RunContext& ctx)
 {
+    if (ctx.keep_all) return true;
     if (ctx.main_only) return name == main_tensor;
     if (ctx.show.empty()) return true;
     return std::find(ctx.show.begin(), ctx.show.end(), name) != ctx.show.end();

@@ -97,6 +97,18 @@ struct CheckDef {
 template <class P>
 using NoteFn = std::function<std::optional<std::string>(const P&, const Run&, const CheckEnv&)>;
 
+// A usual mistake, as data: the tensor it affects, what it is in English and Chinese, and
+// how to build the tensor a learner who makes it would get (in float64, from the params and
+// the run's own inputs).
+template <class P>
+struct Mistake {
+    std::string id;
+    std::string tensor;
+    std::string en;
+    std::string zh;
+    std::function<Tensor(const P&, const Run&)> build;
+};
+
 // What depends on the element type: the compute, the checks that recompute in T, the notes.
 template <class P>
 struct Typed {
@@ -119,6 +131,12 @@ struct Experiment {
     std::function<double(const P&, const Plan&)> work;
     // What dominates the work, for the refusal message.
     std::function<std::string(const P&)> work_what;
+    // --against: the catalogue of usual mistakes, and the absolute tolerance a correct answer
+    // computed another way needs for a tensor (default 64 eps (1 + max |expected|)).
+    std::vector<Mistake<P>> mistakes;
+    std::function<double(const P&, const std::string& tensor, double eps, const Tensor& expected)> against_atol;
+    // Set by learner/against.hpp's enable_against(): keeps this header free of file reading.
+    std::function<Comparison(const Experiment&, const P&, const Run&, const RunContext&)> compare;
     Typed<P> f32, f64;
 
     const Typed<P>& typed(DType dtype) const { return dtype == DType::float32 ? f32 : f64; }
@@ -265,8 +283,10 @@ Report run_experiment(const Experiment<P>& e, const P& given, const RunContext& 
     detail::require_offered(e.command, report.offered, ctx.show);
 
     Plan plan{ctx.dtype, ctx.seed, {}};
+    const std::string against = ctx.against ? (ctx.against->tensor.empty() ? e.main_tensor : ctx.against->tensor) : "";
+    if (!against.empty()) detail::require_offered(e.command, report.offered, {against});
     for (const auto& d : e.tensors)
-        if (d.need == Need::on_demand && detail::kept(d.name, e.main_tensor, ctx)) plan.wanted.push_back(d.name);
+        if (d.need == Need::on_demand && (detail::kept(d.name, e.main_tensor, ctx) || d.name == against)) plan.wanted.push_back(d.name);
     estimate_memory(e, p, plan, ctx);
     if (e.work) require_work(e.work(p, plan), ctx, e.work_what ? e.work_what(p) : e.command);
 
@@ -276,6 +296,7 @@ Report run_experiment(const Experiment<P>& e, const P& given, const RunContext& 
     report.params.update(e.params_json(p));
     report.params.update(run.derived);
     report.checks = run_checks(typed.checks, p, run, ctx);
+    if (ctx.against && e.compare) report.against = e.compare(e, p, run, ctx);
     const CheckEnv env{ctx.dtype, eps_of(ctx.dtype), ctx.seed, ctx.lang};
     for (const auto& note : typed.notes)
         if (auto text = note(p, run, env)) report.notes.push_back(std::move(*text));

@@ -1,6 +1,7 @@
 #include "attnlab/experiments/mask.hpp"
 
 #include "attnlab/experiments/command_line.hpp"
+#include "attnlab/learner/against.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
 
@@ -540,6 +541,52 @@ std::vector<TensorDecl<MaskParams>> mask_tensors()
              multiply, {}}};
 }
 
+// --- the catalogue of usual mistakes ---
+
+// The mask built from the params with one thing changed.
+Tensor mask_with(const MaskParams& p, const std::function<void(MaskSpec&)>& change)
+{
+    MaskSpec m = mask_spec(p);
+    change(m);
+    return additive_mask_tensor<double>(m, batch_of(p, mask_spec(p)));
+}
+
+// The run's tensor with its last two axes swapped (a mask built as tril of -inf, say).
+Tensor transposed_last(const Tensor& t)
+{
+    Tensor out = t;
+    const std::size_t L = t.shape[t.rank() - 2], S = t.shape.back(), lead = t.size() / (L * S);
+    std::swap(out.shape[t.rank() - 2], out.shape.back());
+    for (std::size_t n = 0; n < lead; ++n)
+        for (std::size_t i = 0; i < L; ++i)
+            for (std::size_t j = 0; j < S; ++j) out.values[(n * S + j) * L + i] = t.values[(n * L + i) * S + j];
+    return out;
+}
+
+Tensor complement(const Tensor& t)
+{
+    Tensor out = t;
+    for (double& v : out.values) v = v != 0.0 ? 0.0 : 1.0;
+    return out;
+}
+
+std::vector<Mistake<MaskParams>> mask_mistakes()
+{
+    return {{"diagonal_masked", "mask", "the diagonal is masked too: triu(..., diagonal=0) where diagonal=1 was needed",
+             "对角线也被屏蔽了：用了 triu(..., diagonal=0)，应为 diagonal=1",
+             [](const MaskParams& p, const Run&) { return mask_with(p, [](MaskSpec& m) { m.diagonal = 0; }); }},
+            {"future_visible", "mask", "the mask is transposed: each query sees the future and not the past",
+             "掩码转置了：每个查询看到的是未来而不是过去", [](const MaskParams&, const Run& run) { return transposed_last(run.at("mask")); }},
+            {"fill_minus_1e9", "mask", "hidden positions hold -1e9 instead of -inf", "被屏蔽的位置填了 -1e9，而不是 -inf",
+             [](const MaskParams& p, const Run&) { return mask_with(p, [](MaskSpec& m) { m.fill = -1e9; }); }},
+            {"bool_inverted", "key_padding_mask", "the boolean convention is inverted: True marks the positions that may be attended",
+             "布尔约定反了：True 标记的是可以关注的位置", [](const MaskParams&, const Run& run) { return complement(run.at("key_padding_mask")); }},
+            {"bool_inverted", "attn_mask_bool",
+             "the boolean convention is inverted: True marks the masked positions (scaled_dot_product_attention's True means may attend)",
+             "布尔约定反了：True 标记的是被屏蔽的位置（scaled_dot_product_attention 中 True 表示可以关注）",
+             [](const MaskParams&, const Run& run) { return complement(run.at("attn_mask_bool")); }}};
+}
+
 nlohmann::ordered_json mask_params_json(const MaskParams& p)
 {
     const MaskSpec m = mask_spec(p);
@@ -588,6 +635,8 @@ Experiment<MaskParams> make_mask_experiment()
         const MaskSpec m = mask_spec(p);
         return fmt::format("scores [{}, {}, {}] over d_k = {}", batch_of(p, m), m.queries, m.keys, p.dk);
     };
+    e.mistakes = mask_mistakes();
+    enable_against(e);
     e.f32 = mask_typed<float>();
     e.f64 = mask_typed<double>();
     return e;

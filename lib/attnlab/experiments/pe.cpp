@@ -1,6 +1,7 @@
 #include "attnlab/experiments/pe.hpp"
 
 #include "attnlab/experiments/command_line.hpp"
+#include "attnlab/learner/against.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
 
@@ -561,6 +562,50 @@ std::vector<TensorDecl<PeParams>> pe_tensors()
     };
 }
 
+// --- the catalogue of usual mistakes ---
+
+// A sinusoidal table as a learner might build it, in float64: w_i = base^(-factor i / D),
+// rows pos + first, [sin | cos] halves or interleaved pairs, sin and cos possibly swapped.
+struct PeVariant {
+    double factor = 2.0;
+    long first = 0;
+    bool halves = false;
+    bool swapped = false;
+    bool transposed = false;
+};
+
+Tensor pe_variant(const PeParams& p, PeVariant v)
+{
+    const long P = p.dim / 2;
+    Mat<double> pe = xt::zeros<double>({static_cast<std::size_t>(p.len), static_cast<std::size_t>(p.dim)});
+    const double denom = p.layout == PeLayout::concat && !v.halves ? dsize(std::max(P - 1, 1L)) * v.factor : dsize(p.dim);
+    for (long pos = 0; pos < p.len; ++pos)
+        for (long i = 0; i < P; ++i) {
+            const double angle = dsize(pos + v.first) * std::pow(p.base, -v.factor * dsize(i) / denom);
+            const bool halves = v.halves || p.layout == PeLayout::concat;
+            const auto s = static_cast<std::size_t>(halves ? i : 2 * i), c = static_cast<std::size_t>(halves ? P + i : 2 * i + 1);
+            pe(pos, v.swapped ? c : s) = std::sin(angle);
+            pe(pos, v.swapped ? s : c) = std::cos(angle);
+        }
+    if (v.transposed) return to_tensor("pe", {"dim", "pos"}, xt::transpose(pe), Elem::float64);
+    return to_tensor("pe", {"pos", "dim"}, pe, Elem::float64);
+}
+
+std::vector<Mistake<PeParams>> pe_mistakes()
+{
+    auto variant = [](PeVariant v) { return [v](const PeParams& p, const Run&) { return pe_variant(p, v); }; };
+    return {{"sin_cos_swapped", "pe", "sin and cos are swapped: cos sits where sin belongs", "sin 与 cos 放反了：cos 放在了 sin 的位置",
+             variant({2.0, 0, false, true, false})},
+            {"missing_factor_2", "pe", "the exponent lacks its factor 2: w_i = base^(-i/D) instead of base^(-2i/D)",
+             "指数少了因子 2：写成了 w_i = base^(-i/D)，应为 base^(-2i/D)", variant({1.0, 0, false, false, false})},
+            {"positions_from_1", "pe", "positions are counted from 1: row 0 holds PE(1)", "位置从 1 开始计：第 0 行是 PE(1)",
+             variant({2.0, 1, false, false, false})},
+            {"concat_halves", "pe", "sin block then cos block ([sin | cos]) with the paper's w_i, not interleaved pairs",
+             "先 sin 块再 cos 块（[sin | cos]），用论文的 w_i，而不是交错成对", variant({2.0, 0, true, false, false})},
+            {"transposed", "pe", "saved as [dim, pos] instead of [pos, dim]", "保存成了 [dim, pos]，应为 [pos, dim]",
+             variant({2.0, 0, false, false, true})}};
+}
+
 nlohmann::ordered_json pe_params_json(const PeParams& p)
 {
     nlohmann::ordered_json par;
@@ -598,6 +643,13 @@ Experiment<PeParams> make_pe_experiment()
         return 40.0 * (dsize(p.max_len) * dsize(p.dim) + 3.0 * LD) + 2.0 * pairs + 40.0 * dsize(p.batch) * LD;
     };
     e.work_what = [](const PeParams& p) { return fmt::format("pe [{}, {}] and its pair checks", p.len, p.dim); };
+    e.mistakes = pe_mistakes();
+    // A correct table computed another way (pow instead of exp-log, float32 angles) differs
+    // by the rounding of the angle pos * w_i, which grows with the position.
+    e.against_atol = [](const PeParams& p, const std::string& tensor, double eps, const Tensor& expected) {
+        return tensor == "pe" ? 4.0 * eps * (4.0 * dsize(p.len) + 8.0) : 64.0 * eps * (1.0 + max_abs(expected));
+    };
+    enable_against(e);
     e.f32 = pe_typed<float>();
     e.f64 = pe_typed<double>();
     return e;

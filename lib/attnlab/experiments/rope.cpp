@@ -1,6 +1,7 @@
 #include "attnlab/experiments/rope.hpp"
 
 #include "attnlab/experiments/command_line.hpp"
+#include "attnlab/learner/against.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
 
@@ -808,6 +809,58 @@ std::vector<TensorDecl<RopeParams>> rope_tensors()
             {"angle_error", {"pos"}, Need::always, len, {}, {}}};
 }
 
+// --- the catalogue of usual mistakes ---
+
+// The run's q (or k) rotated as a learner might: another pairing or direction, theta with the
+// exponent's factor 2 missing, positions counted from 1.
+struct RopeVariant {
+    std::string input = "q";
+    std::optional<RopeStyle> style;
+    Direction dir = Direction::forward;
+    double factor = 2.0;
+    long first = 0;
+};
+
+Ten4<double> rope_variant(const RopeParams& p, const Run& run, const RopeVariant& v)
+{
+    const long r = rotary(p);
+    std::vector<double> theta = freq_of<double>(p).theta;
+    if (v.factor != 2.0)
+        for (std::size_t i = 0; i < theta.size(); ++i) theta[i] = std::pow(p.base, -v.factor * dsize(static_cast<long>(i)) / dsize(r));
+    const RopeCache<double> cache = rope_cache<double>(p.len + v.first, theta);
+    return rope_apply(from_tensor<double, 4>(run.at(v.input)), cache, r, v.style.value_or(p.style), v.dir, v.first);
+}
+
+std::vector<Mistake<RopeParams>> rope_mistakes()
+{
+    std::vector<Mistake<RopeParams>> out;
+    const std::vector<std::string> axes = {"batch", "head", "pos", "dim"};
+    for (const char* tensor : {"q_rot", "k_rot"}) {
+        const std::string input = std::string(tensor, 1);
+        auto variant = [input, axes](RopeVariant v) {
+            v.input = input;
+            return [v, axes](const RopeParams& p, const Run& run) { return to_tensor("rot", axes, rope_variant(p, run, v), Elem::float64); };
+        };
+        out.push_back({"pairing_interleaved", tensor, "pairs (2i, 2i+1) where (i, i + d/2) was asked for (rotate_half)",
+                       "按 (2i, 2i+1) 配对，而要求的是 (i, i + d/2)（rotate_half）", variant({"", RopeStyle::interleaved})});
+        out.push_back({"pairing_half", tensor, "pairs (i, i + d/2) where (2i, 2i+1) was asked for", "按 (i, i + d/2) 配对，而要求的是 (2i, 2i+1)",
+                       variant({"", RopeStyle::half})});
+        out.push_back({"rotation_reversed", tensor, "rotated by -m theta: the sine's sign is flipped", "旋转了 -m theta：sin 的符号反了",
+                       variant({"", std::nullopt, Direction::inverse})});
+        out.push_back({"missing_factor_2", tensor, "theta_i = base^(-i/d) instead of base^(-2i/d)", "theta_i 写成了 base^(-i/d)，应为 base^(-2i/d)",
+                       variant({"", std::nullopt, Direction::forward, 1.0})});
+        out.push_back({"positions_from_1", tensor, "positions are counted from 1: position 0 is rotated by theta",
+                       "位置从 1 开始计：位置 0 也被旋转了 theta", variant({"", std::nullopt, Direction::forward, 2.0, 1})});
+        out.push_back({"heads_and_positions_swapped", tensor, "saved as [batch, pos, head, dim] instead of [batch, head, pos, dim]",
+                       "保存成了 [batch, pos, head, dim]，应为 [batch, head, pos, dim]", [tensor](const RopeParams&, const Run& run) {
+                           return to_tensor("rot", {"batch", "pos", "head", "dim"},
+                                            xt::transpose(from_tensor<double, 4>(run.at(tensor)), {0, 2, 1, 3}), Elem::float64);
+                       }});
+    }
+    // A mistake equal to the request itself (the pairing asked for) never matches a wrong answer.
+    return out;
+}
+
 nlohmann::ordered_json rope_params_json(const RopeParams& p)
 {
     nlohmann::ordered_json par;
@@ -855,6 +908,8 @@ Experiment<RopeParams> make_rope_experiment()
                L * dsize(rotary(p)) * 40.0;
     };
     e.work_what = [](const RopeParams& p) { return fmt::format("q, k [{}, {}, {}, {}] and dots [{}, {}]", p.batch, p.heads, p.len, p.dim, p.len, p.len); };
+    e.mistakes = rope_mistakes();
+    enable_against(e);
     e.f32 = rope_typed<float>();
     e.f64 = rope_typed<double>();
     return e;

@@ -196,6 +196,37 @@ std::string check_line(const Check& c, bool color, Lang lang)
                        format_figure(c.measured), name_of(c.cmp), format_figure(c.tolerance));
 }
 
+namespace {
+
+std::string shape_text(const std::vector<std::size_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+// The verdict on a learner's tensor, after the run's own checks.
+std::string against_text(const Comparison& c, const RenderOptions& opts)
+{
+    const bool zh = opts.lang == Lang::zh;
+    std::string out = fmt::format("\n{} {} ({} {}): {}\n", zh ? "对照" : "against", c.file, zh ? "张量" : "tensor", c.tensor,
+                                  c.passed ? (zh ? "一致" : "MATCH") : (zh ? "不一致" : "DIFFERS"));
+    out += fmt::format("  {}: expected {}, got {}\n", zh ? "形状" : "shape", shape_text(c.shape_expected), shape_text(c.shape_got));
+    if (c.shape_expected == c.shape_got) {
+        out += fmt::format("  max |diff| = {}; {} of {} elements outside rtol {} + atol {}\n", format_figure(c.max_abs_diff), c.mismatched,
+                           c.total, format_figure(c.rtol), format_figure(c.atol));
+        if (!c.worst_index.empty() || c.total == 1) {
+            out += fmt::format("  worst: [{}] expected {:.7g}, got {:.7g}\n", fmt::join(c.worst_index, ", "), c.worst_expected, c.worst_got);
+        }
+        out += "  " + c.where + "\n";
+    }
+    if (!c.properties.empty()) out += zh ? "  你的张量的性质：\n" : "  properties of your tensor:\n";
+    for (const auto& p : c.properties) out += "    " + check_line(p, opts.color, opts.lang) + "\n";
+    for (const auto& d : c.diagnosis)
+        out += fmt::format("  {} {}: {} (max diff {})\n", zh ? "符合" : "matches", d.id, d.explanation, format_figure(d.max_abs_diff));
+    if (c.diagnosis.empty() && !c.passed) {
+        out += zh ? "  没有已知错误与之相符；请从上面第一个不同的元素查起\n" : "  no known mistake matches it; start from the first element that differs, above\n";
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string render_text(const Report& report, const RenderOptions& opts)
 {
     std::string out;
@@ -208,6 +239,7 @@ std::string render_text(const Report& report, const RenderOptions& opts)
         if (!report.notes.empty()) out += '\n';
     }
     for (const auto& c : report.checks) out += check_line(c, opts.color, opts.lang) + '\n';
+    if (report.against) out += against_text(*report.against, opts);
     return out;
 }
 
@@ -299,6 +331,47 @@ nlohmann::ordered_json json_figure(double v)
 
 }  // namespace
 
+namespace {
+
+nlohmann::ordered_json check_json(const Check& c)
+{
+    nlohmann::ordered_json j;
+    j["name"] = c.name;
+    j["claim"] = c.claim;
+    j["metric"] = c.metric;
+    j["measured"] = json_figure(c.measured);
+    j["comparison"] = name_of(c.cmp);
+    j["tolerance"] = json_figure(c.tolerance);
+    j["role"] = name_of(c.role);
+    j["passed"] = c.passed();
+    return j;
+}
+
+nlohmann::ordered_json against_json(const Comparison& c)
+{
+    nlohmann::ordered_json j;
+    j["file"] = c.file;
+    j["tensor"] = c.tensor;
+    j["passed"] = c.passed;
+    j["shape_expected"] = c.shape_expected;
+    j["shape_got"] = c.shape_got;
+    j["max_abs_diff"] = json_figure(c.max_abs_diff);
+    j["mismatched"] = c.mismatched;
+    j["total"] = c.total;
+    j["rtol"] = c.rtol;
+    j["atol"] = c.atol;
+    j["worst"] = {{"index", c.worst_index}, {"expected", json_figure(c.worst_expected)}, {"got", json_figure(c.worst_got)}};
+    j["where"] = c.where;
+    j["properties"] = nlohmann::ordered_json::array();
+    for (const auto& p : c.properties) j["properties"].push_back(check_json(p));
+    j["diagnosis"] = nlohmann::ordered_json::array();
+    for (const auto& d : c.diagnosis)
+        j["diagnosis"].push_back({{"id", d.id}, {"explanation", d.explanation}, {"max_abs_diff", json_figure(d.max_abs_diff)}});
+    return j;
+}
+
+}  // namespace
+
 nlohmann::ordered_json to_json(const Report& report, bool with_tensors)
 {
     nlohmann::ordered_json doc;
@@ -319,21 +392,11 @@ nlohmann::ordered_json to_json(const Report& report, bool with_tensors)
     }
     doc["tensors"] = std::move(tensors);
     auto checks = nlohmann::ordered_json::array();
-    for (const auto& c : report.checks) {
-        nlohmann::ordered_json j;
-        j["name"] = c.name;
-        j["claim"] = c.claim;
-        j["metric"] = c.metric;
-        j["measured"] = json_figure(c.measured);
-        j["comparison"] = name_of(c.cmp);
-        j["tolerance"] = json_figure(c.tolerance);
-        j["role"] = name_of(c.role);
-        j["passed"] = c.passed();
-        checks.push_back(std::move(j));
-    }
+    for (const auto& c : report.checks) checks.push_back(check_json(c));
     doc["checks"] = std::move(checks);
     doc["notes"] = report.notes;
     doc["passed"] = report.passed();
+    if (report.against) doc["against"] = against_json(*report.against);
     return doc;
 }
 

@@ -1,0 +1,128 @@
+// The learner's side through the CLI: --save hands out exactly the run's tensors, --against
+// grades an answer (exit 0 right, 1 wrong with the mistake named, 2 unreadable), in NPY, CSV
+// and JSON. At least one wrong answer per subcommand is made here, by this file's own code
+// or by another attnlab run, never by the catalogue that names it.
+#include "cli_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+const std::string kDir = "/tmp/attnlab-cli-against";
+
+// A float64 C-order NPY file, written here (independently of the library's writer).
+void write_npy(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<double>& values)
+{
+    std::string dims;
+    for (std::size_t n : shape) dims += std::to_string(n) + ",";
+    std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (" + dims + "), }";
+    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+    header += '\n';
+    std::ofstream out(path, std::ios::binary);
+    out.write("\x93NUMPY\x01\x00", 8);
+    const char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
+    out.write(len, 2);
+    out << header;
+    out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(double)));
+}
+
+std::string saved(const std::vector<std::string>& run, const std::string& tag)
+{
+    std::vector<std::string> args = run;
+    args.insert(args.end(), {"--save", kDir + "-" + tag, "--quiet"});
+    REQUIRE(run_cli(args).status <= 1);
+    return kDir + "-" + tag;
+}
+
+// The diagnosis ids of an --against run, and its exit status.
+std::pair<int, std::vector<std::string>> grade(std::vector<std::string> args)
+{
+    args.insert(args.end(), {"--format", "json", "--quiet"});
+    const auto r = run_cli(args);
+    INFO(r.err);
+    REQUIRE(r.status <= 1);
+    const auto j = nlohmann::json::parse(r.out);
+    std::vector<std::string> ids;
+    for (const auto& d : j["against"]["diagnosis"]) ids.push_back(d["id"]);
+    return {r.status, ids};
+}
+
+}  // namespace
+
+TEST_CASE("--save writes every tensor as NPY and run.json; the saved answer passes --against")
+{
+    const std::string dir = saved({"pe", "--len", "6", "--dim", "4"}, "pe");
+    std::ifstream run(dir + "/run.json");
+    const auto j = nlohmann::json::parse(run);
+    CHECK(j["command"] == "pe");
+    CHECK(j["params"]["len"] == 6);
+    CHECK(j["tensors"].size() == 3);  // pe, freq, wavelength
+    CHECK(j["tensors"][0]["file"] == "pe.npy");
+    const auto r = run_cli({"pe", "--len", "6", "--dim", "4", "--against", dir + "/pe.npy", "--quiet"});
+    CHECK(r.status == 0);
+    CHECK(r.out.find("against " + dir + "/pe.npy (tensor pe): MATCH") != std::string::npos);
+    // CSV and JSON answers too: attnlab's own CSV, and its JSON document
+    const auto csv = run_cli({"pe", "--len", "6", "--dim", "4", "--format", "csv"});
+    std::ofstream(kDir + "-pe.csv") << csv.out;
+    CHECK(run_cli({"pe", "--len", "6", "--dim", "4", "--against", kDir + "-pe.csv"}).status == 0);
+    const auto json = run_cli({"pe", "--len", "6", "--dim", "4", "--format", "json"});
+    std::ofstream(kDir + "-pe.json") << json.out;
+    CHECK(run_cli({"pe", "--len", "6", "--dim", "4", "--against", kDir + "-pe.json"}).status == 0);
+}
+
+TEST_CASE("--against names the mistake: wrong answers made independently, one per subcommand")
+{
+    // pe: sin and cos swapped, computed here
+    std::vector<double> pe;
+    for (int pos = 0; pos < 6; ++pos)
+        for (int i = 0; i < 2; ++i) {
+            const double w = std::pow(10000.0, -2.0 * i / 4.0);
+            pe.push_back(std::cos(pos * w));
+            pe.push_back(std::sin(pos * w));
+        }
+    write_npy(kDir + "-swapped.npy", {6, 4}, pe);
+    CHECK(grade({"pe", "--len", "6", "--dim", "4", "--against", kDir + "-swapped.npy"}) ==
+          std::pair<int, std::vector<std::string>>{1, {"sin_cos_swapped"}});
+    // mask: the transposed causal mask (the future visible), computed here
+    std::vector<double> mask;
+    for (int i = 0; i < 5; ++i)
+        for (int j = 0; j < 5; ++j) mask.push_back(j < i ? -INFINITY : 0.0);
+    write_npy(kDir + "-future.npy", {5, 5}, mask);
+    CHECK(grade({"mask", "--against", kDir + "-future.npy"}).second == std::vector<std::string>{"future_visible"});
+    // rope, alibi, attend: another attnlab run with the other convention
+    const std::string half = saved({"rope", "--style", "half"}, "half");
+    CHECK(grade({"rope", "--against", half + "/q_rot.npy"}).second == std::vector<std::string>{"pairing_half"});
+    const std::string simple = saved({"alibi", "--heads", "6", "--slopes", "simple"}, "simple");
+    CHECK(grade({"alibi", "--heads", "6", "--against", simple + "/bias.npy"}).second == std::vector<std::string>{"simple_slopes"});
+    const std::string unmasked = saved({"attend"}, "unmasked");
+    CHECK(grade({"attend", "--mask", "causal", "--against", unmasked + "/out_merged.npy"}).second == std::vector<std::string>{"mask_ignored"});
+    // with --against the exit status is the comparison alone: a right answer to a mask that
+    // fails its own checks exits 0
+    const std::string diag0 = saved({"mask", "--diagonal", "0"}, "diag0");
+    CHECK(run_cli({"mask", "--diagonal", "0", "--against", diag0 + "/mask.npy", "--quiet"}).status == 0);
+}
+
+TEST_CASE("--against: a wrong shape is a wrong answer (1); an unreadable file is an input error (2)")
+{
+    write_npy(kDir + "-small.npy", {2, 2}, {0, 1, 0, 1});
+    const auto r = run_cli({"pe", "--against", kDir + "-small.npy", "--format", "json"});
+    CHECK(r.status == 1);
+    CHECK(r.err == "attnlab: failed checks: against (" + kDir + "-small.npy, tensor pe)\n");
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["against"]["shape_expected"] == nlohmann::json::parse("[8,8]"));
+    CHECK(j["against"]["shape_got"] == nlohmann::json::parse("[2,2]"));
+    CHECK(j["against"]["passed"] == false);
+    expect_usage_error({"pe", "--against", "/nonexistent/answer.npy"}, "/nonexistent/answer.npy: cannot be read");
+    std::ofstream(kDir + "-text.csv") << "a,b\nx,y\n";
+    expect_usage_error({"pe", "--against", kDir + "-text.csv"}, "'x', not a number");
+    expect_usage_error({"pe", "--against", kDir + "-small.npy", "--against-tensor", "nope"}, "unknown tensor 'nope'");
+    expect_usage_error({"pe", "--against-tensor", "freq"}, "give --against FILE");
+    expect_usage_error({"pe", "--save", "/nonexistent/dir/sub"}, "--save /nonexistent/dir/sub: cannot create it");
+}

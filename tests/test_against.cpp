@@ -1,0 +1,109 @@
+// --against through the library: for every experiment, the run's own tensor matches, and the
+// tensor of every catalogued mistake (written to a file) differs and is named.
+#include "attnlab/experiments/alibi.hpp"
+#include "attnlab/experiments/attend.hpp"
+#include "attnlab/experiments/mask.hpp"
+#include "attnlab/experiments/pe.hpp"
+#include "attnlab/experiments/rope.hpp"
+#include "attnlab/io/npy.hpp"
+#include "attnlab/learner/compare.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+
+using namespace attnlab;
+
+namespace {
+
+std::string write_temp(const Tensor& t, const std::string& tag)
+{
+    const std::string path = "/tmp/attnlab-against-" + tag + ".npy";
+    const auto bytes = write_npy(t);
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    return path;
+}
+
+// Runs e with --against the given tensor file (held against `name`).
+template <class P>
+Comparison against(const Experiment<P>& e, const P& p, const std::string& file, const std::string& name)
+{
+    RunContext ctx;
+    ctx.against = AgainstRequest{file, name, {}, {}};
+    const Report r = run_experiment(e, p, ctx);
+    REQUIRE(r.against.has_value());
+    return *r.against;
+}
+
+template <class P>
+void every_mistake_is_named(const Experiment<P>& e, const P& p)
+{
+    RunContext ctx;
+    const Run run = compute_all(e, p, ctx);
+    std::vector<std::string> tensors;
+    for (const auto& m : e.mistakes) {
+        if (!run.has(m.tensor)) continue;  // a tensor this configuration does not make
+        CAPTURE(m.id);
+        CAPTURE(m.tensor);
+        if (std::find(tensors.begin(), tensors.end(), m.tensor) == tensors.end()) {
+            tensors.push_back(m.tensor);  // the run's own tensor is a right answer
+            CHECK(against(e, p, write_temp(run.at(m.tensor), "right"), m.tensor).passed);
+        }
+        const Tensor wrong = m.build(p, run);
+        double diff = 0.0;
+        if (tensors_match(run.at(m.tensor), wrong, 1e-5, 1e-5, &diff)) continue;  // here the mistake changes nothing
+        const Comparison c = against(e, p, write_temp(wrong, m.id), m.tensor);
+        CHECK_FALSE(c.passed);
+        bool named = false;
+        for (const auto& d : c.diagnosis) named = named || d.id == m.id;
+        CHECK(named);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("--against: every catalogued mistake of every subcommand differs from the answer and is named")
+{
+    PeParams pe;
+    every_mistake_is_named(pe_experiment(), pe);
+    MaskParams mask;
+    mask.len = 5;
+    every_mistake_is_named(mask_experiment(), mask);
+    MaskParams padding;
+    padding.kind = MaskKind::padding;
+    padding.lengths = {2, 4};
+    every_mistake_is_named(mask_experiment(), padding);
+    RopeParams rope;
+    rope.heads = 8;  // = len, so [batch, pos, head, dim] has the shape of [batch, head, pos, dim]
+    every_mistake_is_named(rope_experiment(), rope);
+    rope.style = RopeStyle::half;
+    every_mistake_is_named(rope_experiment(), rope);
+    AlibiParams alibi;
+    alibi.heads = 6;
+    every_mistake_is_named(alibi_experiment(), alibi);
+    AttendParams attend;
+    attend.heads = 2;
+    attend.mask = MaskKind::causal;
+    every_mistake_is_named(attend_experiment(), attend);
+}
+
+TEST_CASE("--against: a right answer computed another way passes: a float32 PE table at L = 2048, D = 512 built with pow")
+{
+    PeParams p;
+    p.len = 2048;
+    p.dim = 512;
+    Tensor t{"pe", {"pos", "dim"}, Elem::float32, {2048, 512}, {}};
+    for (long pos = 0; pos < 2048; ++pos)
+        for (long i = 0; i < 256; ++i) {
+            const float w = 1.0f / std::pow(10000.0f, static_cast<float>(2 * i) / 512.0f);
+            const float angle = static_cast<float>(pos) * w;
+            t.values.push_back(std::sin(angle));
+            t.values.push_back(std::cos(angle));
+        }
+    const Comparison c = against(pe_experiment(), p, write_temp(t, "pow"), "pe");
+    CHECK(c.passed);
+    CHECK(c.max_abs_diff > 1e-5);  // not bit-identical: the angles round differently
+}
