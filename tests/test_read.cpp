@@ -7,6 +7,9 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 using namespace attnlab;
@@ -60,4 +63,26 @@ TEST_CASE("hostile CSV and JSON are refused with the file and the problem")
     refused("[1, 2", "not JSON");
     refused(std::string(100, '[') + std::string(100, ']'), "nested 100 deep");
     CHECK_THROWS_WITH_AS(read_tensor_file("/nonexistent/answer.npy", "", 1e9), "/nonexistent/answer.npy: cannot be read", InputError);
+}
+
+TEST_CASE("every file of the fuzzing corpus is read or refused with an InputError, never anything worse")
+{
+    const std::string dir = std::string(ATTNLAB_DATA_DIR) + "/../tests/fuzz/corpus";
+    std::size_t files = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        const std::string name = entry.path().string();
+        CAPTURE(name);
+        std::ifstream in(name, std::ios::binary);
+        REQUIRE(in.good());
+        const std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        try {
+            const Tensor t = read_tensor_bytes(bytes, name, "");
+            std::size_t count = 1;
+            for (std::size_t n : t.shape) count *= n;
+            CHECK(count == t.values.size());
+        } catch (const InputError&) {
+        }
+        ++files;
+    }
+    CHECK(files >= 14);  // the seeds and every crash the fuzzer found
 }

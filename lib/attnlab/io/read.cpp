@@ -66,9 +66,12 @@ Tensor long_form(const std::vector<std::vector<std::string>>& rows, const std::s
         }
         parsed.push_back(std::move(fields));
     }
-    std::size_t count = 1;
-    for (std::size_t n : shape) count *= n;
-    if (count != parsed.size()) throw InputError(fmt::format("{}: {} rows do not fill the shape their indices give ({} elements)", what, parsed.size(), count));
+    double product = 1.0;  // in double: a product of hostile indices must not wrap around
+    for (std::size_t n : shape) product *= static_cast<double>(n);
+    if (product != static_cast<double>(parsed.size())) {
+        throw InputError(fmt::format("{}: {} rows do not fill the shape their indices give ({:.0f} elements)", what, parsed.size(), product));
+    }
+    const std::size_t count = parsed.size();
     Tensor t;
     t.elem = Elem::float64;
     t.shape = shape;
@@ -152,13 +155,20 @@ Tensor parse_json_tensor(const std::string& text, const std::string& what, const
     } catch (const nlohmann::json::exception& e) {
         throw InputError(fmt::format("{}: not JSON ({})", what, e.what()));
     }
+    // Fields are read only when they have the type expected: a hostile document is refused,
+    // never a type error.
+    auto string_at = [](const nlohmann::json& o, const char* key) {
+        const auto it = o.find(key);
+        return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
     const nlohmann::json* data = &doc;
     if (doc.is_object()) {
-        const std::string want = !name.empty() ? name : doc.value("main_tensor", std::string());
+        const std::string want = !name.empty() ? name : string_at(doc, "main_tensor");
         data = nullptr;
-        if (doc.contains("tensors") && doc["tensors"].is_array())
-            for (const auto& t : doc["tensors"])
-                if (t.is_object() && t.value("name", std::string()) == want && t.contains("data")) data = &t["data"];
+        const auto tensors = doc.find("tensors");
+        if (tensors != doc.end() && tensors->is_array())
+            for (const auto& t : *tensors)
+                if (t.is_object() && string_at(t, "name") == want && t.contains("data")) data = &t["data"];
         if (data == nullptr) throw InputError(fmt::format("{}: no tensor named '{}' in the JSON document", what, want));
     }
     Tensor t;
