@@ -1,6 +1,7 @@
 #include "common.hpp"
 
 #include "attnlab/io/npy.hpp"
+#include "attnlab/io/read.hpp"
 
 #include <fmt/format.h>
 
@@ -177,6 +178,8 @@ void add_common_options(CLI::App& sub, CommonOpts& o)
     sub.add_option("--atol", o.atol, "--against: absolute tolerance (default: the computation's own rounding bound)")
         ->check(finite_non_negative);
     sub.add_option("--save", o.save, "Write every tensor of the run to DIR/NAME.npy, and DIR/run.json");
+    sub.add_option("--input", o.inputs, "NAME=FILE: use your own tensor for an input (x, w_q, q, scores, ...); repeatable")
+        ->type_name("NAME=FILE");
 }
 
 bool use_color()
@@ -292,6 +295,13 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     if (!o.against_tensor.empty() && o.against.empty()) throw InputError("--against-tensor names the tensor --against compares; give --against FILE");
     if (!o.against.empty()) ctx.against = AgainstRequest{o.against, o.against_tensor, o.rtol, o.atol};
     if (!o.save.empty()) prepare_save_dir(o.save);
+    for (const auto& spec : o.inputs) {
+        const auto eq = spec.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) throw InputError(fmt::format("--input takes NAME=FILE (got '{}')", spec));
+        const std::string name = spec.substr(0, eq);
+        if (ctx.inputs.count(name)) throw InputError(fmt::format("--input {} is given twice", name));
+        ctx.inputs[name] = read_tensor_file(spec.substr(eq + 1), "", ctx.max_memory_bytes);
+    }
     ctx.keep_all = !o.save.empty();
 
     Report report = experiment(ctx);

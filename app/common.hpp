@@ -34,6 +34,7 @@ struct CommonOpts {
     std::string against_tensor;
     std::optional<double> rtol, atol;
     std::string save;          // --save DIR
+    std::vector<std::string> inputs;  // --input NAME=FILE, repeatable
 };
 
 // A seed: a whole number that fits 64 bits (never saturated to 2^64 - 1).

@@ -126,3 +126,23 @@ TEST_CASE("--against: a wrong shape is a wrong answer (1); an unreadable file is
     expect_usage_error({"pe", "--against-tensor", "freq"}, "give --against FILE");
     expect_usage_error({"pe", "--save", "/nonexistent/dir/sub"}, "--save /nonexistent/dir/sub: cannot create it");
 }
+
+TEST_CASE("--input replaces an input with the learner's own: the saved inputs under another seed give the same output")
+{
+    const std::string dir = saved({"attend"}, "inputs");
+    const auto base = run_json({"attend", "--show", "out_merged"});
+    const auto again = run_json({"attend", "--seed", "5", "--show", "out_merged", "--input", "x=" + dir + "/x.npy", "--input",
+                                 "w_q=" + dir + "/w_q.npy", "--input", "w_k=" + dir + "/w_k.npy", "--input", "w_v=" + dir + "/w_v.npy"});
+    CHECK(again["tensors"][0]["data"] == base["tensors"][0]["data"]);
+    CHECK(run_json({"attend", "--seed", "5", "--show", "out_merged"})["tensors"][0]["data"] != base["tensors"][0]["data"]);
+    // rope, alibi, mask, pe and permute-test take theirs the same way
+    const std::string rope = saved({"rope"}, "rope-inputs");
+    CHECK(run_json({"rope", "--seed", "9", "--input", "q=" + rope + "/q.npy", "--show", "q"})["tensors"][0]["data"] ==
+          run_json({"rope", "--show", "q"})["tensors"][0]["data"]);
+    const std::string mask = saved({"mask"}, "mask-inputs");
+    CHECK(run_cli({"mask", "--seed", "9", "--input", "scores=" + mask + "/scores.npy", "--quiet"}).status == 0);
+    expect_usage_error({"attend", "--input", "x=" + dir + "/w_q.npy"}, "--input x: the file holds shape [8, 8], the options imply [1, 6, 8]");
+    expect_usage_error({"attend", "--input", "nope=" + dir + "/x.npy"}, "attend takes no such input here; it takes x, x_kv, w_q, w_k, w_v");
+    expect_usage_error({"attend", "--input", "x"}, "--input takes NAME=FILE");
+    expect_usage_error({"pe", "--input", "x=" + dir + "/x.npy"}, "--input x: pe takes no such input here");  // x needs --embed
+}

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -72,6 +73,7 @@ struct RunContext {
     std::function<void(double work)> on_long_run;
     std::optional<AgainstRequest> against;
     bool keep_all = false;  // keep every tensor in the report (--save writes them all)
+    std::map<std::string, Tensor> inputs;  // --input NAME=FILE: tensors that replace the run's inputs
 };
 
 // A declared tensor, as --help and the README's table show it.

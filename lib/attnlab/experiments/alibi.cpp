@@ -1,6 +1,7 @@
 #include "attnlab/experiments/alibi.hpp"
 
 #include "attnlab/experiments/command_line.hpp"
+#include "attnlab/experiments/inputs.hpp"
 #include "attnlab/learner/against.hpp"
 #include "attnlab/core/attention.hpp"
 #include "attnlab/core/measure.hpp"
@@ -147,16 +148,18 @@ Mat<T> distance_profile(const Ten3<T>& weights, AlibiVariant variant)
 
 // Demonstration inputs: q, k [head, pos, dim] seeded normal; raw = q k^T / sqrt(d).
 template <class T>
-Ten3<T> raw_scores(const AlibiParams& p, std::uint64_t seed, Run* run)
+Ten3<T> raw_scores(const AlibiParams& p, const Plan& plan, Run& run)
 {
     const auto H = static_cast<std::size_t>(p.heads), L = static_cast<std::size_t>(p.len), d = static_cast<std::size_t>(p.dim);
-    Ten3<T> q = xt::zeros<T>({H, L, d}), k = xt::zeros<T>({H, L, d});
-    fill_normal(q.data(), q.size(), seed, stream::q);
-    fill_normal(k.data(), k.size(), seed, stream::k);
-    if (run) {
-        run->add(to_tensor("q", {"head", "pos", "dim"}, q, elem_of<T>()));
-        run->add(to_tensor("k", {"head", "pos", "dim"}, k, elem_of<T>()));
-    }
+    auto draw = [&](std::uint64_t stream) {
+        Ten3<T> t = xt::zeros<T>({H, L, d});
+        fill_normal(t.data(), t.size(), plan.seed, stream);
+        return t;
+    };
+    const Ten3<T> q = input_or<T, 3>(plan, "q", [&] { return draw(stream::q); });
+    const Ten3<T> k = input_or<T, 3>(plan, "k", [&] { return draw(stream::k); });
+    run.add(to_tensor("q", {"head", "pos", "dim"}, q, elem_of<T>()));
+    run.add(to_tensor("k", {"head", "pos", "dim"}, k, elem_of<T>()));
     return scaled_scores(q, k, 1.0 / std::sqrt(dsize(p.dim)));
 }
 
@@ -171,7 +174,7 @@ Run compute_alibi(const AlibiParams& p, const Plan& plan)
     run.add(to_tensor("slopes", {"head"}, slopes_t, E));
     const Ten3<T> bias = alibi_bias<T>(slopes, p.len, p.len, p.variant);
     run.add(to_tensor("bias", {"head", "query", "key"}, bias, E));
-    const Ten3<T> scores = raw_scores<T>(p, plan.seed, &run) + bias;
+    const Ten3<T> scores = raw_scores<T>(p, plan, run) + bias;
     const Ten3<T> weights = softmax_of(scores);
     run.add(to_tensor("scores", {"head", "query", "key"}, scores, E));
     run.add(to_tensor("weights", {"head", "query", "key"}, weights, E));
@@ -259,10 +262,10 @@ std::optional<Check> check_toeplitz(const AlibiParams& p, const Run& run, const 
 
 // BLOOM's shortcut: +m*j (key only) with the causal mask vs -m*(i-j) with the causal mask.
 template <class T>
-std::optional<Check> check_bloom(const AlibiParams& p, const Run&, const CheckEnv& env)
+std::optional<Check> check_bloom(const AlibiParams& p, const Run& run, const CheckEnv& env)
 {
     const std::vector<double> slopes = alibi_slopes(p.heads, p.slopes);
-    const Ten3<T> raw = raw_scores<T>(p, env.seed, nullptr);
+    const Ten3<T> raw = scaled_scores(from_tensor<T, 3>(run.at("q")), from_tensor<T, 3>(run.at("k")), 1.0 / std::sqrt(dsize(p.dim)));
     const Ten3<T> paper_causal = softmax_of(Ten3<T>(raw + alibi_bias<T>(slopes, p.len, p.len, AlibiVariant::causal)));
     const Ten3<T> bloom = softmax_of(Ten3<T>(raw + alibi_bias_key_only<T>(slopes, p.len)));
     // The two score rows differ by the constant m*i; rounding that shift costs up to about
@@ -435,6 +438,7 @@ Experiment<AlibiParams> make_alibi_experiment()
         return H * L * L * (2.0 * d + 5.0 * 20.0) + 2.0 * H * L * d * 24.0;
     };
     e.work_what = [](const AlibiParams& p) { return fmt::format("scores [{}, {}, {}] over d = {}", p.heads, p.len, p.len, p.dim); };
+    e.inputs = {"q", "k"};
     e.mistakes = alibi_mistakes();
     enable_against(e);
     e.f32 = alibi_typed<float>();

@@ -1,6 +1,7 @@
 #include "attnlab/experiments/attend.hpp"
 
 #include "attnlab/experiments/command_line.hpp"
+#include "attnlab/experiments/inputs.hpp"
 #include "attnlab/learner/against.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
@@ -145,9 +146,11 @@ Run compute_attend(const AttendParams& p, const Plan& plan)
     const auto B = static_cast<std::size_t>(r.batch), L = static_cast<std::size_t>(r.len),
                S = static_cast<std::size_t>(r.kv_len), E = static_cast<std::size_t>(r.dim);
     Run run;
-    const Ten3<T> x = random_tensor3<T>(B, L, E, plan.seed, stream::x);
-    const Ten3<T> x_kv = r.cross ? random_tensor3<T>(B, S, E, plan.seed, stream::x_kv) : x;
-    const BlockWeights<T> w = attend_weights<T>(r, plan.seed);
+    const Ten3<T> x = input_or<T, 3>(plan, "x", [&] { return random_tensor3<T>(B, L, E, plan.seed, stream::x); });
+    const Ten3<T> x_kv = r.cross ? input_or<T, 3>(plan, "x_kv", [&] { return random_tensor3<T>(B, S, E, plan.seed, stream::x_kv); }) : x;
+    const BlockWeights<T> drawn = attend_weights<T>(r, plan.seed);
+    const BlockWeights<T> w{input_or<T, 2>(plan, "w_q", [&] { return drawn.w_q; }), input_or<T, 2>(plan, "w_k", [&] { return drawn.w_k; }),
+                            input_or<T, 2>(plan, "w_v", [&] { return drawn.w_v; })};
     const bool keep = plan.wants("scores") || plan.wants("weights");
     const BlockResult<T> res = run_block(x, x_kv, w, r.cfg, keep);
     run.derived["scale"] = res.scale;
@@ -541,6 +544,7 @@ Experiment<AttendParams> make_attend_experiment()
         const Resolved r = resolve(p);
         return fmt::format("attention over [{}, {}, {}, {}] with d = {}", r.batch, p.heads, r.len, r.kv_len, head_dim(p));
     };
+    e.inputs = {"x", "x_kv", "w_q", "w_k", "w_v"};
     e.mistakes = attend_mistakes();
     enable_against(e);
     e.f32 = attend_typed<float>();

@@ -50,9 +50,16 @@ struct Plan {
     DType dtype = DType::float32;
     std::uint64_t seed = 0;
     std::vector<std::string> wanted;
+    const std::map<std::string, Tensor>* inputs = nullptr;  // --input: replacements of the run's inputs
     bool wants(const std::string& name) const
     {
         return std::find(wanted.begin(), wanted.end(), name) != wanted.end();
+    }
+    const Tensor* input(const std::string& name) const
+    {
+        if (inputs == nullptr) return nullptr;
+        const auto it = inputs->find(name);
+        return it == inputs->end() ? nullptr : &it->second;
     }
 };
 
@@ -131,6 +138,8 @@ struct Experiment {
     std::function<double(const P&, const Plan&)> work;
     // What dominates the work, for the refusal message.
     std::function<std::string(const P&)> work_what;
+    // The tensors --input may replace (the inputs the compute would otherwise draw).
+    std::vector<std::string> inputs;
     // --against: the catalogue of usual mistakes, and the absolute tolerance a correct answer
     // computed another way needs for a tensor (default 64 eps (1 + max |expected|)).
     std::vector<Mistake<P>> mistakes;
@@ -178,6 +187,29 @@ std::vector<TensorInfo> tensor_infos(const Experiment<P>& e)
     for (const auto& d : e.tensors) out.push_back({d.name, d.axes, d.alt_axes, d.need == Need::on_demand, d.name == e.main_tensor});
     return out;
 }
+
+namespace detail {
+
+// Each --input names an input this configuration takes, in the shape its options imply.
+template <class P>
+void require_inputs(const Experiment<P>& e, const P& p, const std::vector<std::string>& offered, const RunContext& ctx)
+{
+    for (const auto& [name, t] : ctx.inputs) {
+        const bool declared = std::find(e.inputs.begin(), e.inputs.end(), name) != e.inputs.end() &&
+                              std::find(offered.begin(), offered.end(), name) != offered.end();
+        if (!declared) {
+            throw InputError(fmt::format("--input {}: {} takes no such input here; it takes {}", name, e.command, fmt::join(e.inputs, ", ")));
+        }
+        std::vector<std::size_t> shape;
+        for (double n : e.decl(name)->shape(p)) shape.push_back(static_cast<std::size_t>(n));
+        if (t.shape != shape) {
+            throw InputError(fmt::format("--input {}: the file holds shape [{}], the options imply [{}]", name, fmt::join(t.shape, ", "),
+                                         fmt::join(shape, ", ")));
+        }
+    }
+}
+
+}  // namespace detail
 
 // The tensors this configuration produces, in declaration order.
 template <class P>
@@ -244,7 +276,7 @@ Run compute_all(const Experiment<P>& e, const P& given, const RunContext& ctx)
 {
     const P p = e.resolve ? e.resolve(given) : given;
     if (e.validate) e.validate(p);
-    Plan plan{ctx.dtype, ctx.seed, {}};
+    Plan plan{ctx.dtype, ctx.seed, {}, &ctx.inputs};
     for (const auto& d : e.tensors)
         if (d.need == Need::on_demand && (!d.applies || d.applies(p))) plan.wanted.push_back(d.name);
     estimate_memory(e, p, plan, ctx);
@@ -282,7 +314,8 @@ Report run_experiment(const Experiment<P>& e, const P& given, const RunContext& 
     report.offered = offered_tensors(e, p);
     detail::require_offered(e.command, report.offered, ctx.show);
 
-    Plan plan{ctx.dtype, ctx.seed, {}};
+    Plan plan{ctx.dtype, ctx.seed, {}, &ctx.inputs};
+    detail::require_inputs(e, p, report.offered, ctx);
     const std::string against = ctx.against ? (ctx.against->tensor.empty() ? e.main_tensor : ctx.against->tensor) : "";
     if (!against.empty()) detail::require_offered(e.command, report.offered, {against});
     for (const auto& d : e.tensors)

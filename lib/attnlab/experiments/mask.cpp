@@ -1,6 +1,7 @@
 #include "attnlab/experiments/mask.hpp"
 
 #include "attnlab/experiments/command_line.hpp"
+#include "attnlab/experiments/inputs.hpp"
 #include "attnlab/learner/against.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
@@ -229,8 +230,10 @@ Run compute_mask(const MaskParams& p, const Plan& plan)
     const auto E = elem_of<T>();
     Run run;
     run.add(additive_mask_tensor<T>(m, B));
-    const Ten3<T> scores = random_scores<T>(static_cast<std::size_t>(B), static_cast<std::size_t>(m.queries),
-                                            static_cast<std::size_t>(m.keys), p.dk, plan.seed);
+    const Ten3<T> scores = input_or<T, 3>(plan, "scores", [&] {
+        return random_scores<T>(static_cast<std::size_t>(B), static_cast<std::size_t>(m.queries), static_cast<std::size_t>(m.keys), p.dk,
+                                plan.seed);
+    });
     run.add(to_tensor("scores", {"batch", "query", "key"}, scores, E));
     if (plan.wants("masked_scores")) {
         Ten3<T> ms = scores;
@@ -635,6 +638,7 @@ Experiment<MaskParams> make_mask_experiment()
         const MaskSpec m = mask_spec(p);
         return fmt::format("scores [{}, {}, {}] over d_k = {}", batch_of(p, m), m.queries, m.keys, p.dk);
     };
+    e.inputs = {"scores"};
     e.mistakes = mask_mistakes();
     enable_against(e);
     e.f32 = mask_typed<float>();

@@ -1,6 +1,7 @@
 #include "attnlab/experiments/pe.hpp"
 
 #include "attnlab/experiments/command_line.hpp"
+#include "attnlab/experiments/inputs.hpp"
 #include "attnlab/learner/against.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
@@ -226,13 +227,16 @@ namespace {
 // --- compute: PE as the articles' module builds it, plus the embedding when asked ---
 
 template <class T>
-void compute_embedding(const PeParams& p, const Mat<T>& table, const Mat<T>& pe, std::uint64_t seed, Run& run)
+void compute_embedding(const PeParams& p, const Mat<T>& table, const Mat<T>& pe, const Plan& plan, Run& run)
 {
-    // X: [B, L, D] seeded normal; H = s*X + PE with PE broadcast as [1, L, D].
+    // X: [B, L, D] seeded normal (or --input x); H = s*X + PE with PE broadcast as [1, L, D].
     const auto B = static_cast<std::size_t>(p.batch), L = static_cast<std::size_t>(p.len),
                D = static_cast<std::size_t>(p.dim);
-    Ten3<T> x = xt::zeros<T>({B, L, D});
-    fill_normal(x.data(), x.size(), seed, stream::x);
+    const Ten3<T> x = input_or<T, 3>(plan, "x", [&] {
+        Ten3<T> drawn = xt::zeros<T>({B, L, D});
+        fill_normal(drawn.data(), drawn.size(), plan.seed, stream::x);
+        return drawn;
+    });
     const T s = p.scale_embed ? std::sqrt(static_cast<T>(p.dim)) : T(1);
     Ten3<T> h = s * x + xt::view(pe, xt::newaxis(), xt::all(), xt::all());
     run.add(to_tensor("x", {"batch", "pos", "dim"}, x, elem_of<T>()));
@@ -262,7 +266,7 @@ Run compute_pe(const PeParams& p, const Plan& plan)
         run.add(to_tensor("wavelength", {"pair"}, T(2) * static_cast<T>(M_PI) / freq, elem_of<T>()));
     }
     if (p.embed) {
-        compute_embedding(p, table, pe, plan.seed, run);
+        compute_embedding(p, table, pe, plan, run);
     }
     return run;
 }
@@ -643,6 +647,7 @@ Experiment<PeParams> make_pe_experiment()
         return 40.0 * (dsize(p.max_len) * dsize(p.dim) + 3.0 * LD) + 2.0 * pairs + 40.0 * dsize(p.batch) * LD;
     };
     e.work_what = [](const PeParams& p) { return fmt::format("pe [{}, {}] and its pair checks", p.len, p.dim); };
+    e.inputs = {"x"};
     e.mistakes = pe_mistakes();
     // A correct table computed another way (pow instead of exp-log, float32 angles) differs
     // by the rounding of the angle pos * w_i, which grows with the position.

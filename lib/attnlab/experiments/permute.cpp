@@ -3,6 +3,7 @@
 #include "attnlab/experiments/command_line.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/io/embedded.hpp"
+#include "attnlab/experiments/inputs.hpp"
 #include "attnlab/io/npy.hpp"
 #include "attnlab/core/rng.hpp"
 
@@ -148,11 +149,13 @@ template <class T>
 Run compute_permute(const PermuteParams& p, const Plan& plan)
 {
     const auto E = elem_of<T>();
-    const Ten3<T> x = random_tensor3<T>(1, static_cast<std::size_t>(p.len), static_cast<std::size_t>(p.dim), plan.seed, stream::x);
-    const BlockWeights<T> w = p.no_proj ? BlockWeights<T>{identity<T>(p.dim), identity<T>(p.dim), identity<T>(p.dim)}
-                                        : BlockWeights<T>{random_weight<T>(p.dim, p.dim, plan.seed, stream::w_q),
-                                                          random_weight<T>(p.dim, p.dim, plan.seed, stream::w_k),
-                                                          random_weight<T>(p.dim, p.dim, plan.seed, stream::w_v)};
+    const Ten3<T> x = input_or<T, 3>(plan, "x", [&] {
+        return random_tensor3<T>(1, static_cast<std::size_t>(p.len), static_cast<std::size_t>(p.dim), plan.seed, stream::x);
+    });
+    auto weight = [&](const char* name, std::uint64_t stream) {
+        return input_or<T, 2>(plan, name, [&] { return p.no_proj ? identity<T>(p.dim) : random_weight<T>(p.dim, p.dim, plan.seed, stream); });
+    };
+    const BlockWeights<T> w{weight("w_q", stream::w_q), weight("w_k", stream::w_k), weight("w_v", stream::w_v)};
     const BlockConfig cfg = block_config(p);
     const BlockResult<T> base = run_block(x, x, w, cfg, true);
     const Tensor out = to_tensor("out", {"pos", "dim"}, xt::view(merge_heads(base.attn.out), 0, xt::all(), xt::all()), E);
@@ -317,6 +320,7 @@ Experiment<PermuteParams> make_permute_experiment()
     e.command = "permute-test";
     e.main_tensor = "out_perm";
     e.tensors = permute_tensors();
+    e.inputs = {"x", "w_q", "w_k", "w_v"};
     e.resolve = resolve;
     e.validate = validate;
     e.params_json = [](const PermuteParams& p) {

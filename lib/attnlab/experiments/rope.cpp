@@ -1,6 +1,7 @@
 #include "attnlab/experiments/rope.hpp"
 
 #include "attnlab/experiments/command_line.hpp"
+#include "attnlab/experiments/inputs.hpp"
 #include "attnlab/learner/against.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
@@ -368,7 +369,8 @@ Run compute_rope(const RopeParams& p, const Plan& plan)
     const RopeFrequencies freq = freq_of<T>(p);
     run.derived["attention_factor"] = freq.attention_factor;
     const RopeCache<T> cache = rope_cache<T>(p.len, freq.theta);
-    const auto [q, k] = rope_inputs<T>(p, plan.seed);
+    const auto [q_drawn, k_drawn] = rope_inputs<T>(p, plan.seed);
+    const Ten4<T> q = input_or<T, 4>(plan, "q", [&] { return q_drawn; }), k = input_or<T, 4>(plan, "k", [&] { return k_drawn; });
     run.add(theta_tensor<T>("theta", freq.theta));
     if (p.scaling.method != RopeScaling::none) run.add(theta_tensor<T>("theta_unscaled", freq.theta_unscaled));
     if (plan.wants("cache")) {
@@ -908,6 +910,7 @@ Experiment<RopeParams> make_rope_experiment()
                L * dsize(rotary(p)) * 40.0;
     };
     e.work_what = [](const RopeParams& p) { return fmt::format("q, k [{}, {}, {}, {}] and dots [{}, {}]", p.batch, p.heads, p.len, p.dim, p.len, p.len); };
+    e.inputs = {"q", "k"};
     e.mistakes = rope_mistakes();
     enable_against(e);
     e.f32 = rope_typed<float>();
