@@ -27,6 +27,26 @@ std::string write_temp(const Tensor& t, const std::string& tag)
     return path;
 }
 
+// The same tensor as attnlab's long-form CSV (one column per axis, then value).
+std::string write_csv(const Tensor& t, const std::string& tag)
+{
+    const std::string path = "/tmp/attnlab-against-" + tag + ".csv";
+    std::ofstream out(path);
+    for (std::size_t a = 0; a < t.rank(); ++a) out << "a" << a << ",";
+    out << "value\n";
+    std::vector<std::size_t> idx(t.rank(), 0);
+    for (std::size_t k = 0; k < t.size(); ++k) {
+        for (std::size_t i : idx) out << i << ",";
+        const double v = t.values[k];
+        out << (std::isnan(v) ? std::string("nan") : std::isinf(v) ? std::string(v > 0 ? "inf" : "-inf") : std::to_string(v)) << "\n";
+        for (std::size_t a = t.rank(); a-- > 0;) {
+            if (++idx[a] < t.shape[a]) break;
+            idx[a] = 0;
+        }
+    }
+    return path;
+}
+
 // Runs e with --against the given tensor file (held against `name`).
 template <class P>
 Comparison against(const Experiment<P>& e, const P& p, const std::string& file, const std::string& name)
@@ -55,11 +75,14 @@ void every_mistake_is_named(const Experiment<P>& e, const P& p)
         const Tensor wrong = m.build(p, run);
         double diff = 0.0;
         if (tensors_match(run.at(m.tensor), wrong, 1e-5, 1e-5, &diff)) continue;  // here the mistake changes nothing
-        const Comparison c = against(e, p, write_temp(wrong, m.id), m.tensor);
-        CHECK_FALSE(c.passed);
-        bool named = false;
-        for (const auto& d : c.diagnosis) named = named || d.id == m.id;
-        CHECK(named);
+        for (const std::string& file : {write_temp(wrong, m.id), write_csv(wrong, m.id)}) {
+            CAPTURE(file);
+            const Comparison c = against(e, p, file, m.tensor);
+            CHECK_FALSE(c.passed);
+            bool named = false;
+            for (const auto& d : c.diagnosis) named = named || d.id == m.id;
+            CHECK(named);
+        }
     }
 }
 

@@ -584,6 +584,24 @@ std::vector<Mistake<MaskParams>> mask_mistakes()
              [](const MaskParams& p, const Run&) { return mask_with(p, [](MaskSpec& m) { m.fill = -1e9; }); }},
             {"bool_inverted", "key_padding_mask", "the boolean convention is inverted: True marks the positions that may be attended",
              "布尔约定反了：True 标记的是可以关注的位置", [](const MaskParams&, const Run& run) { return complement(run.at("key_padding_mask")); }},
+            {"mask_multiplied", "weights", "the scores were multiplied by a 0/1 mask instead of adding -inf: masked keys keep weight",
+             "得分乘以了 0/1 掩码，而不是加上 -inf：被屏蔽的键仍有权重",
+             [](const MaskParams& p, const Run& run) {
+                 const MaskSpec m = mask_spec(p);
+                 Ten3<double> s = from_tensor<double, 3>(run.at("scores"));
+                 for (std::size_t b = 0; b < s.shape(0); ++b)
+                     for (long i = 0; i < m.queries; ++i)
+                         for (long j = 0; j < m.keys; ++j)
+                             if (m.masked(static_cast<long>(b), i, j)) s(b, i, j) = 0.0;
+                 softmax_rows(s.data(), s.shape(0) * s.shape(1), s.shape(2), SoftmaxKind::plain);
+                 return to_tensor("weights", {"batch", "query", "key"}, s, Elem::float64);
+             }},
+            {"mask_ignored", "weights", "the mask was not applied: every key keeps its weight", "没有应用掩码：每个键都保留了权重",
+             [](const MaskParams&, const Run& run) {
+                 Ten3<double> s = from_tensor<double, 3>(run.at("scores"));
+                 softmax_rows(s.data(), s.shape(0) * s.shape(1), s.shape(2), SoftmaxKind::plain);
+                 return to_tensor("weights", {"batch", "query", "key"}, s, Elem::float64);
+             }},
             {"bool_inverted", "attn_mask_bool",
              "the boolean convention is inverted: True marks the masked positions (scaled_dot_product_attention's True means may attend)",
              "布尔约定反了：True 标记的是被屏蔽的位置（scaled_dot_product_attention 中 True 表示可以关注）",
