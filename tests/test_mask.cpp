@@ -251,3 +251,15 @@ TEST_CASE("run_mask: input errors")
     CHECK(parse_fill("-inf") == -kInf);
     CHECK(parse_fill("-1e9") == -1e9);
 }
+
+TEST_CASE("run_mask: §5.3's 'True = masked' holds only when there is nothing to mask")
+{
+    MaskParams p;
+    p.kind = MaskKind::padding;
+    p.lengths = {2, 4};
+    const Check wrong = find_check(run_mask(p, RunContext{}), "sdpa_bool_true_masks");
+    CHECK_FALSE(wrong.passed());
+    CHECK(wrong.measured == doctest::Approx(1.0));  // all the weight on the padding
+    p.lengths = {4, 4};  // no padding anywhere: no padded key to put weight on
+    CHECK(find_check(run_mask(p, RunContext{}), "sdpa_bool_true_masks").passed());
+}

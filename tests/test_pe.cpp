@@ -244,3 +244,26 @@ TEST_CASE("run_pe: input errors")
     p.dim = 1 << 12;
     CHECK_THROWS_WITH_AS(run_pe(p, ctx), doctest::Contains("above the memory budget"), InputError);
 }
+
+TEST_CASE("run_pe: §2.1's longest wavelength is the base only where 2 pi base^((D-2)/D) happens to be: D = 10")
+{
+    PeParams p;
+    p.dim = 10;  // 2 pi 10000^(8/10) = 9958: within 1% of 10000
+    CHECK(find_check(run_pe(p, RunContext{}), "max_wavelength_is_base").passed());
+    p.dim = 8;  // 2 pi 10000^(6/8) = 6283
+    const Check c = find_check(run_pe(p, RunContext{}), "max_wavelength_is_base");
+    CHECK_FALSE(c.passed());
+    CHECK(c.measured == doctest::Approx(1.0 - 2.0 * M_PI * std::pow(10000.0, 0.75) / 10000.0).epsilon(1e-5));
+}
+
+TEST_CASE("run_pe: the unsliced table is a shape error exactly when L != max_len")
+{
+    PeParams p;
+    p.embed = true;
+    p.max_len = 20;
+    CHECK(find_check(run_pe(p, RunContext{}), "unsliced_table_shape_error").passed());
+    p.max_len = 0;  // L = max_len: x + self.pe broadcasts, the bug does not show
+    const Check c = find_check(run_pe(p, RunContext{}), "unsliced_table_shape_error");
+    CHECK(c.role == Role::demonstration);
+    CHECK_FALSE(c.passed());
+}
