@@ -269,6 +269,21 @@ std::vector<Check> run_checks(const std::vector<CheckDef<P>>& defs, const P& p, 
     return out;
 }
 
+// What one compute is asked for: the on-demand tensors `wanted` names, the inputs; refused
+// up front when its memory or work estimate is past the budget.
+template <class P>
+Plan plan_for(const Experiment<P>& e, const P& p, const std::vector<std::string>& offered, const RunContext& ctx,
+              const std::function<bool(const std::string&)>& wanted)
+{
+    detail::require_inputs(e, p, offered, ctx);
+    Plan plan{ctx.dtype, ctx.seed, {}, &ctx.inputs};
+    for (const auto& d : e.tensors)
+        if (d.need == Need::on_demand && (!d.applies || d.applies(p)) && wanted(d.name)) plan.wanted.push_back(d.name);
+    estimate_memory(e, p, plan, ctx);
+    if (e.work) require_work(e.work(p, plan), ctx, e.work_what ? e.work_what(p) : e.command);
+    return plan;
+}
+
 // Every tensor a configuration produces, on-demand ones included: what a check can be run
 // on after one of them is replaced (a doctored tensor in a test, a learner's file).
 template <class P>
@@ -276,11 +291,7 @@ Run compute_all(const Experiment<P>& e, const P& given, const RunContext& ctx)
 {
     const P p = e.resolve ? e.resolve(given) : given;
     if (e.validate) e.validate(p);
-    Plan plan{ctx.dtype, ctx.seed, {}, &ctx.inputs};
-    for (const auto& d : e.tensors)
-        if (d.need == Need::on_demand && (!d.applies || d.applies(p))) plan.wanted.push_back(d.name);
-    estimate_memory(e, p, plan, ctx);
-    if (e.work) require_work(e.work(p, plan), ctx, e.work_what ? e.work_what(p) : e.command);
+    const Plan plan = plan_for(e, p, offered_tensors(e, p), ctx, [](const std::string&) { return true; });
     return e.typed(ctx.dtype).compute(p, plan);
 }
 
@@ -314,14 +325,11 @@ Report run_experiment(const Experiment<P>& e, const P& given, const RunContext& 
     report.offered = offered_tensors(e, p);
     detail::require_offered(e.command, report.offered, ctx.show);
 
-    Plan plan{ctx.dtype, ctx.seed, {}, &ctx.inputs};
-    detail::require_inputs(e, p, report.offered, ctx);
     const std::string against = ctx.against ? (ctx.against->tensor.empty() ? e.main_tensor : ctx.against->tensor) : "";
     if (!against.empty()) detail::require_offered(e.command, report.offered, {against});
-    for (const auto& d : e.tensors)
-        if (d.need == Need::on_demand && (detail::kept(d.name, e.main_tensor, ctx) || d.name == against)) plan.wanted.push_back(d.name);
-    estimate_memory(e, p, plan, ctx);
-    if (e.work) require_work(e.work(p, plan), ctx, e.work_what ? e.work_what(p) : e.command);
+    const Plan plan = plan_for(e, p, report.offered, ctx, [&](const std::string& name) {
+        return detail::kept(name, e.main_tensor, ctx) || name == against;
+    });
 
     const Typed<P>& typed = e.typed(ctx.dtype);
     Run run = typed.compute(p, plan);
