@@ -56,7 +56,7 @@ std::pair<int, std::vector<std::string>> grade(std::vector<std::string> args)
 
 }  // namespace
 
-TEST_CASE("--save writes every tensor as NPY and run.json; the saved answer passes --against")
+TEST_CASE("--save writes every tensor as NPY and run.json, and the saved answer passes --against")
 {
     const std::string dir = saved({"pe", "--len", "6", "--dim", "4"}, "pe");
     std::ifstream run(dir + "/run.json");
@@ -109,7 +109,7 @@ TEST_CASE("--against names the mistake: wrong answers made independently, one pe
     CHECK(run_cli({"mask", "--diagonal", "0", "--against", diag0 + "/mask.npy", "--quiet"}).status == 0);
 }
 
-TEST_CASE("--against: a wrong shape is a wrong answer (1); an unreadable file is an input error (2)")
+TEST_CASE("--against: a wrong shape is a wrong answer (1), an unreadable file is an input error (2)")
 {
     write_npy(kDir + "-small.npy", {2, 2}, {0, 1, 0, 1});
     const auto r = run_cli({"pe", "--against", kDir + "-small.npy", "--format", "json"});
