@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Random command lines from every subcommand's options and hostile values: each run must
+exit 0, 1 or 2, never hang (20 s each), and keep the contract: exit 2 is one stderr line and
+an empty stdout, exit 1 names the failed checks, nothing prints "internal error".
+Usage: cli_fuzz.py ATTNLAB [SEED] [RUNS]
+"""
+import random
+import subprocess
+import sys
+
+A = sys.argv[1]
+rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
+vals = ["0", "1", "2", "3", "-1", "7", "16", "1e9", "nan", "inf", "-inf", "abc", "", "0.5", "4294967296", "2,1,0", "3,0", "1,1"]
+opts = {
+ "pe": ["--len", "--dim", "--base", "--layout", "--max-len", "--freq-method", "--embed", "--batch", "--scale-embed", "--shift"],
+ "rope": ["--len", "--dim", "--heads", "--batch", "--base", "--style", "--rotary-dim", "--scaling", "--factor", "--original-len", "--beta-fast", "--beta-slow", "--attention-factor", "--example"],
+ "alibi": ["--heads", "--len", "--dim", "--slopes", "--variant"],
+ "mask": ["--kind", "--len", "--kv-len", "--align", "--diagonal", "--window", "--batch", "--lengths", "--fill", "--dk", "--multiply", "--softmax"],
+ "attend": ["--batch", "--len", "--heads", "--dim", "--kv-len", "--kv-heads", "--scale", "--pe", "--rope-style", "--mask", "--lengths", "--window", "--align", "--softmax"],
+ "permute-test": ["--len", "--dim", "--heads", "--example", "--perm", "--trials", "--no-proj", "--pe", "--mask"],
+ "tour": ["--section", "--lang"],
+}
+enums = {"--layout": ["interleaved", "concat"], "--freq-method": ["exp-log", "pow"], "--style": ["interleaved", "half"], "--scaling": ["none", "linear", "ntk", "dynamic", "yarn", "llama3"],
+         "--slopes": ["paper", "simple"], "--variant": ["symmetric", "causal"], "--kind": ["causal", "padding", "both", "window", "none"], "--align": ["upper-left", "lower-right"],
+         "--softmax": ["plain", "safe"], "--pe": ["none", "sinusoidal", "rope", "alibi"], "--rope-style": ["interleaved", "half"], "--mask": ["none", "causal", "padding", "both", "window"],
+         "--section": ["order", "pe", "rope", "alibi", "mask", "encoder_decoder"], "--lang": ["en", "zh"]}
+flags = {"--embed", "--scale-embed", "--example", "--multiply", "--no-proj"}
+common = [["--dtype", "float64"], ["--format", "json"], ["--format", "csv"], ["--quiet"], ["--tol", "0"], ["--lang", "zh"]]
+bad = 0
+codes = {}
+for n in range(int(sys.argv[3]) if len(sys.argv) > 3 else 300):
+    cmd = rng.choice(list(opts))
+    args = [cmd]
+    for _ in range(rng.randint(0, 5)):
+        o = rng.choice(opts[cmd])
+        if o in flags: args.append(o)
+        elif o in enums and rng.random() < 0.8: args += [o, rng.choice(enums[o])]
+        else: args += [o, rng.choice(vals)]
+    if rng.random() < 0.5: args += rng.choice(common)
+    try:
+        r = subprocess.run([A] + args, capture_output=True, text=True, timeout=20)
+    except subprocess.TimeoutExpired:
+        print("TIMEOUT", args); bad += 1; continue
+    codes[r.returncode] = codes.get(r.returncode, 0) + 1
+    one_line = r.returncode != 2 or (r.stdout == "" and r.stderr.count("\n") == 1)
+    if r.returncode not in (0, 1, 2) or "internal error" in r.stderr or not one_line or (r.returncode == 1 and "failed checks" not in r.stderr):
+        print(r.returncode, args, r.stderr[:300]); bad += 1
+print(f"{sum(codes.values())} random command lines, {bad} broke the contract; exit codes {codes}")
+sys.exit(1 if bad else 0)
