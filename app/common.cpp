@@ -265,7 +265,7 @@ void save_run(Report& report, const std::string& dir, RunContext ctx)
     ctx.keep_all = false;
     std::vector<Tensor> shown;
     for (auto& t : report.tensors)
-        if (ctx.main_only ? t.name == report.main_tensor : ctx.show.empty() || std::find(ctx.show.begin(), ctx.show.end(), t.name) != ctx.show.end())
+        if (ctx.keeps(t.name, report.main_tensor))
             shown.push_back(std::move(t));
     report.tensors = std::move(shown);
 }

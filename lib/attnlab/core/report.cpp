@@ -12,6 +12,14 @@
 
 namespace attnlab {
 
+bool RunContext::keeps(const std::string& name, const std::string& main_tensor) const
+{
+    if (keep_all) return true;
+    if (main_only) return name == main_tensor;
+    if (show.empty()) return true;
+    return std::find(show.begin(), show.end(), name) != show.end();
+}
+
 std::size_t element_count(const std::vector<std::size_t>& shape)
 {
     return std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());

@@ -74,6 +74,9 @@ struct RunContext {
     std::optional<AgainstRequest> against;
     bool keep_all = false;  // keep every tensor in the report (--save writes them all)
     std::map<std::string, Tensor> inputs;  // --input NAME=FILE: tensors that replace the run's inputs
+
+    // Whether the report keeps tensor NAME (MAIN_TENSOR is the command's main one).
+    bool keeps(const std::string& name, const std::string& main_tensor) const;
 };
 
 // A declared tensor, as --help and the README's table show it.

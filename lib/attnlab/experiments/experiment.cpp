@@ -58,14 +58,6 @@ void require_offered(const std::string& command, const std::vector<std::string>&
     }
 }
 
-bool kept(const std::string& name, const std::string& main_tensor, const RunContext& ctx)
-{
-    if (ctx.keep_all) return true;
-    if (ctx.main_only) return name == main_tensor;
-    if (ctx.show.empty()) return true;
-    return std::find(ctx.show.begin(), ctx.show.end(), name) != ctx.show.end();
-}
-
 std::string memory_what(const RunContext& ctx, double rendered, const std::string& largest)
 {
     return fmt::format("{} for {:.0f} numbers; {} the largest tensor", ctx.render_format, rendered, largest);

@@ -170,7 +170,6 @@ double elem_bytes(DType dtype);
 // Throws InputError for a --show/--tensor name the command does not produce here.
 void require_offered(const std::string& command, const std::vector<std::string>& offered,
                      const std::vector<std::string>& show);
-bool kept(const std::string& name, const std::string& main_tensor, const RunContext& ctx);
 // "json for 19200000 numbers; pe [1200000, 16] the largest tensor"
 std::string memory_what(const RunContext& ctx, double rendered, const std::string& largest);
 // Every tensor of the run is declared, with the declared axes.
@@ -239,7 +238,7 @@ void estimate_memory(const Experiment<P>& e, const P& p, const Plan& plan, const
         for (double s : shape) n *= s;
         bytes += n * per;
         if (d.need == Need::on_demand) optional.push_back(d.name);
-        if (detail::kept(d.name, e.main_tensor, ctx)) rendered += n;
+        if (ctx.keeps(d.name, e.main_tensor)) rendered += n;
         if (n > largest_n) {
             largest_n = n;
             largest = fmt::format("{} [{}]", d.name, fmt::join(shape, ", "));
@@ -328,7 +327,7 @@ Report run_experiment(const Experiment<P>& e, const P& given, const RunContext& 
     const std::string against = ctx.against ? (ctx.against->tensor.empty() ? e.main_tensor : ctx.against->tensor) : "";
     if (!against.empty()) detail::require_offered(e.command, report.offered, {against});
     const Plan plan = plan_for(e, p, report.offered, ctx, [&](const std::string& name) {
-        return detail::kept(name, e.main_tensor, ctx) || name == against;
+        return ctx.keeps(name, e.main_tensor) || name == against;
     });
 
     const Typed<P>& typed = e.typed(ctx.dtype);
@@ -347,7 +346,7 @@ Report run_experiment(const Experiment<P>& e, const P& given, const RunContext& 
     }
     for (const auto& d : e.tensors) {  // in declaration order, whatever order the compute used
         auto it = std::find_if(run.tensors.begin(), run.tensors.end(), [&](const Tensor& t) { return t.name == d.name; });
-        if (it != run.tensors.end() && detail::kept(d.name, e.main_tensor, ctx)) report.tensors.push_back(std::move(*it));
+        if (it != run.tensors.end() && ctx.keeps(d.name, e.main_tensor)) report.tensors.push_back(std::move(*it));
     }
     return report;
 }
