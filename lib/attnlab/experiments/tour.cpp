@@ -421,9 +421,7 @@ nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors)
     doc["sections"] = std::move(secs);
     auto claims = nlohmann::ordered_json::array();
     for (const auto& c : t.claims) {
-        Report r;
-        r.checks = {c.check};
-        auto j = to_json(r, false)["checks"][0];
+        auto j = check_json(c.check);
         j["command"] = c.command;
         j["section"] = c.section;
         j["source"] = c.source;

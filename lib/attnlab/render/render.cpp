@@ -331,8 +331,6 @@ nlohmann::ordered_json json_figure(double v)
 
 }  // namespace
 
-namespace {
-
 nlohmann::ordered_json check_json(const Check& c)
 {
     nlohmann::ordered_json j;
@@ -346,6 +344,8 @@ nlohmann::ordered_json check_json(const Check& c)
     j["passed"] = c.passed();
     return j;
 }
+
+namespace {
 
 nlohmann::ordered_json against_json(const Comparison& c)
 {

@@ -31,6 +31,8 @@ std::string render(const Report& report, const RenderOptions& opts);
 std::string render_text(const Report& report, const RenderOptions& opts);
 std::string render_csv(const Report& report, const RenderOptions& opts);
 nlohmann::ordered_json to_json(const Report& report, bool with_tensors);
+// One check as the JSON report lists it.
+nlohmann::ordered_json check_json(const Check& c);
 
 // One check as a text line: "PASS  claim: metric = 3.1e-07 <= 1e-05".
 std::string check_line(const Check& c, bool color, Lang lang = Lang::en);
