@@ -584,6 +584,15 @@ std::vector<Mistake<MaskParams>> mask_mistakes()
              [](const MaskParams& p, const Run&) { return mask_with(p, [](MaskSpec& m) { m.fill = -1e9; }); }},
             {"bool_inverted", "key_padding_mask", "the boolean convention is inverted: True marks the positions that may be attended",
              "布尔约定反了：True 标记的是可以关注的位置", [](const MaskParams&, const Run& run) { return complement(run.at("key_padding_mask")); }},
+            {"padding_one_late", "key_padding_mask", "padding starts one position late: True where j > lengths[b] instead of j >= lengths[b]",
+             "填充晚了一个位置：在 j > lengths[b] 处为 True，应为 j >= lengths[b]",
+             [](const MaskParams& p, const Run& run) {
+                 Tensor t = run.at("key_padding_mask");
+                 const std::size_t S = t.shape.back();
+                 for (std::size_t b = 0; b < p.lengths.size() && b < t.shape.front(); ++b)
+                     for (std::size_t j = 0; j < S; ++j) t.values[b * S + j] = static_cast<long>(j) > p.lengths[b] ? 1.0 : 0.0;
+                 return t;
+             }},
             {"mask_multiplied", "weights", "the scores were multiplied by a 0/1 mask instead of adding -inf: masked keys keep weight",
              "得分乘以了 0/1 掩码，而不是加上 -inf：被屏蔽的键仍有权重",
              [](const MaskParams& p, const Run& run) {

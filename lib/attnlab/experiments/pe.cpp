@@ -595,6 +595,23 @@ Tensor pe_variant(const PeParams& p, PeVariant v)
     return to_tensor("pe", {"pos", "dim"}, pe, Elem::float64);
 }
 
+Tensor renamed(Tensor t, const std::string& name)
+{
+    t.name = name;
+    return t;
+}
+
+// h = s x + PE, from the run's own x and table, in float64.
+Tensor embedded_with(const PeParams& p, const Run& run, double s)
+{
+    Tensor h = renamed(run.at("x"), "h");
+    const Tensor& pe = run.at("pe");
+    const std::size_t LD = static_cast<std::size_t>(p.len * p.dim);
+    for (std::size_t n = 0; n < h.values.size(); ++n) h.values[n] = s * h.values[n] + pe.values[n % LD];
+    h.elem = Elem::float64;
+    return h;
+}
+
 std::vector<Mistake<PeParams>> pe_mistakes()
 {
     auto variant = [](PeVariant v) { return [v](const PeParams& p, const Run&) { return pe_variant(p, v); }; };
@@ -607,7 +624,15 @@ std::vector<Mistake<PeParams>> pe_mistakes()
             {"concat_halves", "pe", "sin block then cos block ([sin | cos]) with the paper's w_i, not interleaved pairs",
              "先 sin 块再 cos 块（[sin | cos]），用论文的 w_i，而不是交错成对", variant({2.0, 0, true, false, false})},
             {"transposed", "pe", "saved as [dim, pos] instead of [pos, dim]", "保存成了 [dim, pos]，应为 [pos, dim]",
-             variant({2.0, 0, false, false, true})}};
+             variant({2.0, 0, false, false, true})},
+            {"sliced_by_batch", "h", "the table is sliced by the batch size, pe[:x.size(0)], so sequence b gets PE(b) at every position",
+             "表按批大小切片了（pe[:x.size(0)]），于是序列 b 的每个位置都加上了 PE(b)",
+             [](const PeParams&, const Run& run) { return run.has("h_sliced_by_batch") ? renamed(run.at("h_sliced_by_batch"), "h") : Tensor{}; }},
+            {"pe_not_added", "h", "the encoding is not added: x is returned unchanged", "没有加上位置编码：原样返回了 x",
+             [](const PeParams&, const Run& run) { return renamed(run.at("x"), "h"); }},
+            {"embedding_scaled", "h", "x is scaled by sqrt(D) before PE is added, which this module does not do",
+             "加 PE 之前把 x 乘了 sqrt(D)，而这个模块不这样做",
+             [](const PeParams& p, const Run& run) { return p.scale_embed ? Tensor{} : embedded_with(p, run, std::sqrt(dsize(p.dim))); }}};
 }
 
 nlohmann::ordered_json pe_params_json(const PeParams& p)

@@ -5,6 +5,7 @@
 #include "attnlab/io/embedded.hpp"
 #include "attnlab/experiments/inputs.hpp"
 #include "attnlab/io/npy.hpp"
+#include "attnlab/learner/against.hpp"
 #include "attnlab/core/rng.hpp"
 
 #include <fmt/format.h>
@@ -121,18 +122,27 @@ long trial_count(const PermuteParams& p) { return p.perm.empty() ? p.trials : 1;
 std::vector<std::vector<long>> trial_perms(const PermuteParams& p, std::uint64_t seed)
 {
     if (!p.perm.empty()) return {p.perm};
+    return random_permutations(p.len, p.trials, seed);
+}
+
+}  // namespace
+
+std::vector<std::vector<long>> random_permutations(long len, long trials, std::uint64_t seed)
+{
     Rng rng(seed, stream::perm);
     std::vector<std::vector<long>> perms;
-    for (long t = 0; t < p.trials; ++t) {
+    for (long t = 0; t < trials; ++t) {
         std::vector<long> perm;
         do {
-            const auto r = rng.permutation(static_cast<std::size_t>(p.len));
+            const auto r = rng.permutation(static_cast<std::size_t>(len));
             perm.assign(r.begin(), r.end());
-        } while (p.len > 1 && std::is_sorted(perm.begin(), perm.end()));
+        } while (len > 1 && std::is_sorted(perm.begin(), perm.end()));
         perms.push_back(std::move(perm));
     }
     return perms;
 }
+
+namespace {
 
 Tensor perm_tensor(const std::vector<long>& perm)
 {
@@ -298,6 +308,59 @@ Typed<PermuteParams> permute_typed()
     return {compute_permute<T>, permute_checks(), {note_perm, note_equivariance}};
 }
 
+// --- the catalogue of usual mistakes ---
+
+// out rows reordered: row i of the result is row order[i] of the run's out.
+Tensor out_rows(const Run& run, const std::vector<long>& order)
+{
+    const Tensor& out = run.at("out");
+    Tensor t = out;
+    t.name = "out_perm";
+    const std::size_t E = out.shape.back();
+    for (std::size_t i = 0; i < order.size(); ++i)
+        std::copy_n(out.values.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(order[i]) * E), E,
+                    t.values.begin() + static_cast<std::ptrdiff_t>(i * E));
+    return t;
+}
+
+// The block on PX recomputed in float64 from the run's own x and weights, with one thing changed.
+Tensor permuted_block_variant(const PermuteParams& p, const Run& run, bool transposed, std::optional<double> scale)
+{
+    Ten3<double> x = from_tensor<double, 3>(Tensor{"x", {"batch", "pos", "dim"}, Elem::float64,
+                                                   {1, run.at("x").shape[0], run.at("x").shape[1]}, run.at("x").values});
+    BlockWeights<double> w{from_tensor<double, 2>(run.at("w_q")), from_tensor<double, 2>(run.at("w_k")), from_tensor<double, 2>(run.at("w_v"))};
+    if (transposed) w = {xt::transpose(w.w_q), xt::transpose(w.w_k), xt::transpose(w.w_v)};
+    BlockConfig cfg = block_config(p);
+    if (scale) cfg.scale = *scale;
+    x = permute_rows(x, perm_of(run));
+    const BlockResult<double> r = run_block(x, x, w, cfg, false);
+    return to_tensor("out_perm", {"pos", "dim"}, xt::view(merge_heads(r.attn.out), 0, xt::all(), xt::all()), Elem::float64);
+}
+
+std::vector<Mistake<PermuteParams>> permute_mistakes()
+{
+    return {{"inverse_permutation", "out_perm", "the rows were reordered by the inverse permutation: X[argsort(perm)] instead of X[perm]",
+             "行按逆置换重排了：用了 X[argsort(perm)]，应为 X[perm]",
+             [](const PermuteParams&, const Run& run) {
+                 const std::vector<long> perm = perm_of(run);
+                 std::vector<long> inverse(perm.size());
+                 for (std::size_t i = 0; i < perm.size(); ++i) inverse[static_cast<std::size_t>(perm[i])] = static_cast<long>(i);
+                 return out_rows(run, inverse);
+             }},
+            {"input_not_permuted", "out_perm", "the output of the unpermuted input: f(X) where f(PX) was asked for",
+             "给出的是未置换输入的输出 f(X)，要求的是 f(PX)",
+             [](const PermuteParams&, const Run& run) {
+                 std::vector<long> identity_order(run.at("perm").size());
+                 for (std::size_t i = 0; i < identity_order.size(); ++i) identity_order[i] = static_cast<long>(i);
+                 return out_rows(run, identity_order);
+             }},
+            {"linear_weight_transposed", "out_perm", "the weights are used transposed: nn.Linear's [out, in] taken as [in, out] (x W^T)",
+             "权重被转置使用了：把 nn.Linear 的 [out, in] 当成了 [in, out]（x W^T）",
+             [](const PermuteParams& p, const Run& run) { return permuted_block_variant(p, run, true, std::nullopt); }},
+            {"no_scale", "out_perm", "scores not scaled at all (no 1/sqrt(d))", "得分完全没有缩放（缺少 1/sqrt(d)）",
+             [](const PermuteParams& p, const Run& run) { return permuted_block_variant(p, run, false, 1.0); }}};
+}
+
 std::vector<TensorDecl<PermuteParams>> permute_tensors()
 {
     auto le = [](const PermuteParams& p) { return std::vector<double>{dsize(p.len), dsize(p.dim)}; };
@@ -349,6 +412,8 @@ Experiment<PermuteParams> make_permute_experiment()
     e.work_what = [](const PermuteParams& p) {
         return fmt::format("{} block runs over [{}, {}]", trial_count(p) + 1, p.len, p.dim);
     };
+    e.mistakes = permute_mistakes();
+    enable_against(e);
     e.f32 = permute_typed<float>();
     e.f64 = permute_typed<double>();
     return e;

@@ -21,4 +21,7 @@ double weights_permutation_error(const Tensor& w, const Tensor& w_perm, const st
 
 const Experiment<PermuteParams>& permute_experiment();
 
+// `trials` random permutations of 0..len-1 from the seed, never the identity (when len > 1).
+std::vector<std::vector<long>> random_permutations(long len, long trials, std::uint64_t seed);
+
 }  // namespace attnlab
