@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 packages=(g++ cmake ninja-build python3 libcli11-dev libfmt-dev libxtensor-dev xtl-dev libxsimd-dev
-          doctest-dev nlohmann-json3-dev)
+          doctest-dev nlohmann-json3-dev python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,272 @@
+// attnlab exercise: ready-made, self-grading exercises (list, new, solve).
+#include "commands.hpp"
+#include "common.hpp"
+
+#include "attnlab/exercise/exercise.hpp"
+#include "attnlab/io/npy.hpp"
+#include "attnlab/io/read.hpp"
+
+#include <fmt/format.h>
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace attnlab::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ExerciseOpts {
+    std::string name;
+    std::string dir;
+    std::optional<Lang> lang;
+    Format format = Format::text;
+    std::uint64_t seed = 0;
+    std::map<std::string, long> sizes;
+    bool force = false;
+    std::string mistake;
+};
+
+// --- the reference command's options, read from its own parser ---
+
+using Setup = void (*)(CLI::App&);
+
+Setup setup_of(const std::string& subcommand)
+{
+    static const std::map<std::string, Setup> table = {{"pe", setup_pe},       {"rope", setup_rope}, {"alibi", setup_alibi},
+                                                       {"mask", setup_mask},   {"attend", setup_attend},
+                                                       {"permute-test", setup_permute}};
+    return table.at(subcommand);
+}
+
+// Options that shape the output, not the reference's numbers.
+bool output_option(const std::string& name)
+{
+    static const std::set<std::string> names = {"help",  "quiet", "lang", "tol",  "max-memory", "max-work", "format",  "tensor", "show",
+                                                "wide",  "full",  "against", "against-tensor", "rtol", "atol", "save", "input"};
+    return names.count(name) > 0;
+}
+
+nlohmann::ordered_json json_value(const std::string& text)
+{
+    if (text.empty()) return nullptr;
+    if (text == "true" || text == "false") return text == "true";
+    char* end = nullptr;
+    errno = 0;
+    const long long whole = std::strtoll(text.c_str(), &end, 10);
+    if (*end == '\0' && errno == 0) return whole;
+    const double number = std::strtod(text.c_str(), &end);
+    if (*end == '\0' && std::isfinite(number)) return number;
+    return text;
+}
+
+nlohmann::ordered_json option_value(const CLI::Option& opt)
+{
+    if (opt.get_expected_min() == 0) return opt.count() > 0;  // a flag
+    if (opt.count() == 0) {
+        const std::string d = opt.get_default_str();
+        if (d == "[]") return nlohmann::ordered_json::array();
+        return json_value(d);
+    }
+    const auto& results = opt.results();
+    if (results.size() == 1 && opt.get_expected_max() <= 1) return json_value(results.front());
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& r : results) list.push_back(json_value(r));
+    return list;
+}
+
+// Every option of the reference command, defaults included, as the subcommand spells it.
+nlohmann::ordered_json reference_params(const std::vector<std::string>& command)
+{
+    CLI::App scratch;
+    scratch.option_defaults()->always_capture_default();
+    setup_of(command.front())(scratch);
+    CLI::App* sub = scratch.get_subcommand(command.front());
+    sub->callback({});
+    std::vector<const char*> argv = {"attnlab"};
+    for (const auto& w : command) argv.push_back(w.c_str());
+    scratch.parse(static_cast<int>(argv.size()), argv.data());
+    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    for (const CLI::Option* opt : sub->get_options()) {
+        if (opt->get_lnames().empty() || output_option(opt->get_lnames().front())) continue;
+        params[opt->get_lnames().front()] = option_value(*opt);
+    }
+    return params;
+}
+
+// --- files ---
+
+void write_file(const fs::path& path, const std::string& bytes)
+{
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    f.close();
+    if (!f) throw OutputError(fmt::format("cannot write {}", path.string()));
+}
+
+std::string npy_bytes(const Tensor& t)
+{
+    const auto bytes = write_npy(t);
+    return std::string(bytes.begin(), bytes.end());
+}
+
+// DIR is missing or empty, or --force allows writing into it.
+void require_usable_dir(const fs::path& dir, bool force)
+{
+    std::error_code ec;
+    if (!fs::exists(dir, ec)) return;
+    if (!fs::is_directory(dir, ec)) throw InputError(fmt::format("{} exists and is not a directory", dir.string()));
+    if (!fs::is_empty(dir, ec) && !force) throw InputError(fmt::format("{} exists and is not empty; give --force to write into it", dir.string()));
+}
+
+void write_exercise(const MadeExercise& m, const fs::path& dir, Lang lang)
+{
+    const std::string json = exercise_json(m, reference_params(m.command), lang).dump(2) + "\n";
+    const std::string readme = exercise_readme(m, lang), starter = exercise_starter(m, lang), check = exercise_check_script(m, lang);
+    std::error_code ec;
+    fs::create_directories(dir / "inputs", ec);
+    if (ec) throw OutputError(fmt::format("cannot create {}: {}", (dir / "inputs").string(), ec.message()));
+    write_file(dir / "README.md", readme);
+    write_file(dir / "starter.py", starter);
+    write_file(dir / "check.sh", check);
+    write_file(dir / "exercise.json", json);
+    for (const auto& in : m.inputs) write_file(dir / in.file, npy_bytes(in.tensor));
+    if (chmod((dir / "check.sh").c_str(), 0755) != 0) throw OutputError(fmt::format("cannot make {} executable", (dir / "check.sh").string()));
+}
+
+// exercise.json of DIR, refused with one line when it is missing or is not ours.
+nlohmann::json read_exercise_json(const fs::path& dir)
+{
+    const fs::path path = dir / "exercise.json";
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw InputError(fmt::format("{}: cannot read it; make the exercise first with attnlab exercise new", path.string()));
+    std::stringstream text;
+    text << f.rdbuf();
+    try {
+        nlohmann::json j = nlohmann::json::parse(text.str());
+        if (!j.is_object() || !j["name"].is_string() || !j["sizes"].is_object() || !j["seed"].is_number_unsigned() || !j["inputs"].is_array())
+            throw InputError("");
+        return j;
+    } catch (const std::exception&) {
+        throw InputError(fmt::format("{}: not an exercise file written by attnlab exercise new", path.string()));
+    }
+}
+
+// The request that rebuilds the exercise of DIR, its inputs read back from DIR/inputs.
+ExerciseRequest request_from(const std::string& name, const fs::path& dir)
+{
+    const nlohmann::json j = read_exercise_json(dir);
+    if (j["name"] != name) throw InputError(fmt::format("{} holds exercise {}, not {}", dir.string(), j["name"].get<std::string>(), name));
+    const ExerciseInfo& info = find_exercise(name);
+    ExerciseRequest req;
+    req.name = name;
+    req.seed = j["seed"].get<std::uint64_t>();
+    for (const auto& key : info.sizes) {
+        if (!j["sizes"].contains(key) || !j["sizes"][key].is_number_integer()) throw InputError(fmt::format("{}/exercise.json has no size {}", dir.string(), key));
+        req.sizes[key] = j["sizes"][key].get<long>();
+    }
+    for (const auto& in : j["inputs"]) {
+        if (!in.is_object() || !in["name"].is_string() || !in["file"].is_string()) throw InputError(fmt::format("{}/exercise.json: an input without name or file", dir.string()));
+        req.inputs[in["name"].get<std::string>()] = read_tensor_file((dir / in["file"].get<std::string>()).string(), "", 1e9);
+    }
+    return req;
+}
+
+// --- the three subcommands ---
+
+void run_list(const ExerciseOpts& o)
+{
+    const Lang lang = o.lang.value_or(lang_from_env());
+    if (o.format == Format::json) {
+        nlohmann::ordered_json j;
+        j["exercises"] = nlohmann::ordered_json::array();
+        for (const auto& e : exercise_list()) j["exercises"].push_back({{"name", e.name}, {"title", e.title(lang)}, {"subcommand", e.subcommand}});
+        write_stdout(j.dump(2) + "\n");
+        return;
+    }
+    if (o.format == Format::csv) throw InputError("exercise list prints text or json");
+    std::string out;
+    for (const auto& e : exercise_list()) out += fmt::format("{:<18} {:<14} {}\n", e.name, e.subcommand, e.title(lang));
+    write_stdout(out);
+}
+
+void run_new(const ExerciseOpts& o)
+{
+    const Lang lang = o.lang.value_or(lang_from_env());
+    find_exercise(o.name);
+    require_usable_dir(o.dir, o.force);
+    const MadeExercise m = make_exercise({o.name, o.sizes, o.seed, {}});
+    write_exercise(m, o.dir, lang);
+    const bool zh = lang == Lang::zh;
+    write_stdout(fmt::format(zh ? "已写入 {}：练习 {}（{}）。\n接下来：cd {} && python3 starter.py && ./check.sh\n"
+                                : "wrote {}: exercise {} ({}).\nnext: cd {} && python3 starter.py && ./check.sh\n",
+                             o.dir, m.info.name, m.info.title(lang), o.dir));
+}
+
+void run_solve(const ExerciseOpts& o)
+{
+    const MadeExercise m = make_exercise(request_from(o.name, o.dir));
+    const Tensor* answer = &m.answer;
+    std::string what = fmt::format("the reference answer, {} [{}]", m.answer_tensor, fmt::join(m.answer.shape, ", "));
+    if (!o.mistake.empty()) {
+        answer = nullptr;
+        std::vector<std::string> ids;
+        for (const auto& mistake : m.mistakes) {
+            ids.push_back(mistake.id);
+            if (mistake.id == o.mistake) answer = &mistake.answer, what = fmt::format("the wrong answer of mistake {}: {}", mistake.id, mistake.en);
+        }
+        if (answer == nullptr) throw InputError(fmt::format("exercise {} has no mistake '{}'; it has {}", m.info.name, o.mistake, fmt::join(ids, ", ")));
+    }
+    const fs::path path = fs::path(o.dir) / m.answer_file;
+    write_file(path, npy_bytes(*answer));
+    write_stdout(fmt::format("wrote {}: {}\n", path.string(), what));
+}
+
+void add_sizes(CLI::App& sub, ExerciseOpts& o)
+{
+    for (const char* key : {"len", "dim", "heads", "batch"}) {
+        sub.add_option_function<long>(
+               std::string("--") + key, [&o, key](long v) { o.sizes[key] = v; }, "Size of the exercise (exercise list: which it takes)")
+            ->check(whole_number);
+    }
+}
+
+}  // namespace
+
+void setup_exercise(CLI::App& app)
+{
+    auto opts = std::make_shared<ExerciseOpts>();
+    auto* ex = app.add_subcommand("exercise", "Ready-made, self-grading exercises: list them, make one in a folder, solve one");
+    ex->require_subcommand(1);
+    auto* list = ex->add_subcommand("list", "Each exercise's name, the subcommand that checks it, and its title");
+    add_enum_option(*list, "--format", opts->format, "Output format (text or json)");
+    add_optional_enum(*list, "--lang", opts->lang, "Language of the titles, en or zh (default: from the locale)");
+    list->callback([opts] { run_list(*opts), exit_status() = 0; });
+
+    auto* made = ex->add_subcommand("new", "Write DIR: README.md (the task), inputs/*.npy, starter.py, check.sh, exercise.json");
+    made->add_option("NAME", opts->name, "Exercise name (attnlab exercise list)")->required();
+    made->add_option("DIR", opts->dir, "Folder to create (refused when it exists and is not empty)")->required();
+    add_optional_enum(*made, "--lang", opts->lang, "Language of the task, en or zh (default: from the locale)");
+    made->add_option("--seed", opts->seed, "Seed of the inputs")->check(seed_number);
+    add_sizes(*made, *opts);
+    made->add_flag("--force", opts->force, "Write into DIR even when it is not empty");
+    made->callback([opts] { run_new(*opts), exit_status() = 0; });
+
+    auto* solve = ex->add_subcommand("solve", "For teachers: write the reference answer (or a catalogued mistake) into DIR");
+    solve->add_option("NAME", opts->name, "Exercise name")->required();
+    solve->add_option("DIR", opts->dir, "The exercise's folder (made by exercise new)")->required();
+    solve->add_option("--mistake", opts->mistake, "Write the wrong answer of this catalogued mistake (its README lists them)");
+    solve->callback([opts] { run_solve(*opts), exit_status() = 0; });
+    ex->footer("Example:\n  attnlab exercise new attention hw1 --lang en\n  cd hw1 && python3 starter.py && ./check.sh\n"
+               "  attnlab exercise solve attention hw1 --mistake no_scale && hw1/check.sh");
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,118 @@
+// attnlab exercise through the CLI: the list, the folder `new` writes, exercise.json, and
+// the usage errors of new and solve. tests/python/exercise_check.py runs check.sh itself.
+#include "cli_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+const std::string kDir = "/tmp/attnlab-cli-exercise";
+
+std::string read(const std::string& path)
+{
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+std::string fresh(const std::string& tag)
+{
+    const std::string dir = kDir + "-" + tag;
+    REQUIRE(std::system(("rm -rf '" + dir + "'").c_str()) == 0);
+    return dir;
+}
+
+}  // namespace
+
+TEST_CASE("exercise list: one line per exercise, and JSON with name, title, subcommand")
+{
+    const auto r = run_cli({"exercise", "list", "--lang", "en"});
+    CHECK(r.status == 0);
+    CHECK(count_lines(r.out) == 11);
+    CHECK(r.out.find("attention          attend         the attention block from given x and weights\n") != std::string::npos);
+    const auto j = run_json({"exercise", "list", "--lang", "zh"});
+    REQUIRE(j["exercises"].size() == 11);
+    CHECK(j["exercises"][0] == nlohmann::json{{"name", "pe"}, {"title", "正弦位置编码表 [L, D]"}, {"subcommand", "pe"}});
+    expect_usage_error({"exercise", "list", "--format", "csv"}, "exercise list prints text or json");
+}
+
+TEST_CASE("exercise new: the folder, and exercise.json with every option of the reference command")
+{
+    const std::string dir = fresh("new");
+    const auto r = run_cli({"exercise", "new", "pe-module", dir, "--seed", "3", "--len", "5", "--lang", "en"});
+    REQUIRE(r.status == 0);
+    CHECK(r.out == "wrote " + dir + ": exercise pe-module (the module's forward, x + PE sliced to L, on given x [batch, L, D]).\n"
+                   "next: cd " + dir + " && python3 starter.py && ./check.sh\n");
+    const auto j = nlohmann::json::parse(read(dir + "/exercise.json"));
+    CHECK(j["name"] == "pe-module");
+    CHECK(j["subcommand"] == "pe");
+    CHECK(j["params"]["len"] == 5);
+    CHECK(j["params"]["dim"] == 8);
+    CHECK(j["params"]["base"] == 10000);
+    CHECK(j["params"]["layout"] == "interleaved");
+    CHECK(j["params"]["max-len"] == 64);
+    CHECK(j["params"]["embed"] == true);
+    CHECK(j["params"]["scale-embed"] == false);
+    CHECK(j["params"]["seed"] == 3);
+    CHECK(j["params"]["dtype"] == "float64");
+    CHECK_FALSE(j["params"].contains("format"));
+    CHECK(j["command"] == nlohmann::json::array({"pe", "--len", "5", "--max-len", "64", "--embed", "--batch", "2", "--dtype", "float64",
+                                                 "--seed", "3", "--input", "x=inputs/x.npy"}));
+    CHECK(j["answer"] == nlohmann::json{{"file", "answer.npy"}, {"tensor", "h"}, {"shape", {2, 5, 8}}, {"axes", {"batch", "pos", "dim"}}, {"dtype", "float64"}});
+    CHECK(j["inputs"] == nlohmann::json::array({{{"name", "x"}, {"file", "inputs/x.npy"}, {"shape", {2, 5, 8}}, {"axes", {"batch", "pos", "dim"}}, {"dtype", "float64"}}}));
+    // The command in exercise.json, run from DIR, is the reference: its h is what solve writes.
+    CHECK(read(dir + "/check.sh").find("exec attnlab pe --len 5") != std::string::npos);
+
+    // A folder that is not empty is refused, unless --force.
+    expect_usage_error({"exercise", "new", "pe", dir}, "exists and is not empty; give --force");
+    CHECK(run_cli({"exercise", "new", "pe", dir, "--force"}).status == 0);
+    CHECK(nlohmann::json::parse(read(dir + "/exercise.json"))["name"] == "pe");
+}
+
+TEST_CASE("exercise new --lang zh writes the task in Chinese")
+{
+    const std::string dir = fresh("zh");
+    REQUIRE(run_cli({"exercise", "new", "causal-mask", dir, "--lang", "zh"}).status == 0);
+    const std::string readme = read(dir + "/README.md");
+    CHECK(readme.find("# 练习：加性因果掩码 [L, L]") == 0);
+    CHECK(readme.find("在解码器中，查询 i 只能关注 j <= i 的键") != std::string::npos);
+    CHECK(read(dir + "/check.sh").find("--lang zh") != std::string::npos);
+}
+
+TEST_CASE("exercise: usage errors say what is wrong on one line")
+{
+    const std::string dir = fresh("errors");
+    expect_usage_error({"exercise", "new", "softmax", dir}, "no exercise 'softmax'; exercises: pe, pe-module");
+    expect_usage_error({"exercise", "new", "pe", dir, "--heads", "2"}, "exercise pe takes --len, --dim; not --heads");
+    expect_usage_error({"exercise", "new", "alibi-slopes", dir, "--heads", "16"}, "not a power of two");
+    expect_usage_error({"exercise", "new", "pe", "/dev/null/hw"}, "");
+    expect_usage_error({"exercise", "solve", "pe", dir}, "cannot read it; make the exercise first with attnlab exercise new");
+    expect_usage_error({"exercise"}, "");
+    REQUIRE(run_cli({"exercise", "new", "attention", dir}).status == 0);
+    expect_usage_error({"exercise", "solve", "pe", dir}, "holds exercise attention, not pe");
+    expect_usage_error({"exercise", "solve", "attention", dir, "--mistake", "typo"},
+                       "exercise attention has no mistake 'typo'; it has linear_weight_transposed, scale_sqrt_E, no_scale, softmax_over_queries");
+    std::ofstream(dir + "/exercise.json") << "{\"name\": 3}";
+    expect_usage_error({"exercise", "solve", "attention", dir}, "not an exercise file written by attnlab exercise new");
+}
+
+TEST_CASE("exercise solve writes the reference, or the catalogued mistake asked for")
+{
+    const std::string dir = fresh("solve");
+    REQUIRE(run_cli({"exercise", "new", "alibi-slopes", dir}).status == 0);
+    const auto ref = run_cli({"exercise", "solve", "alibi-slopes", dir});
+    CHECK(ref.status == 0);
+    CHECK(ref.out == "wrote " + dir + "/answer.npy: the reference answer, slopes [6]\n");
+    // The reference command of exercise.json grades it.
+    CHECK(run_cli({"alibi", "--heads", "6", "--dtype", "float64", "--against", dir + "/answer.npy", "--against-tensor", "slopes", "--quiet"}).status == 0);
+    const auto wrong = run_cli({"exercise", "solve", "alibi-slopes", dir, "--mistake", "simple_slopes"});
+    CHECK(wrong.status == 0);
+    CHECK(wrong.out.find("the wrong answer of mistake simple_slopes") != std::string::npos);
+    CHECK(run_cli({"alibi", "--heads", "6", "--dtype", "float64", "--against", dir + "/answer.npy", "--against-tensor", "slopes", "--quiet"}).status == 1);
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""One exercise end to end, as a teacher and a student would use it (no numpy needed).
+
+Usage: exercise_check.py ATTNLAB NAME
+
+`exercise new` writes the folder; starter.py compiles; `exercise solve` gives an answer that
+check.sh accepts (exit 0); every catalogued mistake gives an answer that check.sh rejects
+(exit 1) and names; check.sh exits 2 with one line when the answer or attnlab is missing.
+"""
+import json
+import os
+import py_compile
+import subprocess
+import sys
+import tempfile
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def run(args, env=None, cwd=None):
+    return subprocess.run(args, capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+
+
+def main():
+    attnlab, name = os.path.abspath(sys.argv[1]), sys.argv[2]
+    env = dict(os.environ, PATH=os.path.dirname(attnlab) + os.pathsep + os.environ.get("PATH", ""), LANG="C")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = os.path.join(tmp, "hw")
+        made = run([attnlab, "exercise", "new", name, folder, "--lang", "en", "--seed", "3"], env)
+        if made.returncode != 0:
+            fail(f"exercise new exited {made.returncode}: {made.stderr}")
+        files = sorted(os.listdir(folder))
+        if files != ["README.md", "check.sh", "exercise.json", "inputs", "starter.py"]:
+            fail(f"files: {files}")
+        spec = json.load(open(os.path.join(folder, "exercise.json")))
+        for key in ["name", "subcommand", "params", "command", "answer", "inputs"]:
+            if key not in spec:
+                fail(f"exercise.json has no {key}")
+        if spec["name"] != name or spec["command"][0] != spec["subcommand"]:
+            fail(f"exercise.json names {spec['name']} / {spec['command'][0]}")
+        if sorted(os.listdir(os.path.join(folder, "inputs"))) != sorted(os.path.basename(i["file"]) for i in spec["inputs"]):
+            fail("inputs/ holds other files than exercise.json lists")
+        if any(os.path.isabs(i["file"]) for i in spec["inputs"]) or os.path.isabs(spec["answer"]["file"]):
+            fail("a path in exercise.json is absolute")
+        if any(i["name"] == spec["answer"]["tensor"] for i in spec["inputs"]):
+            fail("the answer is among the inputs")
+        py_compile.compile(os.path.join(folder, "starter.py"), doraise=True)
+        check = os.path.join(folder, "check.sh")
+
+        missing = run([check], env)
+        if missing.returncode != 2 or missing.stdout or missing.stderr.count("\n") != 1 or "no answer" not in missing.stderr:
+            fail(f"check.sh without an answer: exit {missing.returncode}, stderr {missing.stderr!r}")
+
+        solved = run([attnlab, "exercise", "solve", name, folder], env)
+        if solved.returncode != 0:
+            fail(f"exercise solve exited {solved.returncode}: {solved.stderr}")
+        right = run([check], env)
+        if right.returncode != 0 or "MATCH" not in right.stdout:
+            fail(f"check.sh on the reference answer exited {right.returncode}: {right.stdout[-600:]} {right.stderr}")
+        # The answer's path as an argument, relative to where check.sh is called from.
+        relative = run([os.path.join("hw", "check.sh"), os.path.join("hw", "answer.npy")], env, cwd=tmp)
+        if relative.returncode != 0:
+            fail(f"check.sh hw/answer.npy from the parent folder exited {relative.returncode}: {relative.stderr}")
+        no_attnlab = run(["/bin/sh", check], dict(env, PATH="/usr/bin:/bin"))
+        if no_attnlab.returncode != 2 or "not on PATH" not in no_attnlab.stderr:
+            fail(f"check.sh without attnlab: exit {no_attnlab.returncode}, {no_attnlab.stderr!r}")
+
+        if not spec["mistakes"]:
+            fail("no catalogued mistake")
+        for mistake in spec["mistakes"]:
+            wrong = run([attnlab, "exercise", "solve", name, folder, "--mistake", mistake["id"]], env)
+            if wrong.returncode != 0:
+                fail(f"solve --mistake {mistake['id']} exited {wrong.returncode}: {wrong.stderr}")
+            graded = run([check], env)
+            if graded.returncode != 1:
+                fail(f"check.sh accepted mistake {mistake['id']} (exit {graded.returncode})")
+            if f"matches {mistake['id']}" not in graded.stdout:
+                fail(f"check.sh did not name mistake {mistake['id']}: {graded.stdout[-600:]}")
+            if graded.stderr.count("\n") != 1 or "failed checks: against" not in graded.stderr:
+                fail(f"stderr for mistake {mistake['id']}: {graded.stderr!r}")
+        print(f"ok: {name}: reference accepted, {len(spec['mistakes'])} mistakes rejected and named")
+
+
+if __name__ == "__main__":
+    main()

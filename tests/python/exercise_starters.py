@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""The starters as a student meets them: run unfilled, they give an answer check.sh rejects;
+filled in with a solution written from the task's text alone, check.sh accepts it.
+
+Usage: exercise_starters.py ATTNLAB [NAME ...]   (default: every exercise)
+Exits 77 (skipped) when numpy is missing: the starters need it, attnlab does not.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy  # noqa: F401
+except ImportError:
+    print("skipped: numpy is not installed (Debian: python3-numpy)")
+    sys.exit(77)
+
+# Each body replaces the lines between the starter's "your code" markers. They follow the
+# README's formulas, nothing from attnlab.
+SOLUTIONS = {
+    "pe": """
+    pos = np.arange(L)[:, None]
+    i = np.arange(D // 2)[None, :]
+    angle = pos / 10000.0 ** (2 * i / D)
+    pe = np.zeros((L, D))
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle)
+    return pe
+""",
+    "pe-module": """
+    B, L, D = x.shape
+    pos = np.arange(max_len)[:, None]
+    i = np.arange(D // 2)[None, :]
+    angle = pos / 10000.0 ** (2 * i / D)
+    table = np.zeros((max_len, D))
+    table[:, 0::2] = np.sin(angle)
+    table[:, 1::2] = np.cos(angle)
+    return x + table[:L][None, :, :]
+""",
+    "rope-interleaved": """
+    L, d = q.shape[2], q.shape[3]
+    theta = base ** (-2.0 * np.arange(d // 2) / d)
+    angle = np.arange(L)[:, None] * theta[None, :]
+    c, s = np.cos(angle), np.sin(angle)
+    out = np.empty_like(q)
+    out[..., 0::2] = q[..., 0::2] * c - q[..., 1::2] * s
+    out[..., 1::2] = q[..., 0::2] * s + q[..., 1::2] * c
+    return out
+""",
+    "rope-half": """
+    L, d = q.shape[2], q.shape[3]
+    theta = base ** (-2.0 * np.arange(d // 2) / d)
+    angle = np.arange(L)[:, None] * theta[None, :]
+    cos = np.cos(np.concatenate([angle, angle], axis=-1))
+    sin = np.sin(np.concatenate([angle, angle], axis=-1))
+    rotated = np.concatenate([-q[..., d // 2:], q[..., :d // 2]], axis=-1)
+    return q * cos + rotated * sin
+""",
+    "alibi-slopes": """
+    def power_of_2(n):
+        return [2.0 ** (-8.0 * (h + 1) / n) for h in range(n)]
+    c = 2 ** int(np.floor(np.log2(H)))
+    if c == H:
+        return np.array(power_of_2(H))
+    return np.array(power_of_2(c) + power_of_2(2 * c)[0::2][:H - c])
+""",
+    "alibi-bias": """
+    def power_of_2(n):
+        return [2.0 ** (-8.0 * (h + 1) / n) for h in range(n)]
+    c = 2 ** int(np.floor(np.log2(H)))
+    m = power_of_2(H) if c == H else power_of_2(c) + power_of_2(2 * c)[0::2][:H - c]
+    distance = np.abs(np.arange(L)[:, None] - np.arange(L)[None, :])
+    return -np.array(m)[:, None, None] * distance[None, :, :]
+""",
+    "causal-mask": """
+    return np.triu(np.full((L, L), -np.inf), k=1)
+""",
+    "padding-mask": """
+    return np.arange(L)[None, :] >= np.asarray(lengths)[:, None]
+""",
+}
+
+ATTENTION = """
+    B, L, E = x.shape
+    d = E // H
+    def heads(t):
+        return t.reshape(B, L, H, d).transpose(0, 2, 1, 3)
+    q, k, v = heads(x @ w_q), heads(x @ w_k), heads(x @ w_v)
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d)
+    {mask}
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    weights = np.exp(scores)
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    out = weights @ v
+    return out.transpose(0, 2, 1, 3).reshape(B, L, E)
+"""
+SOLUTIONS["attention"] = ATTENTION.replace("{mask}", "pass")
+SOLUTIONS["masked-attention"] = ATTENTION.replace("{mask}", "scores = scores + np.triu(np.full((L, L), -np.inf), k=1)")
+SOLUTIONS["permutation"] = """
+    xp = x[np.asarray(perm)][None, :, :]
+    B, L, E = xp.shape
+    d = E // H
+    def heads(t):
+        return t.reshape(B, L, H, d).transpose(0, 2, 1, 3)
+    q, k, v = heads(xp @ w_q), heads(xp @ w_k), heads(xp @ w_v)
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    return (weights @ v).transpose(0, 2, 1, 3).reshape(L, E)
+"""
+
+MARKED = re.compile(r"(    # --- your code: start ---\n).*?(    # --- your code: end ---\n)", re.S)
+
+
+def run(args, env, cwd=None):
+    return subprocess.run(args, capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+
+
+def one(attnlab, name, env, tmp):
+    folder = os.path.join(tmp, name)
+    made = run([attnlab, "exercise", "new", name, folder, "--lang", "en", "--seed", "5"], env)
+    if made.returncode != 0:
+        return f"{name}: exercise new exited {made.returncode}: {made.stderr}"
+    starter = os.path.join(folder, "starter.py")
+    unfilled = run([sys.executable, starter], env)
+    if unfilled.returncode != 0:
+        return f"{name}: the unfilled starter does not run: {unfilled.stderr}"
+    if run([os.path.join(folder, "check.sh")], env).returncode != 1:
+        return f"{name}: check.sh did not reject the unfilled starter's answer"
+    text = open(starter).read()
+    filled, count = MARKED.subn(lambda m: m.group(1) + SOLUTIONS[name].strip("\n") + "\n" + m.group(2), text)
+    if count != 1:
+        return f"{name}: the starter has {count} marked regions, not 1"
+    open(starter, "w").write(filled)
+    ran = run([sys.executable, starter], env)
+    if ran.returncode != 0:
+        return f"{name}: the filled starter failed: {ran.stderr}"
+    graded = run([os.path.join(folder, "check.sh")], env)
+    if graded.returncode != 0:
+        return f"{name}: check.sh rejected the solution (exit {graded.returncode}): {graded.stdout[-800:]}"
+    return None
+
+
+def main():
+    attnlab = os.path.abspath(sys.argv[1])
+    env = dict(os.environ, PATH=os.path.dirname(attnlab) + os.pathsep + os.environ.get("PATH", ""), LANG="C")
+    listed = json.loads(run([attnlab, "exercise", "list", "--format", "json"], env).stdout)["exercises"]
+    names = sys.argv[2:] or [e["name"] for e in listed]
+    missing = [e["name"] for e in listed if e["name"] not in SOLUTIONS]
+    if missing:
+        print(f"FAIL: no solution here for {missing}")
+        return 1
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            problem = one(attnlab, name, env, tmp)
+            print(problem and "FAIL: " + problem or f"ok: {name}")
+            if problem:
+                failures.append(name)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

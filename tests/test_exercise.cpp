@@ -1,0 +1,164 @@
+// The exercise catalogue: its names, the reference answers against values worked out by hand,
+// the mistakes each one recognises, the sizes it refuses, and the task texts.
+#include "attnlab/exercise/exercise.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace attnlab;
+
+namespace {
+
+MadeExercise made(const std::string& name, std::map<std::string, long> sizes = {}, std::uint64_t seed = 0)
+{
+    return make_exercise({name, std::move(sizes), seed, {}});
+}
+
+std::vector<std::string> mistake_ids(const MadeExercise& m)
+{
+    std::vector<std::string> ids;
+    for (const auto& mistake : m.mistakes) ids.push_back(mistake.id);
+    return ids;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("exercise: the catalogue")
+{
+    // tests/CMakeLists.txt runs each of these end to end; the two lists must stay one.
+    std::vector<std::string> names;
+    for (const auto& e : exercise_list()) names.push_back(e.name);
+    CHECK(names == std::vector<std::string>{"pe", "pe-module", "rope-interleaved", "rope-half", "alibi-slopes", "alibi-bias",
+                                            "causal-mask", "padding-mask", "attention", "masked-attention", "permutation"});
+    CHECK(find_exercise("permutation").subcommand == "permute-test");
+    CHECK_THROWS_WITH_AS(find_exercise("softmax"), doctest::Contains("no exercise 'softmax'; exercises: pe, pe-module"), InputError);
+}
+
+TEST_CASE("exercise: each one recognises exactly its catalogued mistakes")
+{
+    CHECK(mistake_ids(made("pe")) == std::vector<std::string>{"sin_cos_swapped", "missing_factor_2", "positions_from_1", "concat_halves", "transposed"});
+    CHECK(mistake_ids(made("pe-module")) == std::vector<std::string>{"sliced_by_batch", "pe_not_added", "embedding_scaled"});
+    // The pairing asked for is the answer, so only the other pairing is a mistake.
+    CHECK(mistake_ids(made("rope-interleaved")) ==
+          std::vector<std::string>{"pairing_half", "rotation_reversed", "missing_factor_2", "positions_from_1", "heads_and_positions_swapped"});
+    CHECK(mistake_ids(made("rope-half")).front() == "pairing_interleaved");
+    CHECK(mistake_ids(made("alibi-slopes")) == std::vector<std::string>{"simple_slopes", "slopes_reversed"});
+    CHECK(mistake_ids(made("alibi-bias")) == std::vector<std::string>{"simple_slopes", "bias_positive", "slopes_reversed"});
+    // With a power-of-two head count the simple formula is right, so it is no mistake there.
+    CHECK(mistake_ids(made("alibi-bias", {{"heads", 4}})) == std::vector<std::string>{"bias_positive", "slopes_reversed"});
+    CHECK(mistake_ids(made("causal-mask")) == std::vector<std::string>{"diagonal_masked", "future_visible", "fill_minus_1e9"});
+    CHECK(mistake_ids(made("padding-mask")) == std::vector<std::string>{"bool_inverted", "padding_one_late"});
+    CHECK(mistake_ids(made("attention")) == std::vector<std::string>{"linear_weight_transposed", "scale_sqrt_E", "no_scale", "softmax_over_queries"});
+    CHECK(mistake_ids(made("masked-attention")).back() == "mask_ignored");
+    // One head: 1/sqrt(E) is 1/sqrt(d), so that mistake gives the right answer and is left out.
+    CHECK(mistake_ids(made("attention", {{"heads", 1}})) == std::vector<std::string>{"linear_weight_transposed", "no_scale", "softmax_over_queries"});
+    CHECK(mistake_ids(made("permutation")) == std::vector<std::string>{"inverse_permutation", "input_not_permuted", "linear_weight_transposed", "no_scale"});
+}
+
+TEST_CASE("exercise: reference answers against values worked out by hand")
+{
+    SUBCASE("pe: row 1 of a [2, 4] table is sin 1, cos 1, sin 0.01, cos 0.01")
+    {
+        const MadeExercise m = made("pe", {{"len", 2}, {"dim", 4}});
+        REQUIRE(m.answer.shape == std::vector<std::size_t>{2, 4});
+        CHECK(m.answer.values[4] == doctest::Approx(0.8414709848078965).epsilon(1e-15));
+        CHECK(m.answer.values[5] == doctest::Approx(0.5403023058681398).epsilon(1e-15));
+        CHECK(m.answer.values[6] == doctest::Approx(0.009999833334166664).epsilon(1e-14));
+        CHECK(m.answer.values[7] == doctest::Approx(0.9999500004166653).epsilon(1e-15));
+        CHECK(m.inputs.empty());
+    }
+    SUBCASE("alibi-slopes: H = 6 is 4's slopes, then 8's at indices 0 and 2")
+    {
+        const MadeExercise m = made("alibi-slopes");
+        CHECK(m.answer.values == std::vector<double>{0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125});
+    }
+    SUBCASE("causal-mask: 0 on and below the diagonal, -inf above")
+    {
+        const MadeExercise m = made("causal-mask", {{"len", 3}});
+        const double inf = INFINITY;
+        CHECK(m.answer.values == std::vector<double>{0, -inf, -inf, 0, 0, -inf, 0, 0, 0});
+    }
+    SUBCASE("padding-mask: True from each length on, the longest length is L")
+    {
+        const MadeExercise m = made("padding-mask", {{"batch", 4}, {"len", 5}}, 9);
+        REQUIRE(m.inputs.size() == 1);
+        const auto& lengths = m.inputs[0].tensor.values;
+        REQUIRE(lengths.size() == 4);
+        CHECK(*std::max_element(lengths.begin(), lengths.end()) == 5.0);
+        CHECK(m.answer.elem == Elem::boolean);
+        for (std::size_t b = 0; b < 4; ++b)
+            for (std::size_t j = 0; j < 5; ++j) CHECK(m.answer.values[b * 5 + j] == (static_cast<double>(j) >= lengths[b] ? 1.0 : 0.0));
+    }
+}
+
+TEST_CASE("exercise: inputs are handed out, the answer never is")
+{
+    for (const auto& info : exercise_list()) {
+        CAPTURE(info.name);
+        const MadeExercise m = made(info.name);
+        for (const auto& in : m.inputs) {
+            CHECK(in.name != m.answer_tensor);
+            CHECK(in.file == "inputs/" + in.name + ".npy");
+            CHECK(in.tensor.values != m.answer.values);
+        }
+        // The command takes every input it can replace, by its path relative to DIR.
+        for (const auto& in : m.inputs)
+            if (in.replaces) CHECK(std::find(m.command.begin(), m.command.end(), in.name + "=" + in.file) != m.command.end());
+        CHECK(m.command.front() == info.subcommand);
+    }
+}
+
+TEST_CASE("exercise: the same seed and the inputs read back give the same answer")
+{
+    const MadeExercise first = made("attention", {}, 11);
+    ExerciseRequest again{"attention", {}, 11, {}};
+    for (const auto& in : first.inputs) again.inputs[in.name] = in.tensor;
+    CHECK(make_exercise(again).answer.values == first.answer.values);
+    CHECK(made("attention", {}, 12).answer.values != first.answer.values);
+    // permutation: the answer is attention on x[perm], which is the unpermuted output reordered.
+    const MadeExercise p = made("permutation");
+    std::vector<double> perm;
+    for (const auto& in : p.inputs)
+        if (in.name == "perm") perm = in.tensor.values;
+    std::vector<double> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(sorted == std::vector<double>{0, 1, 2, 3, 4, 5});
+    CHECK(perm != sorted);
+}
+
+TEST_CASE("exercise: sizes it does not take, or cannot hold, are refused")
+{
+    CHECK_THROWS_WITH_AS(made("pe", {{"heads", 2}}), "exercise pe takes --len, --dim; not --heads", InputError);
+    CHECK_THROWS_WITH_AS(made("pe", {{"len", 5000}}), "exercise pe: --len 5000 is outside 1..1024", InputError);
+    CHECK_THROWS_WITH_AS(made("alibi-slopes", {{"heads", 8}}), doctest::Contains("not a power of two; --heads 8 is one"), InputError);
+    CHECK_THROWS_WITH_AS(made("pe", {{"dim", 5}}), doctest::Contains("even"), InputError);
+    CHECK_THROWS_AS(made("attention", {{"dim", 9}, {"heads", 2}}), InputError);
+    CHECK(made("alibi-slopes", {{"heads", 12}}).answer.values.size() == 12);
+}
+
+TEST_CASE("exercise: the task text gives the formula, its source, the shapes and the check")
+{
+    const MadeExercise m = made("pe", {{"len", 10}, {"dim", 6}});
+    const std::string en = exercise_readme(m, Lang::en), zh = exercise_readme(m, Lang::zh);
+    CHECK(has(en, "PE(pos, 2i)   = sin(pos / 10000^(2i/D))"));
+    CHECK(has(en, "§3.5"));
+    CHECK(has(en, "[10, 6]"));
+    CHECK(has(en, "attnlab pe --len 10 --dim 6 --dtype float64 --seed 0 --quiet --lang en --against-tensor pe --against answer.npy"));
+    CHECK(has(en, "- `missing_factor_2`: the exponent lacks its factor 2"));
+    CHECK(has(zh, "构造 Vaswani et al. 2017"));
+    CHECK(has(zh, "检查能认出的错误"));
+    CHECK(has(zh, "- `missing_factor_2`: 指数少了因子 2"));
+    CHECK_FALSE(has(en, "构造"));
+    const std::string starter = exercise_starter(m, Lang::en);
+    CHECK(has(starter, "L = 10\nD = 6\n"));
+    CHECK(has(starter, "def sinusoidal_table(L, D):"));
+    CHECK(has(starter, "    # --- your code: start ---\n    return np.zeros((L, D))\n    # --- your code: end ---\n"));
+    CHECK(has(exercise_starter(m, Lang::zh), "你的代码"));
+    const std::string check = exercise_check_script(m, Lang::zh);
+    CHECK(has(check, "exec attnlab pe --len 10 --dim 6 --dtype float64 --seed 0 --quiet --lang zh --against-tensor pe --against \"$answer\""));
+}
