@@ -19,6 +19,20 @@ bool MaskSpec::masked(long b, long i, long j) const
     return false;
 }
 
+std::pair<long, long> MaskSpec::visible_range(long b, long i) const
+{
+    const long causal_end = std::clamp(i + offset() + diagonal, 0L, keys);  // j - i - offset < diagonal
+    const long length = has_padding() ? std::clamp(lengths[static_cast<std::size_t>(b)], 0L, keys) : keys;
+    switch (kind) {
+    case MaskKind::none: return {0, keys};
+    case MaskKind::causal: return {0, causal_end};
+    case MaskKind::padding: return {0, length};
+    case MaskKind::both: return {0, std::min(length, causal_end)};
+    case MaskKind::window: return {std::clamp(i + offset() - window + 1, 0L, keys), causal_end};
+    }
+    return {0, keys};
+}
+
 bool MaskSpec::row_fully_masked(long b, long i) const
 {
     for (long j = 0; j < keys; ++j)

@@ -60,6 +60,10 @@ struct MaskSpec {
     // Whether query i of sequence b may not look at key j. Only padding reads b (as an index
     // into lengths), so a causal or window mask takes any b of the batch.
     bool masked(long b, long i, long j) const;
+    // The keys query i of sequence b may see: every mask here shows a row one interval
+    // [first, second) of keys (empty when first >= second), so masked(b, i, j) is
+    // j < first || j >= second.
+    std::pair<long, long> visible_range(long b, long i) const;
     // Whether every key is hidden from query i of sequence b.
     bool row_fully_masked(long b, long i) const;
     // How many keys row i of sequence b should see under the usual diagonal (1): the figure

@@ -1,0 +1,142 @@
+#include "attnlab/core/fast_exp.hpp"
+
+#include <cstdint>
+#include <cstring>
+
+namespace attnlab {
+
+namespace {
+
+// 2^n for a whole n held in a float/double built with the round-by-adding trick: the
+// exponent field is written directly (n within the normal range).
+__attribute__((always_inline)) inline float pow2(float n)
+{
+    const auto bits = static_cast<std::uint32_t>(static_cast<std::int32_t>(n) + 127) << 23;
+    float out;
+    std::memcpy(&out, &bits, sizeof out);
+    return out;
+}
+
+__attribute__((always_inline)) inline double pow2(double n)
+{
+    const auto bits = static_cast<std::uint64_t>(static_cast<std::int64_t>(n) + 1023) << 52;
+    double out;
+    std::memcpy(&out, &bits, sizeof out);
+    return out;
+}
+
+// The reduction and the polynomial for one element; x in [lo, 0] or NaN. Every helper is
+// inlined into each clone below, so that each is compiled for the clone's instruction set.
+__attribute__((always_inline)) inline float exp_one(float x)
+{
+    constexpr float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    constexpr float lo = -87.3f;
+    const bool under = x < lo;  // false for NaN, which the polynomial carries through
+    const float xc = under ? 0.0f : x;
+    const float n = (xc * log2e + 12582912.0f) - 12582912.0f;  // round to nearest: 1.5 * 2^23
+    const float r = (xc - n * ln2_hi) - n * ln2_lo;
+    float p = 1.0f / 5040.0f;
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    const float y = p * pow2(n == n ? n : 0.0f);
+    return under ? 0.0f : y;
+}
+
+__attribute__((always_inline)) inline double exp_one(double x)
+{
+    constexpr double log2e = 1.4426950408889634, ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+    constexpr double lo = -708.0;
+    const bool under = x < lo;
+    const double xc = under ? 0.0 : x;
+    const double n = (xc * log2e + 6755399441055744.0) - 6755399441055744.0;  // 1.5 * 2^52
+    const double r = (xc - n * ln2_hi) - n * ln2_lo;
+    constexpr double c[] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0,
+                            1.0 / 120.0,       1.0 / 24.0,       1.0 / 6.0,       0.5,            1.0,           1.0};
+    double p = c[0];
+    for (int k = 1; k < 13; ++k) p = p * r + c[k];
+    const double y = p * pow2(n == n ? n : 0.0);
+    return under ? 0.0 : y;
+}
+
+// Sixteen lanes as one vector of the compiler's vector extension, whatever the machine's width.
+template <class T>
+struct LanesOf;
+template <>
+struct LanesOf<float> {
+    typedef float type __attribute__((vector_size(64)));
+};
+template <>
+struct LanesOf<double> {
+    typedef double type __attribute__((vector_size(128)));
+};
+template <class T>
+using Lanes = typename LanesOf<T>::type;
+
+template <class T>
+__attribute__((always_inline)) inline T lanes_max(const T* x, std::size_t n, T start)
+{
+    constexpr std::size_t W = 16;
+    Lanes<T> part;
+    for (std::size_t u = 0; u < W; ++u) part[u] = start;
+    std::size_t c = 0;
+    for (; c + W <= n; c += W) {
+        Lanes<T> v;
+        std::memcpy(&v, x + c, sizeof v);
+        part = v > part ? v : part;
+    }
+    T best = start;
+    for (std::size_t u = 0; u < W; ++u) best = part[u] > best ? part[u] : best;
+    for (; c < n; ++c) best = x[c] > best ? x[c] : best;
+    return best;
+}
+
+// Sixteen running sums in a fixed order, whatever the vector width.
+template <class T>
+__attribute__((always_inline)) inline T lanes_exp_sum(T* x, std::size_t n, T shift)
+{
+    constexpr std::size_t W = 16;
+    Lanes<T> part = {};
+    std::size_t c = 0;
+    for (; c + W <= n; c += W) {
+        T e[W];
+        for (std::size_t u = 0; u < W; ++u) e[u] = exp_one(x[c + u] - shift);
+        std::memcpy(x + c, e, sizeof e);
+        Lanes<T> v;
+        std::memcpy(&v, e, sizeof v);
+        part += v;
+    }
+    T tail = 0;
+    for (; c < n; ++c) {
+        x[c] = exp_one(x[c] - shift);
+        tail += x[c];
+    }
+    T sum = 0;
+    for (std::size_t u = 0; u < W; ++u) sum += part[u];
+    return sum + tail;
+}
+
+}  // namespace
+
+#define ATTNLAB_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+ATTNLAB_CLONES float row_max(const float* x, std::size_t n, float start) { return lanes_max(x, n, start); }
+ATTNLAB_CLONES double row_max(const double* x, std::size_t n, double start) { return lanes_max(x, n, start); }
+ATTNLAB_CLONES float exp_shifted_sum(float* x, std::size_t n, float shift) { return lanes_exp_sum(x, n, shift); }
+ATTNLAB_CLONES double exp_shifted_sum(double* x, std::size_t n, double shift) { return lanes_exp_sum(x, n, shift); }
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void exp_inplace(float* x, std::size_t n)
+{
+    for (std::size_t i = 0; i < n; ++i) x[i] = exp_one(x[i]);
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void exp_inplace(double* x, std::size_t n)
+{
+    for (std::size_t i = 0; i < n; ++i) x[i] = exp_one(x[i]);
+}
+
+}  // namespace attnlab

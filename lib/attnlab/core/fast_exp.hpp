@@ -1,0 +1,33 @@
+// exp over an array, vectorised, for the softmax of the attention kernel; and the other row
+// steps of that softmax.
+//
+// Method (Cody and Waite's reduction, then a polynomial; compiled for AVX-512, AVX2 and the
+// baseline, the best chosen at run time):
+//   n = round(x / ln 2),  r = x - n ln2_hi - n ln2_lo  (|r| <= ln 2 / 2),
+//   exp(x) = 2^n * P(r),  P the Taylor polynomial of exp of degree 7 (float) or 12 (double).
+// Error bound (tests/test_fast_exp.cpp measures it against std::exp over the domain):
+//   float:  relative error at most 4 ulp (2.4e-7) for x in [-87.3, 0];
+//   double: relative error at most 4 ulp (8.9e-16) for x in [-708, 0].
+// Domain: the softmax only takes exp of x <= 0 (a score minus its row's max). Below the
+// normal range (x < -87.3 in float, -708 in double) the result is 0, an absolute error
+// under 1.2e-38 (float) or 2.3e-308 (double) against 1 for the row's largest term;
+// -inf gives 0 and NaN gives NaN. x > 0 is outside the domain.
+#pragma once
+
+#include <cstddef>
+
+namespace attnlab {
+
+void exp_inplace(float* x, std::size_t n);
+void exp_inplace(double* x, std::size_t n);
+
+// The row steps of the attention kernel's streaming softmax, compiled the same way. Their
+// reductions run eight lanes in a fixed order, so every build gives the same figures.
+// The largest of start and x[0..n), NaN ignored (as softmax_inplace ignores it).
+float row_max(const float* x, std::size_t n, float start);
+double row_max(const double* x, std::size_t n, double start);
+// x = exp(x - shift) (as exp_inplace), and returns the sum of the new x.
+float exp_shifted_sum(float* x, std::size_t n, float shift);
+double exp_shifted_sum(double* x, std::size_t n, double shift);
+
+}  // namespace attnlab
