@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-packages=(g++ cmake ninja-build python3 libcli11-dev libfmt-dev libxtensor-dev xtl-dev libxsimd-dev
+packages=(g++ cmake ninja-build pkg-config python3 libopenblas-dev libcli11-dev libfmt-dev libxtensor-dev xtl-dev libxsimd-dev
           doctest-dev nlohmann-json3-dev python3-numpy)
 missing=()
 for p in "${packages[@]}"; do

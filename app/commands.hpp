@@ -7,6 +7,7 @@ namespace attnlab::app {
 
 void setup_alibi(CLI::App& app);
 void setup_attend(CLI::App& app);
+void setup_bench(CLI::App& app);
 void setup_exercise(CLI::App& app);
 void setup_mask(CLI::App& app);
 void setup_pe(CLI::App& app);

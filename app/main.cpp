@@ -67,6 +67,7 @@ int main(int argc, char** argv)
     attnlab::app::setup_mask(app);
     attnlab::app::setup_attend(app);
     attnlab::app::setup_exercise(app);
+    attnlab::app::setup_bench(app);
 
     try {
         if (argc > 1 && argv[1][0] != '-' && !has_subcommand(app, argv[1])) {

@@ -1,61 +1,127 @@
 #!/usr/bin/python3
-"""Attention core against a plain PyTorch CPU implementation of the same computation.
+"""attnlab's attention kernel against PyTorch's best CPU path, side by side in one run.
 
-Usage (after a release build):  /usr/bin/python3 bench/compare_pytorch.py [--len 4096] [--heads 8] [--head-dim 64]
-Needs Debian's python3-torch; the project's build and tests do not.
-PyTorch side: softmax(q k^T * scale + mask) v in float32, the math spelled out (not
-scaled_dot_product_attention's fused kernels), on 1 thread and on all threads; the best of
---repeat runs each. Prints both timings and the ratio.
+Usage (after a release build; needs Debian's python3-torch, which the build and tests do not):
+    /usr/bin/python3 bench/compare_pytorch.py [--lens 2048,4096,8192] [--heads 8] [--head-dim 64]
+                                              [--mask causal] [--repeat 3] [--threads 0]
+
+For each L it runs `attnlab bench` (JSON), then PyTorch on random q, k, v of the same shape:
+  manual: softmax(q k^T / sqrt(d) + mask) v, the math spelled out;
+  fused:  scaled_dot_product_attention with is_causal (torch.nn.functional._scaled_dot_product_attention
+          in PyTorch 1.13, scaled_dot_product_attention from 2.0 on);
+each with every thread (or --threads), best of --repeat. PyTorch's best is the minimum over both
+paths and over the BLAS kernels PyTorch's OpenBLAS may use: the ones it chooses itself, and the ones
+attnlab chooses when OpenBLAS falls back to its Prescott kernels (OPENBLAS_CORETYPE, set for a
+separate PyTorch process, since OpenBLAS reads it once at start-up).
+Prints, per L, both times and their ratio, then the scaling exponents of time against L.
 """
 import argparse
 import json
 import math
 import os
 import subprocess
-import time
+import sys
 
+TORCH_TIMER = r"""
+import json, math, sys, time
 import torch
+F = torch.nn.functional
+L, H, d, causal, repeat, threads = json.loads(sys.argv[1])
+torch.set_num_threads(threads)
+g = torch.Generator().manual_seed(0)
+q, k, v = (torch.randn(1, H, L, d, generator=g) for _ in range(3))
+mask = torch.triu(torch.full((L, L), float("-inf")), diagonal=1) if causal else None
+sdpa = getattr(F, "scaled_dot_product_attention", None) or getattr(F, "_scaled_dot_product_attention")
 
-
-def torch_attention(q, k, v, mask):
-    scores = q @ k.transpose(-1, -2) * (1.0 / math.sqrt(q.shape[-1]))
+def manual():
+    scores = q @ k.transpose(-1, -2) * (1.0 / math.sqrt(d))
     if mask is not None:
         scores = scores + mask
     return torch.softmax(scores, dim=-1) @ v
 
+def fused():
+    if sdpa.__name__ == "_scaled_dot_product_attention":
+        return sdpa(q, k, v, None, 0.0, causal)[0]
+    return sdpa(q, k, v, is_causal=causal)
 
-def best_of(fn, repeat):
-    best = float("inf")
+def best(fn):
+    fn()  # warm-up
+    t = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
         fn()
-        best = min(best, time.perf_counter() - t0)
+        t = min(t, time.perf_counter() - t0)
+    return t
+
+out = {"manual": best(manual), "fused": best(fused), "torch": torch.__version__}
+try:
+    import ctypes
+    out["blas"] = ctypes.CDLL("libopenblas.so.0").openblas_get_corename
+    out["blas"].restype = ctypes.c_char_p
+    out["blas"] = out["blas"]().decode()
+except OSError:
+    out["blas"] = "unknown"
+print(json.dumps(out))
+"""
+
+
+def attnlab_bench(exe, L, a):
+    args = [exe, "bench", "--len", str(L), "--heads", str(a.heads), "--head-dim", str(a.head_dim), "--mask", a.mask,
+            "--repeat", str(a.repeat), "--threads", str(a.threads), "--format", "json"]
+    doc = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
+    if not doc["passed"]:
+        sys.exit(f"attnlab bench failed its checks at L = {L}")
+    return doc["measurements"]
+
+
+def torch_best(L, a, threads, blas_core):
+    variants = [None] + ([blas_core] if blas_core else [])
+    best = None
+    for core in variants:
+        env = dict(os.environ)
+        if core:
+            env["OPENBLAS_CORETYPE"] = core
+        arg = json.dumps([L, a.heads, a.head_dim, a.mask == "causal", a.repeat, threads])
+        r = json.loads(subprocess.run([sys.executable, "-c", TORCH_TIMER, arg], check=True, capture_output=True, text=True, env=env).stdout)
+        for path in ("manual", "fused"):
+            if best is None or r[path] < best["seconds"]:
+                best = {"seconds": r[path], "path": path, "blas": r["blas"], "torch": r["torch"]}
     return best
 
 
+def exponent(lens, times):
+    """Least-squares slope of log(time) against log(L)."""
+    xs, ys = [math.log(n) for n in lens], [math.log(t) for t in times]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--len", type=int, default=4096)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lens", default="2048,4096,8192")
     ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--head-dim", type=int, default=64)
     ap.add_argument("--mask", choices=["none", "causal"], default="causal")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--bench", default=os.path.join(os.path.dirname(__file__), "..", "build", "release", "attnlab_bench"))
+    ap.add_argument("--threads", type=int, default=0, help="0: every core")
+    ap.add_argument("--attnlab", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "release", "attnlab"))
     a = ap.parse_args()
-
-    ours = json.loads(subprocess.run([a.bench, "--len", str(a.len), "--heads", str(a.heads), "--head-dim",
-                                      str(a.head_dim), "--mask", a.mask, "--repeat", str(a.repeat)],
-                                     check=True, capture_output=True, text=True).stdout)
-    g = torch.Generator().manual_seed(0)
-    q, k, v = (torch.randn(1, a.heads, a.len, a.head_dim, generator=g) for _ in range(3))
-    mask = torch.triu(torch.full((a.len, a.len), float("-inf")), diagonal=1) if a.mask == "causal" else None
-    results = {"attnlab_seconds": ours["seconds"], "torch_version": torch.__version__}
-    for threads in (1, os.cpu_count()):
-        torch.set_num_threads(threads)
-        results[f"torch_{threads}_threads_seconds"] = best_of(lambda: torch_attention(q, k, v, mask), a.repeat)
-        results[f"ratio_attnlab_over_torch_{threads}_threads"] = ours["seconds"] / results[f"torch_{threads}_threads_seconds"]
-    results.update({"len": a.len, "heads": a.heads, "head_dim": a.head_dim, "mask": a.mask})
-    print(json.dumps(results, indent=1))
+    lens = [int(n) for n in a.lens.split(",")]
+    threads = a.threads or os.cpu_count()
+    print(f"B=1 H={a.heads} d={a.head_dim} mask={a.mask} float32, {threads} threads, best of {a.repeat}")
+    print(f"{'L':>6} {'attnlab s':>10} {'GFLOP/s':>8} {'of sgemm':>8} {'PyTorch best s':>15} {'(path, BLAS)':<22} {'ratio':>6}")
+    ours, theirs = [], []
+    for L in lens:
+        m = attnlab_bench(a.attnlab, L, a)
+        core = m["blas"].split(", ")[1].split(" ")[0] if ", " in m["blas"] else None
+        t = torch_best(L, a, threads, core)
+        ours.append(m["seconds"])
+        theirs.append(t["seconds"])
+        print(f"{L:>6} {m['seconds']:>10.4f} {m['gflops']:>8.1f} {m['fraction_of_sgemm']:>8.2f} {t['seconds']:>15.4f} "
+              f"{'(' + t['path'] + ', ' + t['blas'] + ')':<22} {m['seconds'] / t['seconds']:>6.3f}")
+    print(f"PyTorch {t['torch']}; attnlab's BLAS: {m['blas']}")
+    if len(lens) > 1:
+        print(f"time ~ L^k: attnlab k = {exponent(lens, ours):.2f}, PyTorch best k = {exponent(lens, theirs):.2f}")
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ double worst_against_torch(const Ten4<double>& q, const MaskSpec* mask, const Te
 {
     const Ten4<double> k = load4<4>("attn_k"), v = load4<4>("attn_v");
     const Ten4<double> expected = load4<4>(expected_file);
-    AttentionInputs<double> in{&q, &k, &v, mask, bias, 1.0 / std::sqrt(3.0), SoftmaxKind::plain};
+    AttentionInputs<double> in;
+    in.q = &q, in.k = &k, in.v = &v, in.mask = mask, in.head_bias = bias, in.scale = 1.0 / std::sqrt(3.0);
     const auto main = attention(in, false);
     const auto ref = attention_reference(in, RowRange{0, static_cast<long>(q.shape(2))});
     CHECK(main.out.shape() == expected.shape());

@@ -19,7 +19,10 @@ opts = {
  "attend": ["--batch", "--len", "--heads", "--dim", "--kv-len", "--kv-heads", "--scale", "--pe", "--rope-style", "--mask", "--lengths", "--window", "--align", "--softmax"],
  "permute-test": ["--len", "--dim", "--heads", "--example", "--perm", "--trials", "--no-proj", "--pe", "--mask"],
  "tour": ["--section", "--lang"],
+ "bench": ["--kv-heads", "--kv-len", "--head-dim", "--mask", "--repeat", "--threads"],
 }
+# bench's sizes are fixed small (its defaults time a 4096-query run); the rest is random.
+prefix = {"bench": ["--len", "64", "--heads", "2"]}
 enums = {"--layout": ["interleaved", "concat"], "--freq-method": ["exp-log", "pow"], "--style": ["interleaved", "half"], "--scaling": ["none", "linear", "ntk", "dynamic", "yarn", "llama3"],
          "--slopes": ["paper", "simple"], "--variant": ["symmetric", "causal"], "--kind": ["causal", "padding", "both", "window", "none"], "--align": ["upper-left", "lower-right"],
          "--softmax": ["plain", "safe"], "--pe": ["none", "sinusoidal", "rope", "alibi"], "--rope-style": ["interleaved", "half"], "--mask": ["none", "causal", "padding", "both", "window"],
@@ -30,7 +33,7 @@ bad = 0
 codes = {}
 for n in range(int(sys.argv[3]) if len(sys.argv) > 3 else 300):
     cmd = rng.choice(list(opts))
-    args = [cmd]
+    args = [cmd] + prefix.get(cmd, [])
     for _ in range(rng.randint(0, 5)):
         o = rng.choice(opts[cmd])
         if o in flags: args.append(o)

@@ -11,6 +11,7 @@
 #include "attnlab/core/xt.hpp"
 
 #include <optional>
+#include <vector>
 
 namespace attnlab {
 
@@ -20,9 +21,13 @@ struct AttentionInputs {
     const Ten4<T>* k = nullptr;          // [B, Hkv, S, d]
     const Ten4<T>* v = nullptr;          // [B, Hkv, S, d]
     const MaskSpec* mask = nullptr;      // additive mask by spec; null or kind none: no mask
-    const Ten3<T>* head_bias = nullptr;  // [H, L, S], e.g. ALiBi; null: none
+    const Ten3<T>* head_bias = nullptr;  // [H, L, S], any additive bias; null: none
+    // ALiBi computed tile by tile: head h adds -m_h |q0 + i - j| (null: none).
+    const std::vector<double>* alibi_slopes = nullptr;
+    long alibi_q0 = 0;
     double scale = 1.0;
     SoftmaxKind softmax = SoftmaxKind::plain;
+    unsigned threads = 0;  // the main implementation's threads; 0: every core
 };
 
 // [L, S]: 0 where query i of sequence b may look, the spec's fill where it may not.
@@ -37,7 +42,9 @@ Tensor additive_mask_tensor(const MaskSpec& m, long batch);
 
 // Measured while the rows are computed, so checks need no stored weights.
 struct AttentionStats {
-    double max_row_sum_error = 0.0;  // |sum_j w - 1| over rows that are not fully masked
+    // |sum_j w - 1| over rows that are not fully masked: measured on the weights, so only when
+    // they are kept (NaN otherwise, which no check passes).
+    double max_row_sum_error = 0.0;
     double max_masked_weight = 0.0;  // |w| where the mask hides the key
     long nan_weights = 0;
 };
@@ -45,16 +52,24 @@ struct AttentionStats {
 template <class T>
 struct AttentionOutput {
     Ten4<T> out;      // [B, H, L, d]; rows outside the range stay 0
-    Ten4<T> scores;   // [B, H, L, S] after mask and bias, when kept (else empty)
-    Ten4<T> weights;  // [B, H, L, S], when kept (else empty)
+    Ten4<T> scores;   // [B, H, rows, S] after mask and bias, when kept (else empty)
+    Ten4<T> weights;  // [B, H, rows, S], when kept (else empty)
     AttentionStats stats;
 };
 
-// The main implementation: one query row at a time with O(S) scratch, so long sequences
-// need no [L, S] matrix unless keep_matrices asks for it. A causal mask filled with -inf
-// becomes a loop bound: hidden keys are never multiplied.
+// The main implementation, tiled with a streaming softmax (FlashAttention-2's scheme on the
+// CPU): for each (sequence, head, block of kBlockQ queries), the blocks of kBlockK keys are
+// walked with a running max and sum per row; S = Q K^T and the sum P V are BLAS products.
+// A key block the mask hides wholly from every row of the query block is skipped when the
+// fill is -inf (its weights are exactly 0). Memory beyond q, k, v and out is O(block size)
+// per thread, unless keep_matrices asks for scores and weights, which a second pass over the
+// keys writes. Each row's arithmetic depends only on the fixed block grid, never on the
+// thread count or the row range asked for: any rows computed again are bit-identical.
 template <class T>
 AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, std::optional<RowRange> rows = {});
+
+constexpr std::size_t kBlockQ = 256;
+constexpr std::size_t kBlockK = 256;
 
 // The reference: the formula pass by pass on full matrices, plain loops, nothing skipped.
 // Its scores and weights are [B, H, rows, S]: row r is query rows.begin + r.
@@ -66,9 +81,12 @@ template <class T>
 Ten3<T> scaled_scores(const Ten3<T>& q, const Ten3<T>& k, double scale);
 
 // Row vectors times W with W stored [in, out] (PyTorch's nn.Linear stores [out, in]):
-// x [B, L, in], w [in, out] -> [B, L, out].
+// x [B, L, in], w [in, out] -> [B, L, out]. BLAS products over fixed blocks of rows, on
+// `threads` threads (0: every core); project_reference is the plain loop.
 template <class T>
-Ten3<T> project(const Ten3<T>& x, const Mat<T>& w);
+Ten3<T> project(const Ten3<T>& x, const Mat<T>& w, unsigned threads = 0);
+template <class T>
+Ten3<T> project_reference(const Ten3<T>& x, const Mat<T>& w);
 
 // [B, L, H*d] <-> [B, H, L, d]
 template <class T>

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace attnlab {
@@ -94,8 +95,10 @@ std::vector<RowRange> sampled_rows(long len, double work_per_row)
 {
     constexpr double budget = 1 << 27;  // multiply-adds for a reference pass
     if (static_cast<double>(len) * work_per_row <= budget || len <= 96) return {RowRange{0, len}};
-    const long mid = len / 2;
-    return {RowRange{0, 32}, RowRange{mid - 16, mid + 16}, RowRange{len - 32, len}};
+    // Three ranges (the first rows, the middle, the last) of up to 32 rows, as many as fit.
+    const long width = static_cast<long>(std::clamp(std::floor(budget / (3.0 * work_per_row)), 1.0, 32.0));
+    const long mid = len / 2 - width / 2;
+    return {RowRange{0, width}, RowRange{mid, mid + width}, RowRange{len - width, len}};
 }
 
 std::string rows_description(const std::vector<RowRange>& rows, long len)

@@ -101,6 +101,8 @@ struct Report {
     std::vector<Tensor> tensors;       // the ones kept
     std::vector<Check> checks;
     std::vector<std::string> notes;
+    // Figures a run measures rather than checks (bench: seconds, GFLOP/s, peak memory).
+    nlohmann::ordered_json measurements = nlohmann::ordered_json::object();
     std::optional<Comparison> against;
 
     bool passed() const;  // every invariant passed
@@ -111,6 +113,10 @@ struct Report {
 // About how many multiply-adds one core does per second in the experiments' loops, for the
 // time the work estimate is shown in (measured on the slower, scalar paths).
 constexpr double kWorkPerSecond = 1e9;
+// How many times that rate the BLAS-backed attention kernel and projections reach, at the
+// least (measured: 50 to 90 times on two cores with AVX-512; `attnlab bench` shows it): their
+// multiply-adds count 1/kKernelSpeedup each in a work estimate.
+constexpr double kKernelSpeedup = 16.0;
 
 // Refuses a request whose estimated work exceeds --max-work, before computing, and tells
 // ctx.on_long_run about one that will take more than about 2 s.

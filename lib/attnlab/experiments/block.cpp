@@ -22,19 +22,21 @@ BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeigh
     const long q0 = query_position_offset(cfg.mask.align, L, S);
     const long positions = std::max(q0 + L, S);
 
-    // 1. sinusoidal PE is added to the embeddings, before any projection.
-    r.x_pe = x;
-    Ten3<T> kv_pe = x_kv;
+    // 1. sinusoidal PE is added to the embeddings, before any projection (x_pe stays empty
+    //    without it: the projections then read x itself, and no copy is made).
+    Ten3<T> kv_pe;
     if (cfg.pe == PeKind::sinusoidal) {
         const Vec<T> freq = pe_frequencies<T>(E, 10000.0, PeLayout::interleaved, FreqMethod::exp_log);
         const Mat<T> table = sinusoidal_table<T>(positions, freq, PeLayout::interleaved);
-        r.x_pe += xt::view(table, xt::newaxis(), xt::range(q0, q0 + L), xt::all());
-        kv_pe += xt::view(table, xt::newaxis(), xt::range(0, S), xt::all());
+        r.x_pe = x + xt::view(table, xt::newaxis(), xt::range(q0, q0 + L), xt::all());
+        kv_pe = x_kv + xt::view(table, xt::newaxis(), xt::range(0, S), xt::all());
     }
+    const Ten3<T>& x_in = cfg.pe == PeKind::sinusoidal ? r.x_pe : x;
+    const Ten3<T>& kv_in = cfg.pe == PeKind::sinusoidal ? kv_pe : x_kv;
     // 2. projections, row vectors times W [in, out], then the heads split.
-    r.q = split_heads(project(r.x_pe, w.w_q), cfg.heads);
-    r.k = split_heads(project(kv_pe, w.w_k), cfg.kv_heads);
-    r.v = split_heads(project(kv_pe, w.w_v), cfg.kv_heads);
+    r.q = split_heads(project(x_in, w.w_q), cfg.heads);
+    r.k = split_heads(project(kv_in, w.w_k), cfg.kv_heads);
+    r.v = split_heads(project(kv_in, w.w_v), cfg.kv_heads);
     // 3. RoPE rotates q and k after the projections, by their own positions.
     if (cfg.pe == PeKind::rope) {
         const RopeFrequencies f = rope_frequencies<T>(d, 10000.0, RopeScalingParams{}, positions);
@@ -48,6 +50,13 @@ BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeigh
     if (cfg.pe == PeKind::alibi) {
         r.bias = alibi_bias<T>(alibi_slopes(cfg.heads, SlopeRule::paper), L, S, AlibiVariant::symmetric, q0);
     }
+    r.attn = attention(attention_inputs(r, cfg), keep_matrices, rows);
+    return r;
+}
+
+template <class T>
+AttentionInputs<T> attention_inputs(const BlockResult<T>& r, const BlockConfig& cfg)
+{
     AttentionInputs<T> in;
     in.q = &r.q;
     in.k = &r.k;
@@ -56,8 +65,7 @@ BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeigh
     in.head_bias = cfg.pe == PeKind::alibi ? &r.bias : nullptr;
     in.scale = r.scale;
     in.softmax = cfg.softmax;
-    r.attn = attention(in, keep_matrices, rows);
-    return r;
+    return in;
 }
 
 long query_position_offset(Align align, long queries, long keys)
@@ -65,6 +73,8 @@ long query_position_offset(Align align, long queries, long keys)
     return align == Align::lower_right && keys > queries ? keys - queries : 0;
 }
 
+template AttentionInputs<float> attention_inputs<float>(const BlockResult<float>&, const BlockConfig&);
+template AttentionInputs<double> attention_inputs<double>(const BlockResult<double>&, const BlockConfig&);
 template BlockResult<float> run_block<float>(const Ten3<float>&, const Ten3<float>&, const BlockWeights<float>&,
                                              const BlockConfig&, bool, std::optional<RowRange>);
 template BlockResult<double> run_block<double>(const Ten3<double>&, const Ten3<double>&, const BlockWeights<double>&,

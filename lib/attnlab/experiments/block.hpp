@@ -32,7 +32,7 @@ struct BlockWeights {
 
 template <class T>
 struct BlockResult {
-    Ten3<T> x_pe;     // [B, L, E] the queries' input after sinusoidal PE (X itself otherwise)
+    Ten3<T> x_pe;     // [B, L, E] the queries' input after sinusoidal PE (empty without it)
     Ten4<T> q, k, v;  // after projection (and RoPE for q, k)
     Ten4<T> q_unrotated, k_unrotated;  // with RoPE: q and k before the rotation (else empty)
     Ten3<T> bias;     // [H, L, S] ALiBi, or empty
@@ -43,6 +43,10 @@ struct BlockResult {
 // The position of query 0: S - L for a lower-right decoder step after S - L cached keys
 // (S > L), 0 otherwise (upper-left counts queries and keys both from 0).
 long query_position_offset(Align align, long queries, long keys);
+
+// What attention() is given for a block's q, k, v, bias and scale.
+template <class T>
+AttentionInputs<T> attention_inputs(const BlockResult<T>& r, const BlockConfig& cfg);
 
 // Runs X (queries) against X_kv (keys and values; the same tensor for self-attention).
 template <class T>

@@ -37,6 +37,8 @@ struct Run {
     // Figures the compute measured on the way, for checks of a tensor it did not keep
     // (attention weights streamed row by row, say). A check reads the tensor when it is there.
     std::map<std::string, double> measured;
+    // Figures reported as they are, not checked (the report's measurements).
+    nlohmann::ordered_json measurements = nlohmann::ordered_json::object();
 
     const Tensor* find(const std::string& name) const;
     const Tensor& at(const std::string& name) const;  // a missing tensor is a programming error
@@ -246,7 +248,7 @@ void estimate_memory(const Experiment<P>& e, const P& p, const Plan& plan, const
     }
     bytes += rendered * ctx.render_bytes_per_element;
     std::string what = detail::memory_what(ctx, rendered, largest);
-    if (scratch > 0.0) what += fmt::format("; {} of working copies", human_bytes(scratch));
+    if (scratch > 0.0 && !largest.empty()) what += fmt::format("; {} of working copies", human_bytes(scratch));
     if (!optional.empty()) what += fmt::format("; --show can leave out {}", fmt::join(optional, ", "));
     require_memory(bytes, ctx, what);
 }
@@ -335,6 +337,7 @@ Report run_experiment(const Experiment<P>& e, const P& given, const RunContext& 
     report.params = detail::common_params(ctx);
     report.params.update(e.params_json(p));
     report.params.update(run.derived);
+    report.measurements = run.measurements;
     report.checks = run_checks(typed.checks, p, run, ctx);
     if (ctx.against && e.compare) report.against = e.compare(e, p, run, ctx);
     const CheckEnv env{ctx.dtype, eps_of(ctx.dtype), ctx.seed, ctx.lang};

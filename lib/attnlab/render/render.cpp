@@ -238,6 +238,9 @@ std::string render_text(const Report& report, const RenderOptions& opts)
         for (const auto& n : report.notes) out += fmt::format("{}{}\n", opts.lang == Lang::zh ? "注：" : "note: ", n);
         if (!report.notes.empty()) out += '\n';
     }
+    for (const auto& [name, value] : report.measurements.items())
+        out += fmt::format("{:<26} {}\n", name, value.is_number_float() ? fmt::format("{:.4g}", value.get<double>()) : value.is_string() ? value.get<std::string>() : value.dump());
+    if (!report.measurements.empty()) out += '\n';
     for (const auto& c : report.checks) out += check_line(c, opts.color, opts.lang) + '\n';
     if (report.against) out += against_text(*report.against, opts);
     return out;
@@ -395,6 +398,7 @@ nlohmann::ordered_json to_json(const Report& report, bool with_tensors)
     for (const auto& c : report.checks) checks.push_back(check_json(c));
     doc["checks"] = std::move(checks);
     doc["notes"] = report.notes;
+    if (!report.measurements.empty()) doc["measurements"] = report.measurements;
     doc["passed"] = report.passed();
     if (report.against) doc["against"] = against_json(*report.against);
     return doc;

@@ -1,0 +1,274 @@
+// The main attention implementation: tiles, a streaming softmax, BLAS products, threads.
+// attention.cpp holds the plain-loop reference the tests hold it to.
+#include "attnlab/core/attention.hpp"
+
+#include "attnlab/core/blas.hpp"
+#include "attnlab/core/fast_exp.hpp"
+#include "attnlab/core/parallel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace attnlab {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// What every work item reads: the inputs, the sizes, the rows asked for, the output.
+template <class T>
+struct Tiled {
+    const AttentionInputs<T>& in;
+    std::size_t B, H, L, d, S, group;
+    const MaskSpec* mask;  // null: no mask
+    bool skip_hidden;      // the fill is -inf: a wholly hidden tile has weights exactly 0
+    RowRange range;
+    bool keep;
+    AttentionOutput<T>& res;
+};
+
+// One block of queries of one (sequence, head): its rows' running max m, sum l, output
+// accumulator o, visible key interval, and largest score at a hidden key.
+template <class T>
+struct QueryBlock {
+    std::size_t b, h, hk, i0, n;
+    std::unique_ptr<T[]> s;  // [n, nk] scores, then p; never read before a product writes it
+    std::vector<T> o, m, l, shift, alpha, masked_max;
+    std::vector<std::pair<long, long>> span;
+};
+
+template <class T>
+QueryBlock<T> query_block(const Tiled<T>& t, std::size_t item)
+{
+    const std::size_t first_block = static_cast<std::size_t>(t.range.begin) / kBlockQ;
+    const std::size_t blocks = (static_cast<std::size_t>(t.range.end) - 1) / kBlockQ + 1 - first_block;
+    // The last query blocks first: under a causal mask they are the longest.
+    const std::size_t qb = first_block + blocks - 1 - item / (t.B * t.H), bh = item % (t.B * t.H);
+    QueryBlock<T> w;
+    w.b = bh / t.H, w.h = bh % t.H, w.hk = w.h / t.group, w.i0 = qb * kBlockQ;
+    w.n = std::min(kBlockQ, t.L - w.i0);
+    w.s.reset(new T[w.n * kBlockK]);
+    w.shift.resize(w.n);
+    w.alpha.resize(w.n);
+    w.o.assign(w.n * t.d, T(0));
+    w.m.assign(w.n, -std::numeric_limits<T>::infinity());
+    w.l.assign(w.n, T(0));
+    w.masked_max.assign(w.n, -std::numeric_limits<T>::infinity());
+    for (std::size_t r = 0; r < w.n; ++r)
+        w.span.push_back(t.mask ? t.mask->visible_range(static_cast<long>(w.b), static_cast<long>(w.i0 + r)) : std::pair<long, long>{0, static_cast<long>(t.S)});
+    return w;
+}
+
+// Whether the mask hides keys [j0, j1) from every row of the block.
+template <class T>
+bool wholly_hidden(const QueryBlock<T>& w, long j0, long j1)
+{
+    for (const auto& [lo, hi] : w.span)
+        if (lo < hi && lo < j1 && hi > j0) return false;
+    return true;
+}
+
+// Adds the bias of one row: a stored [H, L, S] tensor, or ALiBi's -m |pos - j| computed here.
+template <class T>
+void add_bias(const Tiled<T>& t, const QueryBlock<T>& w, T* row, std::size_t i, std::size_t j0, std::size_t nk)
+{
+    if (t.in.head_bias) {
+        const T* bias = &(*t.in.head_bias)(w.h, i, j0);
+        for (std::size_t c = 0; c < nk; ++c) row[c] += bias[c];
+    }
+    if (t.in.alibi_slopes) {
+        const T slope = static_cast<T>((*t.in.alibi_slopes)[w.h]);
+        const long pos = t.in.alibi_q0 + static_cast<long>(i) - static_cast<long>(j0);
+        for (std::size_t c = 0; c < nk; ++c) {
+            const long distance = std::abs(pos - static_cast<long>(c));
+            row[c] += distance == 0 ? T(0) : -slope * static_cast<T>(distance);
+        }
+    }
+}
+
+// s [n, nk] = scale q k^T, plus the fill at hidden keys, plus the bias, in the reference's
+// order; and each row's largest score at a hidden key.
+template <class T>
+void score_tile(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::size_t nk)
+{
+    const auto& q = *t.in.q;
+    const auto& k = *t.in.k;
+    blas::gemm_nt(w.n, nk, t.d, static_cast<T>(t.in.scale), &q(w.b, w.h, w.i0, 0), t.d, &k(w.b, w.hk, j0, 0), t.d, T(0), w.s.get(), nk);
+    const T fill = t.mask ? static_cast<T>(t.mask->fill) : T(0);
+    const bool bias = t.in.head_bias != nullptr || t.in.alibi_slopes != nullptr;
+    for (std::size_t r = 0; r < w.n; ++r) {
+        T* row = w.s.get() + r * nk;
+        // Hidden: tile columns [0, a) and [e, nk) (all of them when the row sees nothing).
+        const auto clip = [&](long j) { return static_cast<std::size_t>(std::clamp(j - static_cast<long>(j0), 0L, static_cast<long>(nk))); };
+        const std::size_t a = clip(w.span[r].first), e = std::max(a, clip(w.span[r].second));
+        if (t.mask) {
+            for (std::size_t c = 0; c < a; ++c) row[c] += fill;
+            for (std::size_t c = e; c < nk; ++c) row[c] += fill;
+        }
+        if (bias) add_bias(t, w, row, w.i0 + r, j0, nk);
+        if (t.mask) w.masked_max[r] = row_max(row + e, nk - e, row_max(row, a, w.masked_max[r]));
+    }
+}
+
+// The streaming softmax over one tile: new row max, p = exp(s - m), rescale of l and o.
+template <class T>
+void absorb_tile(QueryBlock<T>& w, std::size_t nk, std::size_t d)
+{
+    for (std::size_t r = 0; r < w.n; ++r) {
+        const T m_new = row_max(w.s.get() + r * nk, nk, w.m[r]);
+        // Nothing visible yet: every p is 0 (exp(-inf - -inf) would be NaN).
+        w.shift[r] = m_new == -std::numeric_limits<T>::infinity() ? T(0) : m_new;
+        w.alpha[r] = w.m[r] - w.shift[r];
+        w.m[r] = m_new;
+    }
+    exp_inplace(w.alpha.data(), w.n);
+    for (std::size_t r = 0; r < w.n; ++r) {
+        w.l[r] = w.l[r] * w.alpha[r] + exp_shifted_sum(w.s.get() + r * nk, nk, w.shift[r]);
+        if (w.alpha[r] != T(1))
+            for (std::size_t c = 0; c < d; ++c) w.o[r * d + c] *= w.alpha[r];
+    }
+}
+
+// Whether a row's weights are NaN: a NaN score, or the plain softmax of a row of -inf.
+template <class T>
+bool nan_row(const Tiled<T>& t, const QueryBlock<T>& w, std::size_t r)
+{
+    return std::isnan(w.l[r]) || (w.m[r] == -std::numeric_limits<T>::infinity() && t.in.softmax == SoftmaxKind::plain);
+}
+
+// The weight of a score s of row r, from the row's final max and sum.
+template <class T>
+T final_weight(const Tiled<T>& t, const QueryBlock<T>& w, std::size_t r, T s)
+{
+    if (nan_row(t, w, r)) return std::numeric_limits<T>::quiet_NaN();
+    if (w.m[r] == -std::numeric_limits<T>::infinity()) return T(0);  // safe softmax, fully masked
+    return static_cast<T>(std::exp(s - w.m[r]) / w.l[r]);
+}
+
+bool in_range(const RowRange& r, std::size_t i) { return static_cast<long>(i) >= r.begin && static_cast<long>(i) < r.end; }
+
+// out = o / l for the rows asked for; the figures of weights nobody keeps.
+template <class T>
+void finish_rows(const Tiled<T>& t, const QueryBlock<T>& w, AttentionStats& st)
+{
+    for (std::size_t r = 0; r < w.n; ++r) {
+        if (!in_range(t.range, w.i0 + r)) continue;
+        T* out = &t.res.out(w.b, w.h, w.i0 + r, 0);
+        const bool nan = nan_row(t, w, r), zero = w.m[r] == -std::numeric_limits<T>::infinity();
+        for (std::size_t c = 0; c < t.d; ++c)
+            out[c] = nan ? std::numeric_limits<T>::quiet_NaN() : zero ? T(0) : w.o[r * t.d + c] / w.l[r];
+        if (t.keep) continue;  // the kept weights are measured themselves
+        if (nan) st.nan_weights += static_cast<long>(t.S);
+        const bool hides = t.mask && (w.span[r].first > 0 || w.span[r].second < static_cast<long>(t.S));
+        if (hides) st.max_masked_weight = worse(st.max_masked_weight, std::abs(static_cast<double>(final_weight(t, w, r, w.masked_max[r]))));
+    }
+}
+
+// With keep_matrices: every tile again, its scores and final weights written out.
+template <class T>
+void write_matrices(const Tiled<T>& t, QueryBlock<T>& w, AttentionStats& st)
+{
+    std::vector<double> sums(w.n, 0.0);
+    for (std::size_t j0 = 0; j0 < t.S; j0 += kBlockK) {
+        const std::size_t nk = std::min(kBlockK, t.S - j0);
+        score_tile(t, w, j0, nk);
+        for (std::size_t r = 0; r < w.n; ++r) {
+            if (!in_range(t.range, w.i0 + r)) continue;
+            const std::size_t row = w.i0 + r - static_cast<std::size_t>(t.range.begin);
+            for (std::size_t c = 0; c < nk; ++c) {
+                const T s = w.s[r * nk + c], weight = final_weight(t, w, r, s);
+                const long j = static_cast<long>(j0 + c);
+                t.res.scores(w.b, w.h, row, j0 + c) = s;
+                t.res.weights(w.b, w.h, row, j0 + c) = weight;
+                sums[r] += static_cast<double>(weight);
+                if (std::isnan(weight)) ++st.nan_weights;
+                if (j < w.span[r].first || j >= w.span[r].second) st.max_masked_weight = worse(st.max_masked_weight, std::abs(static_cast<double>(weight)));
+            }
+        }
+    }
+    for (std::size_t r = 0; r < w.n; ++r)
+        if (in_range(t.range, w.i0 + r) && w.span[r].first < w.span[r].second) st.max_row_sum_error = worse(st.max_row_sum_error, std::abs(sums[r] - 1.0));
+}
+
+template <class T>
+void run_item(const Tiled<T>& t, std::size_t item, AttentionStats& st)
+{
+    QueryBlock<T> w = query_block(t, item);
+    const auto& v = *t.in.v;
+    for (std::size_t j0 = 0; j0 < t.S; j0 += kBlockK) {
+        const std::size_t nk = std::min(kBlockK, t.S - j0);
+        if (t.skip_hidden && wholly_hidden(w, static_cast<long>(j0), static_cast<long>(j0 + nk))) continue;
+        score_tile(t, w, j0, nk);
+        absorb_tile(w, nk, t.d);
+        blas::gemm_nn(w.n, t.d, nk, T(1), w.s.get(), nk, &v(w.b, w.hk, j0, 0), t.d, T(1), w.o.data(), t.d);
+    }
+    finish_rows(t, w, st);
+    if (t.keep) write_matrices(t, w, st);
+}
+
+void merge(AttentionStats& into, const AttentionStats& part)
+{
+    into.max_row_sum_error = worse(into.max_row_sum_error, part.max_row_sum_error);
+    into.max_masked_weight = worse(into.max_masked_weight, part.max_masked_weight);
+    into.nan_weights += part.nan_weights;
+}
+
+}  // namespace
+
+template <class T>
+AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, std::optional<RowRange> rows)
+{
+    const auto& q = *in.q;
+    const auto& k = *in.k;
+    if (k.shape() != in.v->shape() || q.shape(0) != k.shape(0) || q.shape(3) != k.shape(3) || k.shape(1) == 0 || q.shape(1) % k.shape(1) != 0)
+        throw std::logic_error("attention: q [B,H,L,d] and k, v [B,Hkv,S,d] with H % Hkv == 0 expected");
+    const std::size_t B = q.shape(0), H = q.shape(1), L = q.shape(2), d = q.shape(3), S = k.shape(2);
+    const RowRange range = rows.value_or(RowRange{0, static_cast<long>(L)});
+    const MaskSpec* mask = in.mask != nullptr && in.mask->kind != MaskKind::none ? in.mask : nullptr;
+    AttentionOutput<T> res;
+    res.out = xt::zeros<T>({B, H, L, d});
+    const auto n = static_cast<std::size_t>(range.end - range.begin);
+    if (keep_matrices) {
+        res.scores = xt::zeros<T>({B, H, n, S});
+        res.weights = xt::zeros<T>({B, H, n, S});
+    } else {
+        res.stats.max_row_sum_error = std::numeric_limits<double>::quiet_NaN();
+    }
+    if (n == 0) return res;
+    const Tiled<T> t{in, B, H, L, d, S, H / k.shape(1), mask, mask == nullptr || mask->fill == -kInf, range, keep_matrices, res};
+    const std::size_t blocks = (static_cast<std::size_t>(range.end) - 1) / kBlockQ + 1 - static_cast<std::size_t>(range.begin) / kBlockQ;
+    std::mutex lock;
+    parallel_for(blocks * B * H, thread_count(in.threads), [&](std::size_t item) {
+        AttentionStats part;
+        run_item(t, item, part);
+        const std::lock_guard<std::mutex> hold(lock);
+        merge(res.stats, part);
+    });
+    return res;
+}
+
+template <class T>
+Ten3<T> project(const Ten3<T>& x, const Mat<T>& w, unsigned threads)
+{
+    const std::size_t B = x.shape(0), L = x.shape(1), n_in = x.shape(2), n_out = w.shape(1);
+    if (w.shape(0) != n_in) throw std::logic_error("project: x [B, L, in] and w [in, out] expected");
+    Ten3<T> y = xt::zeros<T>({B, L, n_out});
+    const std::size_t rows = B * L, chunk = 256;
+    parallel_for((rows + chunk - 1) / chunk, thread_count(threads), [&](std::size_t c) {
+        const std::size_t r0 = c * chunk, m = std::min(chunk, rows - r0);
+        blas::gemm_nn(m, n_out, n_in, T(1), x.data() + r0 * n_in, n_in, w.data(), n_out, T(0), y.data() + r0 * n_out, n_out);
+    });
+    return y;
+}
+
+#define ATTNLAB_TILED_INSTANTIATE(T)                                                                    \
+    template AttentionOutput<T> attention<T>(const AttentionInputs<T>&, bool, std::optional<RowRange>); \
+    template Ten3<T> project<T>(const Ten3<T>&, const Mat<T>&, unsigned);
+ATTNLAB_TILED_INSTANTIATE(float)
+ATTNLAB_TILED_INSTANTIATE(double)
+
+}  // namespace attnlab

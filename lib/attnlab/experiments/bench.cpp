@@ -1,0 +1,244 @@
+// attnlab bench: the attention kernel timed on random q, k, v after it is held to the
+// plain-loop reference, beside this machine's own matrix-product rate measured in the same run.
+#include "attnlab/experiments/bench.hpp"
+
+#include "attnlab/core/attention.hpp"
+#include "attnlab/core/blas.hpp"
+#include "attnlab/core/parallel.hpp"
+#include "attnlab/core/rng.hpp"
+#include "attnlab/experiments/command_line.hpp"
+#include "attnlab/experiments/experiment.hpp"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace attnlab {
+
+namespace {
+
+double dsize(long n) { return static_cast<double>(n); }
+long kv_heads(const BenchParams& p) { return p.kv_heads.value_or(p.heads); }
+long kv_len(const BenchParams& p) { return p.kv_len.value_or(p.len); }
+
+void validate(const BenchParams& p)
+{
+    if (kv_heads(p) < 1 || p.heads % kv_heads(p) != 0)
+        throw InputError(fmt::format("--heads {} is not a multiple of --kv-heads {}", p.heads, kv_heads(p)));
+    if (p.mask != MaskKind::none && p.mask != MaskKind::causal) throw InputError("bench times --mask none or causal");
+}
+
+// Useful multiply-adds: q.k and w.v for every key a row may see (the causal half only).
+double useful_madds(const BenchParams& p)
+{
+    const double L = dsize(p.len), S = dsize(kv_len(p));
+    double seen = L * S;
+    if (p.mask == MaskKind::causal) {  // upper-left: row i sees min(i + 1, S) keys
+        const double full = std::min(L, S);
+        seen = full * (full + 1.0) / 2.0 + std::max(0.0, L - S) * S;
+    }
+    return 2.0 * seen * dsize(p.head_dim) * dsize(p.batch) * dsize(p.heads);
+}
+
+template <class T>
+struct BenchData {
+    Ten4<T> q, k, v;
+    MaskSpec mask;
+};
+
+template <class T>
+BenchData<T> bench_data(const BenchParams& p, std::uint64_t seed)
+{
+    const auto B = static_cast<std::size_t>(p.batch), d = static_cast<std::size_t>(p.head_dim);
+    BenchData<T> data;
+    data.q = xt::zeros<T>({B, static_cast<std::size_t>(p.heads), static_cast<std::size_t>(p.len), d});
+    data.k = xt::zeros<T>({B, static_cast<std::size_t>(kv_heads(p)), static_cast<std::size_t>(kv_len(p)), d});
+    data.v = data.k;
+    fill_normal(data.q.data(), data.q.size(), seed, stream::q);
+    fill_normal(data.k.data(), data.k.size(), seed, stream::k);
+    fill_normal(data.v.data(), data.v.size(), seed, stream::v);
+    data.mask.kind = p.mask;
+    data.mask.queries = p.len;
+    data.mask.keys = kv_len(p);
+    return data;
+}
+
+// max |a - b| over rows [rr.begin, rr.end) of two [B, H, L, d] outputs (NaN = NaN).
+template <class T>
+double rows_diff(const Ten4<T>& a, const Ten4<T>& b, const RowRange& rr)
+{
+    const std::size_t L = a.shape(2), d = a.shape(3), n = static_cast<std::size_t>(rr.end - rr.begin);
+    double worst = 0.0;
+    for (std::size_t bh = 0; bh < a.shape(0) * a.shape(1); ++bh)
+        worst = worse(worst, max_abs_diff(a.data() + (bh * L + static_cast<std::size_t>(rr.begin)) * d,
+                                          b.data() + (bh * L + static_cast<std::size_t>(rr.begin)) * d, n * d));
+    return worst;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// This machine's matrix-product rate on `threads` threads, each multiplying its own n x n
+// matrices (single-threaded BLAS, as the kernel calls it): best of three, in GFLOP/s.
+template <class T>
+double gemm_rate(unsigned threads)
+{
+    constexpr std::size_t n = 1024;
+    std::vector<std::vector<T>> a(threads, std::vector<T>(n * n, T(0.5))), c(threads, std::vector<T>(n * n));
+    double best = std::numeric_limits<double>::infinity();
+    for (int r = 0; r < 3; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        parallel_for(threads, threads, [&](std::size_t t) {
+            blas::gemm_nn(n, n, n, T(1), a[t].data(), n, a[t].data(), n, T(0), c[t].data(), n);
+        });
+        best = std::min(best, seconds_since(t0));
+    }
+    return dsize(static_cast<long>(threads)) * 2.0 * static_cast<double>(n * n * n) / best / 1e9;
+}
+
+long peak_bytes()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss * 1024L;
+}
+
+template <class T>
+AttentionInputs<T> inputs_of(const BenchData<T>& data, const BenchParams& p)
+{
+    AttentionInputs<T> in;
+    in.q = &data.q, in.k = &data.k, in.v = &data.v, in.mask = &data.mask;
+    in.scale = 1.0 / std::sqrt(dsize(p.head_dim));
+    in.threads = p.threads;
+    return in;
+}
+
+double reference_row_work(const BenchParams& p) { return dsize(p.batch) * dsize(p.heads) * dsize(kv_len(p)) * dsize(p.head_dim) * 2.0; }
+
+// The kernel is held to the plain-loop reference on the sampled rows before it is timed; a
+// kernel that fails is not timed. Then the timed full runs, and the same rows again on one
+// thread, which must be bit-identical to the full run's.
+template <class T>
+Run compute_bench(const BenchParams& p, const Plan& plan)
+{
+    const BenchData<T> data = bench_data<T>(p, plan.seed);
+    const AttentionInputs<T> in = inputs_of(data, p);
+    const auto rows = sampled_rows(p.len, reference_row_work(p));
+    double err = 0.0, max_v = 0.0;
+    for (const auto& rr : rows) err = worse(err, rows_diff(attention(in, false, rr).out, attention_reference(in, rr).out, rr));
+    for (T x : data.v) max_v = std::max(max_v, std::abs(static_cast<double>(x)));
+    const double tol = eps_of(plan.dtype) * (dsize(kv_len(p)) + dsize(p.head_dim)) * (max_v + 1.0);
+    Run run;
+    run.measured["max_abs_err"] = err;
+    run.measured["tol"] = tol;
+    run.measurements["threads"] = thread_count(p.threads);
+    run.measurements["blas"] = "OpenBLAS, " + blas::kernel_name() + " kernels";
+    if (!(err <= tol)) return run;  // not timed: the kernel is wrong
+    double best = std::numeric_limits<double>::infinity();
+    AttentionOutput<T> full;
+    for (long r = 0; r < p.repeat; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        full = attention(in, false);
+        best = std::min(best, seconds_since(t0));
+    }
+    AttentionInputs<T> one = in;
+    one.threads = 1;
+    double thread_diff = 0.0;
+    for (const auto& rr : rows) thread_diff = worse(thread_diff, rows_diff(full.out, attention(one, false, rr).out, rr));
+    run.measured["thread_diff"] = thread_diff;
+    const double gflops = 2.0 * useful_madds(p) / best / 1e9, gemm = gemm_rate<T>(thread_count(p.threads));
+    const char* gemm_name = plan.dtype == DType::float32 ? "sgemm" : "dgemm";
+    run.measured["fraction"] = gflops / gemm;
+    run.measurements["seconds"] = best;
+    run.measurements["gflops"] = gflops;
+    run.measurements[fmt::format("{}_gflops", gemm_name)] = gemm;
+    run.measurements[fmt::format("fraction_of_{}", gemm_name)] = gflops / gemm;
+    run.measurements["max_abs_err_vs_reference"] = err;
+    run.measurements["peak_bytes"] = peak_bytes();
+    return run;
+}
+
+std::optional<Check> check_reference(const BenchParams& p, const Run& run, const CheckEnv& env)
+{
+    return at_most(tr(env, "the kernel matches the plain-loop reference", "内核与逐循环的参考实现一致"),
+                   fmt::format("max |out - out_ref|, {}", rows_description(sampled_rows(p.len, reference_row_work(p)), p.len)),
+                   run.measured.at("max_abs_err"), run.measured.at("tol"));
+}
+
+std::optional<Check> check_threads(const BenchParams& p, const Run& run, const CheckEnv& env)
+{
+    if (!run.measured.count("thread_diff")) return std::nullopt;
+    return bit_identical(tr(env, "the rows computed again on one thread are bit-identical to the full run's",
+                            "在单线程上重算的行与完整运行的结果逐位相同"),
+                         fmt::format("max |out - out_1 thread|, {}", rows_description(sampled_rows(p.len, reference_row_work(p)), p.len)),
+                         run.measured.at("thread_diff"));
+}
+
+std::optional<Check> check_fraction(const BenchParams&, const Run& run, const CheckEnv& env)
+{
+    if (!run.measured.count("fraction")) return std::nullopt;
+    return demonstration(tr(env, "the kernel reaches 60% of this machine's matrix-product rate, measured in the same run",
+                            "内核达到本机在同一次运行中测得的矩阵乘速率的 60%"),
+                         tr(env, "useful GFLOP/s / GEMM GFLOP/s", "有效 GFLOP/s / GEMM GFLOP/s"), run.measured.at("fraction"), 0.6, Compare::ge);
+}
+
+Experiment<BenchParams> make_bench_experiment()
+{
+    Experiment<BenchParams> e;
+    e.command = "bench";
+    e.validate = validate;
+    e.params_json = [](const BenchParams& p) {
+        return nlohmann::ordered_json{{"batch", p.batch}, {"heads", p.heads}, {"kv_heads", kv_heads(p)}, {"len", p.len}, {"kv_len", kv_len(p)},
+                                      {"head_dim", p.head_dim}, {"mask", name_of(p.mask)}, {"repeat", p.repeat}, {"threads", p.threads},
+                                      {"useful_gflop", 2.0 * useful_madds(p) / 1e9}};
+    };
+    // q, k, v and out; the reference's rows; a tile per thread; the GEMM rate's matrices.
+    e.scratch_bytes = [](const BenchParams& p, double elem) {
+        const double qo = 2.0 * dsize(p.batch) * dsize(p.heads) * dsize(p.len) * dsize(p.head_dim);
+        const double kv = 2.0 * dsize(p.batch) * dsize(kv_heads(p)) * dsize(kv_len(p)) * dsize(p.head_dim);
+        const double threads = static_cast<double>(thread_count(p.threads));
+        return (2.0 * qo + kv + 2.0 * dsize(p.batch) * dsize(p.heads) * 96.0 * dsize(kv_len(p)) + threads * (2.0 * 1024.0 * 1024.0 + 3.0 * kBlockQ * kBlockK)) * elem;
+    };
+    e.work = [](const BenchParams& p, const Plan&) {
+        return (dsize(p.repeat) + 2.0) * useful_madds(p) / kKernelSpeedup + 3.0 * 134217728.0 + 4.0 * 1073741824.0 / kKernelSpeedup;
+    };
+    e.work_what = [](const BenchParams& p) {
+        return fmt::format("{} timed runs of attention over [{}, {}, {}, {}] with d = {}", p.repeat, p.batch, p.heads, p.len, kv_len(p), p.head_dim);
+    };
+    e.f32 = {compute_bench<float>, {{"kernel_matches_reference", {}, check_reference}, {"threads_bit_identical", {}, check_threads},
+                                    {"kernel_vs_gemm", {}, check_fraction}}, {}};
+    e.f64 = {compute_bench<double>, e.f32.checks, {}};
+    return e;
+}
+
+}  // namespace
+
+const Experiment<BenchParams>& bench_experiment()
+{
+    static const Experiment<BenchParams> e = make_bench_experiment();
+    return e;
+}
+
+Report run_bench(const BenchParams& p, const RunContext& ctx) { return run_experiment(bench_experiment(), p, ctx); }
+
+std::vector<std::string> bench_command(const BenchParams& p)
+{
+    const BenchParams d;
+    CommandLine c("bench");
+    c.option("--batch", p.batch, d.batch);
+    c.option("--heads", p.heads, d.heads);
+    c.option("--kv-heads", p.kv_heads);
+    c.option("--len", p.len, d.len);
+    c.option("--kv-len", p.kv_len);
+    c.option("--head-dim", p.head_dim, d.head_dim);
+    c.option("--mask", p.mask, d.mask);
+    c.option("--repeat", p.repeat, d.repeat);
+    c.option("--threads", static_cast<long>(p.threads), static_cast<long>(d.threads));
+    return c.args();
+}
+
+}  // namespace attnlab

@@ -1,0 +1,271 @@
+// The tiled attention kernel held to the plain-loop reference at the block edges, its results
+// bit-identical whatever the thread count or the rows asked for; its exp against std::exp
+// with the documented error bound; the BLAS projection against its plain loop; the mask's
+// visible interval against masked().
+#include "attnlab/core/attention.hpp"
+#include "attnlab/core/fast_exp.hpp"
+#include "attnlab/core/rng.hpp"
+#include "attnlab/experiments/alibi.hpp"
+#include "attnlab/experiments/bench.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace attnlab;
+
+namespace {
+
+template <class T>
+Ten4<T> random4(std::size_t a, std::size_t b, std::size_t c, std::size_t d, std::uint64_t stream)
+{
+    Ten4<T> t = xt::zeros<T>({a, b, c, d});
+    fill_normal(t.data(), t.size(), 11, stream);
+    return t;
+}
+
+struct EdgeCase {
+    std::size_t L, S;
+    MaskKind kind;
+    Align align;
+    double fill;
+    SoftmaxKind softmax;
+    bool alibi;
+};
+
+template <class T>
+void check_edge(const EdgeCase& c, double tol)
+{
+    CAPTURE(c.L);
+    CAPTURE(c.S);
+    CAPTURE(name_of(c.kind));
+    CAPTURE(name_of(c.align));
+    CAPTURE(c.fill);
+    CAPTURE(name_of(c.softmax));
+    CAPTURE(c.alibi);
+    const auto q = random4<T>(2, 4, c.L, 8, 1), k = random4<T>(2, 2, c.S, 8, 2), v = random4<T>(2, 2, c.S, 8, 3);
+    MaskSpec m;
+    m.kind = c.kind;
+    m.queries = static_cast<long>(c.L);
+    m.keys = static_cast<long>(c.S);
+    std::vector<long> lengths{static_cast<long>(c.S), static_cast<long>(c.S) / 2};  // half the second sequence padded
+    m.lengths.swap(lengths);
+    m.window = 37;
+    m.align = c.align;
+    m.fill = c.fill;
+    const std::vector<double> slopes = alibi_slopes(4, SlopeRule::paper);
+    AttentionInputs<T> in;
+    in.q = &q, in.k = &k, in.v = &v, in.mask = &m, in.scale = 0.35, in.softmax = c.softmax;
+    if (c.alibi) in.alibi_slopes = &slopes, in.alibi_q0 = 3;
+    const auto ref = attention_reference(in, RowRange{0, static_cast<long>(c.L)});
+    const auto main = attention(in, true);
+    CHECK(max_abs_diff(main.out, ref.out) <= tol);
+    CHECK(max_abs_diff(main.weights, ref.weights) <= tol);
+    CHECK(max_abs_diff(main.scores, ref.scores) <= tol * 100.0);
+    // Without the matrices the output is the same bits.
+    CHECK(max_abs_diff(attention(in, false).out, main.out) == 0.0);
+}
+
+}  // namespace
+
+TEST_CASE("kernel: equals the reference at the block edges, for every mask, fill, softmax and ALiBi")
+{
+    const std::vector<std::size_t> sizes = {1, kBlockQ - 1, kBlockQ + 1, kBlockK + 1};
+    for (std::size_t L : sizes)
+        for (std::size_t S : sizes)
+            for (MaskKind kind : {MaskKind::none, MaskKind::causal, MaskKind::padding, MaskKind::both, MaskKind::window})
+                for (Align align : {Align::upper_left, Align::lower_right}) {
+                    check_edge<double>({L, S, kind, align, -INFINITY, SoftmaxKind::plain, false}, 1e-12);
+                    check_edge<float>({L, S, kind, align, -1e9, SoftmaxKind::safe, true}, 2e-5);
+                }
+}
+
+TEST_CASE("kernel: fully masked rows are NaN under the plain softmax and zero under the safe one")
+{
+    const auto q = random4<double>(1, 1, 3, 4, 1), k = random4<double>(1, 1, 300, 4, 2), v = k;
+    MaskSpec m;
+    m.kind = MaskKind::causal;
+    m.queries = 3;
+    m.keys = 300;
+    m.diagonal = -1;  // rows 0 and 1 see nothing (j < i - 1)
+    AttentionInputs<double> in;
+    in.q = &q, in.k = &k, in.v = &v, in.mask = &m;
+    const auto plain = attention(in, false);
+    CHECK(std::isnan(plain.out(0, 0, 0, 0)));
+    CHECK(plain.stats.nan_weights == 600);
+    CHECK(std::isnan(plain.stats.max_masked_weight));
+    CHECK(std::isnan(plain.stats.max_row_sum_error));  // not measured without kept weights
+    in.softmax = SoftmaxKind::safe;
+    const auto safe = attention(in, true);
+    CHECK(safe.out(0, 0, 0, 0) == 0.0);
+    CHECK(safe.stats.nan_weights == 0);
+    CHECK(safe.stats.max_masked_weight == 0.0);
+    CHECK(safe.stats.max_row_sum_error < 1e-14);
+    CHECK(safe.out(0, 0, 1, 0) == 0.0);
+    CHECK(safe.out(0, 0, 2, 0) == doctest::Approx(attention_reference(in, RowRange{2, 3}).out(0, 0, 2, 0)).epsilon(1e-12));
+}
+
+TEST_CASE("kernel: the same bits for any thread count and any row range")
+{
+    const std::size_t L = 3 * kBlockQ + 17;
+    const auto q = random4<float>(1, 3, L, 16, 1), k = random4<float>(1, 3, L, 16, 2), v = random4<float>(1, 3, L, 16, 3);
+    MaskSpec m;
+    m.kind = MaskKind::causal;
+    m.queries = m.keys = static_cast<long>(L);
+    AttentionInputs<float> in;
+    in.q = &q, in.k = &k, in.v = &v, in.mask = &m, in.scale = 0.25;
+    in.threads = 1;
+    const auto one = attention(in, false);
+    for (unsigned threads : {2u, 3u, 7u}) {
+        in.threads = threads;
+        CHECK(max_abs_diff(attention(in, false).out, one.out) == 0.0);
+    }
+    for (const RowRange rr : {RowRange{0, 1}, RowRange{static_cast<long>(kBlockQ) - 3, static_cast<long>(kBlockQ) + 3}, RowRange{static_cast<long>(L) - 5, static_cast<long>(L)}}) {
+        const auto part = attention(in, false, rr);
+        double worst = 0.0;
+        for (std::size_t h = 0; h < 3; ++h)
+            for (long i = rr.begin; i < rr.end; ++i)
+                for (std::size_t c = 0; c < 16; ++c) worst = std::max(worst, std::abs(double(part.out(0, h, i, c)) - double(one.out(0, h, i, c))));
+        CHECK(worst == 0.0);
+        if (rr.end < static_cast<long>(L)) CHECK(part.out(0, 0, static_cast<std::size_t>(rr.end), 0) == 0.0f);  // rows outside stay 0
+    }
+}
+
+TEST_CASE("kernel: ALiBi computed tile by tile equals the stored bias tensor")
+{
+    const auto q = random4<double>(1, 4, 70, 8, 1), k = random4<double>(1, 4, 90, 8, 2), v = random4<double>(1, 4, 90, 8, 3);
+    const std::vector<double> slopes = alibi_slopes(4, SlopeRule::paper);
+    const Ten3<double> bias = alibi_bias<double>(slopes, 70, 90, AlibiVariant::symmetric, 20);
+    AttentionInputs<double> stored, computed;
+    stored.q = computed.q = &q, stored.k = computed.k = &k, stored.v = computed.v = &v;
+    stored.head_bias = &bias;
+    computed.alibi_slopes = &slopes, computed.alibi_q0 = 20;
+    CHECK(max_abs_diff(attention(stored, true).scores, attention(computed, true).scores) == 0.0);
+}
+
+TEST_CASE("fast exp: within its documented bound of std::exp over the softmax's domain")
+{
+    std::vector<float> xf;
+    for (double x = -87.3; x <= 0.0; x += 1.3e-4) xf.push_back(static_cast<float>(x));
+    std::vector<float> yf = xf;
+    exp_inplace(yf.data(), yf.size());
+    double worst_f = 0.0;
+    for (std::size_t i = 0; i < xf.size(); ++i) {
+        const double e = std::exp(static_cast<double>(xf[i]));
+        worst_f = std::max(worst_f, std::abs(static_cast<double>(yf[i]) - e) / e);
+    }
+    CHECK(worst_f <= 2.4e-7);  // 4 ulp of float
+    std::vector<double> xd;
+    for (double x = -708.0; x <= 0.0; x += 7.7e-4) xd.push_back(x);
+    std::vector<double> yd = xd;
+    exp_inplace(yd.data(), yd.size());
+    double worst_d = 0.0;
+    for (std::size_t i = 0; i < xd.size(); ++i) {
+        const long double e = std::exp(static_cast<long double>(xd[i]));
+        worst_d = std::max(worst_d, static_cast<double>(std::fabs(static_cast<long double>(yd[i]) - e) / e));
+    }
+    CHECK(worst_d <= 8.9e-16);  // 4 ulp of double
+    float special[] = {-INFINITY, NAN, -100.0f, 0.0f};
+    exp_inplace(special, 4);
+    CHECK(special[0] == 0.0f);
+    CHECK(std::isnan(special[1]));
+    CHECK(special[2] == 0.0f);  // below the normal range: 0
+    CHECK(special[3] == 1.0f);
+}
+
+TEST_CASE("fast exp: the row steps of the streaming softmax")
+{
+    std::vector<double> row = {0.5, -1.0, NAN, 2.0, -INFINITY};
+    for (int i = 0; i < 40; ++i) row.push_back(-0.01 * i);
+    CHECK(row_max(row.data(), row.size(), -INFINITY) == 2.0);  // NaN ignored
+    CHECK(row_max(row.data(), 2, 7.0) == 7.0);
+    std::vector<double> p = {0.0, -1.0, -INFINITY};
+    const double sum = exp_shifted_sum(p.data(), p.size(), 1.0);
+    CHECK(p[0] == doctest::Approx(std::exp(-1.0)).epsilon(1e-15));
+    CHECK(p[1] == doctest::Approx(std::exp(-2.0)).epsilon(1e-15));
+    CHECK(p[2] == 0.0);
+    CHECK(sum == doctest::Approx(std::exp(-1.0) + std::exp(-2.0)).epsilon(1e-15));
+}
+
+TEST_CASE("projection: the BLAS blocks equal the plain loop, whatever the threads")
+{
+    Ten3<double> x = xt::zeros<double>({std::size_t{2}, std::size_t{300}, std::size_t{24}});
+    Mat<double> w = xt::zeros<double>({std::size_t{24}, std::size_t{40}});
+    fill_normal(x.data(), x.size(), 5, 1);
+    fill_normal(w.data(), w.size(), 5, 2);
+    const auto ref = project_reference(x, w);
+    CHECK(max_abs_diff(project(x, w, 1), ref) <= 1e-13);
+    CHECK(max_abs_diff(project(x, w, 3), project(x, w, 1)) == 0.0);
+}
+
+TEST_CASE("mask: the visible interval of each row is exactly the keys masked() leaves")
+{
+    for (MaskKind kind : {MaskKind::none, MaskKind::causal, MaskKind::padding, MaskKind::both, MaskKind::window})
+        for (Align align : {Align::upper_left, Align::lower_right})
+            for (long diagonal : {-2L, 0L, 1L, 3L})
+                for (long L : {1L, 4L, 9L})
+                    for (long S : {1L, 5L, 9L}) {
+                        MaskSpec m;
+                        m.kind = kind, m.align = align, m.diagonal = diagonal, m.queries = L, m.keys = S, m.window = 3;
+                        std::vector<long> lengths{S, S / 2, 0};  // swapped in: GCC 12 warns wrongly on = {...}
+                        m.lengths.swap(lengths);
+                        for (long b = 0; b < 3; ++b)
+                            for (long i = 0; i < L; ++i) {
+                                const auto [lo, hi] = m.visible_range(b, i);
+                                for (long j = 0; j < S; ++j) {
+                                    CAPTURE(name_of(kind));
+                                    CAPTURE(diagonal);
+                                    CAPTURE(i);
+                                    CAPTURE(j);
+                                    CHECK(m.masked(b, i, j) == (j < lo || j >= hi));
+                                }
+                            }
+                    }
+}
+
+TEST_CASE("bench: each check fails on the figure that breaks it")
+{
+    BenchParams p;
+    p.len = 64, p.heads = 2, p.head_dim = 8, p.repeat = 1;
+    RunContext ctx;
+    Run good;
+    good.measured = {{"max_abs_err", 1e-7}, {"tol", 1e-5}, {"thread_diff", 0.0}, {"fraction", 0.7}};
+    const auto passed = [&](const Run& run, const std::string& name) {
+        for (const auto& c : check_run(bench_experiment(), p, run, ctx))
+            if (c.name == name) return c.passed();
+        FAIL("no check " << name);
+        return false;
+    };
+    CHECK(passed(good, "kernel_matches_reference"));
+    CHECK(passed(good, "threads_bit_identical"));
+    CHECK(passed(good, "kernel_vs_gemm"));
+    Run bad = good;
+    bad.measured["max_abs_err"] = 1e-3;
+    CHECK_FALSE(passed(bad, "kernel_matches_reference"));
+    bad.measured["max_abs_err"] = NAN;
+    CHECK_FALSE(passed(bad, "kernel_matches_reference"));
+    bad = good;
+    bad.measured["thread_diff"] = 1e-30;
+    CHECK_FALSE(passed(bad, "threads_bit_identical"));
+    bad = good;
+    bad.measured["fraction"] = 0.5;
+    CHECK_FALSE(passed(bad, "kernel_vs_gemm"));  // a demonstration: shown, never counted
+    Report r;
+    r.checks = check_run(bench_experiment(), p, bad, ctx);
+    CHECK(r.passed());
+}
+
+TEST_CASE("bench: a small run holds the kernel to the reference and reports its measurements")
+{
+    BenchParams p;
+    p.len = 300, p.heads = 4, p.kv_heads = 2, p.head_dim = 16, p.repeat = 1;
+    RunContext ctx;
+    const Report r = run_bench(p, ctx);
+    CHECK(r.passed());
+    for (const char* key : {"seconds", "gflops", "sgemm_gflops", "fraction_of_sgemm", "max_abs_err_vs_reference", "peak_bytes", "threads", "blas"})
+        CHECK(r.measurements.contains(key));
+    // Useful work of the causal half: 2 * (300 * 301 / 2) * 16 * 4 * 2 flops.
+    CHECK(r.params["useful_gflop"].get<double>() == doctest::Approx(2.0 * 300.0 * 301.0 / 2.0 * 16.0 * 4.0 * 2.0 / 1e9));
+}
