@@ -51,7 +51,8 @@ Setup setup_of(const std::string& subcommand)
 bool output_option(const std::string& name)
 {
     static const std::set<std::string> names = {"help",  "quiet", "lang", "tol",  "max-memory", "max-work", "format",  "tensor", "show",
-                                                "wide",  "full",  "against", "against-tensor", "rtol", "atol", "save", "input"};
+                                                "wide",  "full",  "against", "against-tensor", "rtol", "atol", "save", "input",
+                                                "plot",  "plot-style", "plot-file"};
     return names.count(name) > 0;
 }
 
@@ -68,36 +69,39 @@ nlohmann::ordered_json json_value(const std::string& text)
     return text;
 }
 
-nlohmann::ordered_json option_value(const CLI::Option& opt)
+// A given value as JSON: a list for an option that takes one (--lengths 3,5,2).
+nlohmann::ordered_json given_value(const CLI::Option& opt, const std::string& text)
 {
-    if (opt.get_expected_min() == 0) return opt.count() > 0;  // a flag
-    if (opt.count() == 0) {
-        const std::string d = opt.get_default_str();
-        if (d == "[]") return nlohmann::ordered_json::array();
-        return json_value(d);
-    }
-    const auto& results = opt.results();
-    if (results.size() == 1 && opt.get_expected_max() <= 1) return json_value(results.front());
+    if (opt.get_expected_max() <= 1 && opt.get_delimiter() == '\0') return json_value(text);
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto& r : results) list.push_back(json_value(r));
+    std::stringstream in(text);
+    for (std::string part; std::getline(in, part, ',');) list.push_back(json_value(part));
     return list;
 }
 
-// Every option of the reference command, defaults included, as the subcommand spells it.
+// Every option of the reference command, defaults included, as the subcommand spells it. The
+// subcommand's own parser declares the options and their defaults; the values given are read
+// from the command (plain "--name value" pairs and flags), without running anything.
 nlohmann::ordered_json reference_params(const std::vector<std::string>& command)
 {
     CLI::App scratch;
     scratch.option_defaults()->always_capture_default();
     setup_of(command.front())(scratch);
-    CLI::App* sub = scratch.get_subcommand(command.front());
-    sub->callback({});
-    std::vector<const char*> argv = {"attnlab"};
-    for (const auto& w : command) argv.push_back(w.c_str());
-    scratch.parse(static_cast<int>(argv.size()), argv.data());
+    const CLI::App* sub = scratch.get_subcommand(command.front());
+    std::map<std::string, std::string> given;
+    for (std::size_t i = 1; i < command.size(); ++i) {
+        const CLI::Option* opt = sub->get_option_no_throw(command[i]);
+        if (opt == nullptr) throw std::logic_error("exercise command has an unknown option " + command[i]);
+        given[opt->get_lnames().front()] = opt->get_expected_min() == 0 ? "true" : command[++i];
+    }
     nlohmann::ordered_json params = nlohmann::ordered_json::object();
     for (const CLI::Option* opt : sub->get_options()) {
         if (opt->get_lnames().empty() || output_option(opt->get_lnames().front())) continue;
-        params[opt->get_lnames().front()] = option_value(*opt);
+        const std::string name = opt->get_lnames().front();
+        const auto it = given.find(name);
+        if (opt->get_expected_min() == 0) params[name] = it != given.end();  // a flag
+        else if (it != given.end()) params[name] = given_value(*opt, it->second);
+        else params[name] = opt->get_default_str() == "[]" ? nlohmann::ordered_json::array() : json_value(opt->get_default_str());
     }
     return params;
 }
