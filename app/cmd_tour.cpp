@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <unistd.h>
 
 namespace attnlab::app {
 
@@ -13,6 +14,7 @@ namespace {
 struct TourOpts {
     CommonOpts common;
     TourParams tour;
+    bool no_plot = false;
 };
 }  // namespace
 
@@ -29,6 +31,7 @@ void setup_tour(CLI::App& app)
         ->check(CLI::IsMember({"text", "json"}))
         ->type_name("")
         ->default_str("text");
+    sub->add_flag("--no-plot", opts->no_plot, "On a terminal, do not draw each section's tensor");
     sub->footer("Example: attnlab tour --section rope --lang zh");
     sub->callback([opts] {
         const CommonOpts& o = opts->common;
@@ -36,7 +39,16 @@ void setup_tour(CLI::App& app)
         opts->tour.lang = ctx.lang;
         const TourReport t = run_tour(opts->tour, ctx);
         const bool color = o.format == Format::text && use_color();
-        write_stdout(o.format == Format::json ? tour_to_json(t, !o.quiet).dump() + "\n" : render_tour_text(t, color, o.quiet));
+        // On a terminal each section's tensor is drawn too (--no-plot: not).
+        std::function<std::string(const Tensor&)> picture;
+        if (o.format == Format::text && !o.quiet && !opts->no_plot && isatty(STDOUT_FILENO) == 1) {
+            const PlotOptions term = terminal_plot_options(PlotOpts{}, ctx.lang);
+            picture = [term](const Tensor& tensor) {
+                const auto [cols, rows] = heatmap_cells(term);
+                return plot_text(make_picture(tensor, PlotKind::automatic, cols, rows), term);
+            };
+        }
+        write_stdout(o.format == Format::json ? tour_to_json(t, !o.quiet).dump() + "\n" : render_tour_text(t, color, o.quiet, picture));
         std::vector<std::string> failed;
         for (const auto& section : t.sections)
             for (const auto& run : section.runs)

@@ -180,6 +180,7 @@ void add_common_options(CLI::App& sub, CommonOpts& o)
     sub.add_option("--save", o.save, "Write every tensor of the run to DIR/NAME.npy, and DIR/run.json");
     sub.add_option("--input", o.inputs, "NAME=FILE: use your own tensor for an input (x, w_q, q, scores, ...); repeatable")
         ->type_name("NAME=FILE");
+    add_plot_options(sub, o.plot);
 }
 
 bool use_color()
@@ -287,11 +288,14 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
                                      o.tensor.empty() ? "--show" : o.show.empty() ? "--tensor" : "--tensor and --show",
                                      fmt::join(named, ", ")));
     }
+    check_plot_request(o.plot, o.format == Format::text);
     RunContext ctx = run_context(o);
     ctx.show = o.show;
     if (!o.tensor.empty()) ctx.show.push_back(o.tensor);
     ctx.main_only = o.format == Format::csv && ctx.show.empty();
     if (o.quiet) ctx.main_only = true;  // tensors are not printed
+    const bool plotted = o.plot.plot || !o.plot.file.empty();
+    if (plotted && !o.tensor.empty()) ctx.main_only = false, ctx.show = {o.tensor};  // kept to be drawn
     if (!o.against_tensor.empty() && o.against.empty()) throw InputError("--against-tensor names the tensor --against compares; give --against FILE");
     if (!o.against.empty()) ctx.against = AgainstRequest{o.against, o.against_tensor, o.rtol, o.atol};
     if (!o.save.empty()) prepare_save_dir(o.save);
@@ -314,7 +318,9 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     ropts.quiet = o.quiet;
     ropts.color = o.format == Format::text && use_color();
     ropts.lang = ctx.lang;
-    write_stdout(render(report, ropts));
+    std::string out = render(report, ropts);
+    out += plot_report(report, ropts.tensor, o.plot, ctx.lang);
+    write_stdout(out);
     std::vector<std::string> failed;
     if (report.against) {  // with --against, the exit status is the comparison alone
         if (!report.against->passed) failed.push_back(fmt::format("against ({}, tensor {})", report.against->file, report.against->tensor));

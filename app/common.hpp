@@ -4,6 +4,7 @@
 #pragma once
 
 #include "attnlab/render/render.hpp"
+#include "plot.hpp"
 #include "attnlab/core/report.hpp"
 
 #include <CLI/CLI.hpp>
@@ -35,6 +36,7 @@ struct CommonOpts {
     std::optional<double> rtol, atol;
     std::string save;          // --save DIR
     std::vector<std::string> inputs;  // --input NAME=FILE, repeatable
+    PlotOpts plot;             // --plot, --plot-style, --plot-file
 };
 
 // A seed: a whole number that fits 64 bits (never saturated to 2^64 - 1).

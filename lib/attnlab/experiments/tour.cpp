@@ -386,13 +386,16 @@ nlohmann::ordered_json run_json(const TourRun& run, bool with_tensors)
 
 }  // namespace
 
-std::string render_tour_text(const TourReport& t, bool color, bool quiet)
+std::string render_tour_text(const TourReport& t, bool color, bool quiet, const std::function<std::string(const Tensor&)>& picture)
 {
     std::string out;
     for (const auto& s : t.sections) {
         out += color ? fmt::format(fmt::emphasis::bold, "{}", s.title) : s.title;
         out += "\n" + s.text + "\n\n";
-        for (const auto& run : s.runs) out += render_run(run, t.lang, color, quiet) + "\n";
+        for (const auto& run : s.runs) {
+            out += render_run(run, t.lang, color, quiet) + "\n";
+            if (picture && !run.tensors.empty()) out += picture(run.tensors.front()) + "\n";
+        }
     }
     return out + render_claims(t);
 }

@@ -5,6 +5,7 @@
 
 #include "attnlab/core/report.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,9 @@ struct TourFigure {
 std::vector<TourFigure> tour_figures(const TourReport& t);
 
 // quiet: the sections' check lines and the claims table, without tensors and notes.
-std::string render_tour_text(const TourReport& t, bool color, bool quiet = false);
+// picture: when set, draws the tensor each run shows (the terminal's --plot), after the run.
+std::string render_tour_text(const TourReport& t, bool color, bool quiet = false,
+                             const std::function<std::string(const Tensor&)>& picture = {});
 nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors = true);
 
 // Throws std::logic_error unless the report has every named check: a tour section that
