@@ -39,6 +39,8 @@ void setup_attend(CLI::App& app)
     add_optional(*sub, "--window", p.window, "Window W for --mask window");
     add_enum_option(*sub, "--align", p.align, "Causal triangle when L != S: upper-left (is_causal) or lower-right");
     add_enum_option(*sub, "--softmax", p.softmax, "plain (NaN on fully masked rows) or safe (zeros)");
+    sub->add_option("--threads", p.threads, "Threads of the kernel and the projections (0: every core; the results are the same bits)")
+        ->check(whole_in(0L, 1024L));
     add_common_options(*sub, opts->common);
     sub->footer(tensors_help(attend_tensor_infos()) + "\nExample: attnlab attend --len 5 --heads 2 --dim 8 --mask causal --pe rope --show weights,out_merged");
     sub->callback([opts] {

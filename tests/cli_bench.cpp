@@ -36,3 +36,15 @@ TEST_CASE("bench: what it refuses")
     expect_usage_error({"bench", "--len", "1000000", "--heads", "64"}, "needs about 137.4 GiB (its working memory), above the memory budget");
     expect_usage_error({"bench", "--len", "100000", "--head-dim", "8"}, "above the work budget of 200 G");
 }
+
+TEST_CASE("attend --threads: the same bits on one thread and on three")
+{
+    const std::vector<std::string> args = {"attend", "--len", "300", "--heads", "4", "--dim", "32", "--mask", "causal", "--tensor", "out_merged"};
+    auto one = args, three = args;
+    one.insert(one.end(), {"--threads", "1"});
+    three.insert(three.end(), {"--threads", "3"});
+    const auto a = run_json(one), b = run_json(three);
+    REQUIRE(a["tensors"].size() == 1);
+    CHECK(a["tensors"][0]["data"] == b["tensors"][0]["data"]);
+    CHECK(a["passed"] == true);
+}

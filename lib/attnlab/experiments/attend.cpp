@@ -76,6 +76,7 @@ Resolved resolve(const AttendParams& p)
     r.cfg.pe = p.pe;
     r.cfg.rope_style = p.rope_style;
     r.cfg.softmax = p.softmax;
+    r.cfg.threads = p.threads;
     r.cfg.mask.kind = p.mask;
     r.cfg.mask.queries = r.len;
     r.cfg.mask.keys = r.kv_len;
@@ -608,6 +609,7 @@ std::vector<std::string> attend_command(const AttendParams& p)
     c.option("--window", p.window);
     c.option("--align", p.align, d.align);
     c.option("--softmax", p.softmax, d.softmax);
+    c.option("--threads", static_cast<long>(p.threads), static_cast<long>(d.threads));
     return c.args();
 }
 

@@ -30,6 +30,7 @@ struct AttendParams {
     std::optional<long> window;
     Align align = Align::upper_left;
     SoftmaxKind softmax = SoftmaxKind::plain;
+    unsigned threads = 0;              // of the kernel and the projections; 0: every core
 };
 
 Report run_attend(const AttendParams& p, const RunContext& ctx);

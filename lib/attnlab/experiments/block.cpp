@@ -34,9 +34,9 @@ BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeigh
     const Ten3<T>& x_in = cfg.pe == PeKind::sinusoidal ? r.x_pe : x;
     const Ten3<T>& kv_in = cfg.pe == PeKind::sinusoidal ? kv_pe : x_kv;
     // 2. projections, row vectors times W [in, out], then the heads split.
-    r.q = split_heads(project(x_in, w.w_q), cfg.heads);
-    r.k = split_heads(project(kv_in, w.w_k), cfg.kv_heads);
-    r.v = split_heads(project(kv_in, w.w_v), cfg.kv_heads);
+    r.q = split_heads(project(x_in, w.w_q, cfg.threads), cfg.heads);
+    r.k = split_heads(project(kv_in, w.w_k, cfg.threads), cfg.kv_heads);
+    r.v = split_heads(project(kv_in, w.w_v, cfg.threads), cfg.kv_heads);
     // 3. RoPE rotates q and k after the projections, by their own positions.
     if (cfg.pe == PeKind::rope) {
         const RopeFrequencies f = rope_frequencies<T>(d, 10000.0, RopeScalingParams{}, positions);
@@ -65,6 +65,7 @@ AttentionInputs<T> attention_inputs(const BlockResult<T>& r, const BlockConfig& 
     in.head_bias = cfg.pe == PeKind::alibi ? &r.bias : nullptr;
     in.scale = r.scale;
     in.softmax = cfg.softmax;
+    in.threads = cfg.threads;
     return in;
 }
 

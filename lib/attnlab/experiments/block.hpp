@@ -21,6 +21,7 @@ struct BlockConfig {
     RopeStyle rope_style = RopeStyle::interleaved;
     MaskSpec mask;               // kind none: no mask
     SoftmaxKind softmax = SoftmaxKind::plain;
+    unsigned threads = 0;        // the kernel's and the projections' (results do not depend on it)
 };
 
 template <class T>
