@@ -40,6 +40,7 @@ case "${1:-}" in
       for binary in unit_tests cli_tests; do
         echo "setup: $preset: running $binary whole" >&2
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+          LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
           "./build/$preset/tests/$binary"
       done
     done
