@@ -20,6 +20,7 @@ BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeigh
     // Query i sits at position q0 + i: past the S - L cached keys for a lower-right decoder
     // step (Hugging Face's position_ids = cache_len + arange(L)), from 0 otherwise.
     const long q0 = query_position_offset(cfg.mask.align, L, S);
+    r.q0 = q0;
     const long positions = std::max(q0 + L, S);
 
     // 1. sinusoidal PE is added to the embeddings, before any projection (x_pe stays empty
@@ -48,7 +49,8 @@ BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeigh
     }
     // 4. ALiBi is a per-head bias on the scores, -m |position(i) - j|.
     if (cfg.pe == PeKind::alibi) {
-        r.bias = alibi_bias<T>(alibi_slopes(cfg.heads, SlopeRule::paper), L, S, AlibiVariant::symmetric, q0);
+        r.slopes = alibi_slopes(cfg.heads, SlopeRule::paper);
+        r.bias = alibi_bias<T>(r.slopes, L, S, AlibiVariant::symmetric, q0);
     }
     r.attn = attention(attention_inputs(r, cfg), keep_matrices, rows);
     return r;
@@ -62,7 +64,8 @@ AttentionInputs<T> attention_inputs(const BlockResult<T>& r, const BlockConfig& 
     in.k = &r.k;
     in.v = &r.v;
     in.mask = &cfg.mask;
-    in.head_bias = cfg.pe == PeKind::alibi ? &r.bias : nullptr;
+    // ALiBi's bias tiles are computed from the slopes as the kernel goes (the same bits as r.bias).
+    if (cfg.pe == PeKind::alibi) in.alibi_slopes = &r.slopes, in.alibi_q0 = r.q0;
     in.scale = r.scale;
     in.softmax = cfg.softmax;
     in.threads = cfg.threads;

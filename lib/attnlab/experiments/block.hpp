@@ -36,7 +36,9 @@ struct BlockResult {
     Ten3<T> x_pe;     // [B, L, E] the queries' input after sinusoidal PE (empty without it)
     Ten4<T> q, k, v;  // after projection (and RoPE for q, k)
     Ten4<T> q_unrotated, k_unrotated;  // with RoPE: q and k before the rotation (else empty)
-    Ten3<T> bias;     // [H, L, S] ALiBi, or empty
+    Ten3<T> bias;     // [H, L, S] ALiBi for the report, or empty
+    std::vector<double> slopes;  // ALiBi's slopes: the kernel computes its bias tiles from them
+    long q0 = 0;                 // the position of query 0
     AttentionOutput<T> attn;
     double scale = 1.0;
 };
