@@ -267,6 +267,19 @@ std::optional<Check> check_reference(const AttendParams& p, const Run& run, cons
 
 bool causal_mask(MaskKind m) { return m == MaskKind::causal || m == MaskKind::both || m == MaskKind::window; }
 
+// The block run again on a changed X, once, and its attention on each sampled range (each
+// range's rows are bit-identical to a full run's): the largest change of those output rows.
+template <class T>
+double rows_change(const Run& run, const Ten3<T>& changed, const BlockConfig& cfg, const std::vector<RowRange>& rows,
+                   const std::vector<long>* row_end = nullptr)
+{
+    const BlockResult<T> res = run_block(changed, changed, weights_of<T>(run), cfg, false, rows.front());
+    double worst = max_abs_diff_rows(res.attn.out, run.at("out"), rows.front(), row_end);
+    for (std::size_t r = 1; r < rows.size(); ++r)
+        worst = worse(worst, max_abs_diff_rows(attention(attention_inputs(res, cfg), false, rows[r]).out, run.at("out"), rows[r], row_end));
+    return worst;
+}
+
 // Causality: change X after position i_last and run the block again on rows 0..i_last.
 // Returns the largest change of those rows, or nullopt where the check does not apply.
 template <class T>
@@ -279,10 +292,7 @@ std::optional<double> future_change(const AttendParams& p, const Run& run, const
     for (std::size_t b = 0; b < changed.shape(0); ++b)
         for (long i = i_last + 1; i < r.len; ++i)
             for (std::size_t c = 0; c < changed.shape(2); ++c) changed(b, i, c) = static_cast<T>(rng.normal());
-    double worst = 0.0;
-    for (const auto& rr : sampled_rows(i_last + 1, work_per_row(p)))
-        worst = worse(worst, max_abs_diff_rows(run_block(changed, changed, weights_of<T>(run), r.cfg, false, rr).attn.out, run.at("out"), rr));
-    return worst;
+    return rows_change(run, changed, r.cfg, sampled_rows(i_last + 1, work_per_row(p)));
 }
 
 long early_rows_end(const AttendParams& p) { return p.len / 2 - 1; }
@@ -329,11 +339,7 @@ std::optional<Check> check_padding(const AttendParams& p, const Run& run, const 
         for (long i = p.lengths[b]; i < r.len; ++i)
             for (std::size_t c = 0; c < changed.shape(2); ++c) changed(b, i, c) = static_cast<T>(rng.normal());
     const auto rows = sampled_rows(r.len, work_per_row(p));
-    double worst = 0.0;
-    for (const auto& rr : rows) {
-        const Ten4<T> again = run_block(changed, changed, weights_of<T>(run), r.cfg, false, rr).attn.out;
-        worst = worse(worst, max_abs_diff_rows(again, run.at("out"), rr, &p.lengths));
-    }
+    const double worst = rows_change(run, changed, r.cfg, rows, &p.lengths);
     return bit_identical(tr(env, "changing X at padded positions leaves every non-padded output unchanged", "改变填充位置上的 X，所有非填充输出都不变"),
                          fmt::format("max |out' - out| at non-padded rows, {}", rows_description(rows, r.len)), worst);
 }
