@@ -29,6 +29,8 @@ Each fixture reproduces a well-known reference implementation line for line:
     d_model 8, 2 heads, dropout 0, float64, torch.manual_seed(0)) run on X [1, 5, 8] and on PX
     with the permutation 2, 0, 4, 1, 3: a [3, 5, 8] array holding X, Enc(X) and Enc(PX). The
     program embeds it and measures from it whether any position entered (the module adds none).
+  - precision_conversions: float16 and bfloat16 as PyTorch's .half() and .bfloat16() round
+    float64 and float32 values (ties, subnormals, overflow, NaN), for the precision lab.
 The tests read these .npy files; building and testing never need PyTorch.
 Run from the repository root with Debian's Python:  /usr/bin/python3 data/make_fixtures.py
 """
@@ -184,6 +186,21 @@ def nn_transformer_fixture():
     save("nn_transformer_encoder", torch.cat([x, out, out_perm], dim=0))
 
 
+def precision_fixture():
+    """float16 and bfloat16 as PyTorch's CPU .half() and .bfloat16() round, from float64 and
+    from float32: ties to even, subnormals, overflow, NaN, and a value that rounds differently
+    directly and through float32. Rows: input (float64), x.half(), x.bfloat16(),
+    x.float().half(), x.float().bfloat16(), each back in float64."""
+    values = [0.0, -0.0, 1.0, -1.0, 65504.0, 65505.0, 65519.0, 65520.0, 1e9, -1e9, 1e-9,
+              2.0 ** -14, 2.0 ** -24, 2.0 ** -25, 3 * 2.0 ** -25, 2.0 ** -26, 1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11,
+              1 + 2.0 ** -8, 1 + 3 * 2.0 ** -8, 256.0, 257.0, 258.0, 259.0, 511.0, 513.0, 2047.0, 2049.0, 4097.0,
+              math.pi, -998244352.0, 1e-40, 3.4e38, 1e39, 1 + 2.0 ** -11 + 2.0 ** -40, 1 + 2.0 ** -8 + 2.0 ** -40,
+              -2.0 ** -133, 0.1, -0.3, 100000.0, float("inf"), float("-inf"), float("nan")]
+    x = torch.tensor(values, dtype=torch.float64)
+    rows = [x, x.half().double(), x.bfloat16().double(), x.float().half().double(), x.float().bfloat16().double()]
+    save("precision_conversions", torch.stack(rows))
+
+
 def save(name, tensor):
     np.save(os.path.join(OUT, name + ".npy"), tensor.numpy())
 
@@ -198,6 +215,7 @@ def main():
     rope_fixtures()
     mask_and_attention_fixtures()
     nn_transformer_fixture()
+    precision_fixture()
     with open(os.path.join(OUT, "VERSIONS"), "w") as f:
         f.write(f"torch {torch.__version__}\nnumpy {np.__version__}\n")
 
