@@ -226,6 +226,23 @@ TEST_CASE("run_mask: padding conventions agree, and multiplicative masking leaks
     CHECK(r.find("leak")->shape[1] == 5);
 }
 
+TEST_CASE("run_mask: the -1e9 fill is -inf in float16 (§5.3's claim fails), a fill of -1e4 is not")
+{
+    MaskParams p;
+    p.fill = "-1e9";
+    const Check big = find_check(run_mask(p, RunContext{}), "minus_1e9_avoids_fp16_overflow");
+    CHECK(big.role == Role::article);
+    CHECK(std::isinf(big.measured));
+    CHECK_FALSE(big.passed());
+    CHECK(big.metric.find("bfloat16 keeps -998244352") != std::string::npos);
+    p.fill = "-1e4";
+    const Check small = find_check(run_mask(p, RunContext{}), "minus_1e9_avoids_fp16_overflow");
+    CHECK(small.measured == 10000.0);
+    CHECK(small.passed());
+    p.fill = "-inf";
+    CHECK(run_mask(p, RunContext{}).find_check("minus_1e9_avoids_fp16_overflow") == nullptr);
+}
+
 TEST_CASE("run_mask: input errors")
 {
     RunContext ctx;

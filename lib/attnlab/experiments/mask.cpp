@@ -1,5 +1,7 @@
 #include "attnlab/experiments/mask.hpp"
 
+#include "attnlab/core/half.hpp"
+
 #include "attnlab/experiments/command_line.hpp"
 #include "attnlab/experiments/inputs.hpp"
 #include "attnlab/learner/against.hpp"
@@ -407,6 +409,20 @@ std::optional<Check> check_sdpa_bool(const MaskParams& p, const Run& run, const 
                          worst, 0.0);
 }
 
+// "Attention 的两个补丁" §5.3 and FAQ Q12: -1e9 is used instead of -inf "to avoid fp16
+// overflow". Stored in float16 (PyTorch's .half() rounding), a finite fill stays finite only
+// up to 65504 in magnitude: -1e9 becomes -inf, the very value it was to avoid.
+std::optional<Check> check_fill_fp16(const MaskParams& p, const Run&, const CheckEnv& env)
+{
+    const double fill = parse_fill(p.fill);
+    if (!std::isfinite(fill)) return std::nullopt;
+    return article_claim(tr(env, "filling with {} instead of -inf avoids float16 overflow (§5.3, FAQ Q12: -1e9 'to avoid fp16 overflow')",
+                            "用 {} 代替 -inf 填充可以避免 float16 溢出（§5.3、FAQ Q12：用 -1e9“防止 fp16 溢出”）", p.fill),
+                         tr(env, "|float16({})| as PyTorch's .half() rounds it (bfloat16 keeps {})", "按 PyTorch .half() 舍入的 |float16({})|（bfloat16 保留为 {}）",
+                            p.fill, fmt::format("{:.9g}", round_to_bfloat16(fill))),
+                         std::abs(round_to_half(fill)), 65504.0);
+}
+
 std::optional<Check> check_leak(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     if (!p.multiply) return std::nullopt;
@@ -430,6 +446,7 @@ std::vector<CheckDef<MaskParams>> mask_checks()
             {"bool_conventions_same_weights", {"scores"}, check_same_weights<T>},
             {"hidden_scores_ignored", {"scores"}, check_hidden_ignored<T>},
             {"multiply_leak_very_small", {"leak"}, check_leak},
+            {"minus_1e9_avoids_fp16_overflow", {}, check_fill_fp16},
             {"sdpa_bool_true_masks", {"weights_bool_inverted"}, check_sdpa_bool}};
 }
 

@@ -242,6 +242,12 @@ void section_mask(TourReport& t, const RunContext& ctx)
            {"hidden_scores_ignored", "\"Attention 的两个补丁\" §5.1", "改变被掩码键的得分，权重逐位不变"},
            {"multiply_leak_very_small", "\"Attention 的两个补丁\" FAQ Q12 (multiplying leaks \"a small\" probability)", "用 0/1 掩码相乘只泄漏“很小”的概率（以低于 1% 计）"}},
           "mask");
+    MaskParams fill;
+    fill.fill = "-1e9";
+    s.use(run_mask(fill, all_tensors(ctx)), mask_command(fill),
+          {{"minus_1e9_avoids_fp16_overflow", "\"Attention 的两个补丁\" §5.3 and FAQ Q12 (-1e9 \"to avoid fp16 overflow\")",
+            "用 -1e9 代替 -inf 可以避免 fp16 溢出"}},
+          "mask");
     MaskParams pad;
     pad.kind = MaskKind::padding;
     pad.lengths = {3, 5, 2};
