@@ -3,7 +3,6 @@
 #include "common.hpp"
 
 #include "attnlab/exercise/exercise.hpp"
-#include "attnlab/io/npy.hpp"
 #include "attnlab/io/read.hpp"
 
 #include <fmt/format.h>
@@ -108,20 +107,6 @@ nlohmann::ordered_json reference_params(const std::vector<std::string>& command)
 
 // --- files ---
 
-void write_file(const fs::path& path, const std::string& bytes)
-{
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    f.close();
-    if (!f) throw OutputError(fmt::format("cannot write {}", path.string()));
-}
-
-std::string npy_bytes(const Tensor& t)
-{
-    const auto bytes = write_npy(t);
-    return std::string(bytes.begin(), bytes.end());
-}
-
 // DIR is missing or empty, or --force allows writing into it.
 void require_usable_dir(const fs::path& dir, bool force)
 {
@@ -138,11 +123,12 @@ void write_exercise(const MadeExercise& m, const fs::path& dir, Lang lang)
     std::error_code ec;
     fs::create_directories(dir / "inputs", ec);
     if (ec) throw OutputError(fmt::format("cannot create {}: {}", (dir / "inputs").string(), ec.message()));
-    write_file(dir / "README.md", readme);
-    write_file(dir / "starter.py", starter);
-    write_file(dir / "check.sh", check);
-    write_file(dir / "exercise.json", json);
-    for (const auto& in : m.inputs) write_file(dir / in.file, npy_bytes(in.tensor));
+    const auto put = [&](const fs::path& name, const std::string& bytes) { write_file((dir / name).string(), bytes, "exercise new"); };
+    put("README.md", readme);
+    put("starter.py", starter);
+    put("check.sh", check);
+    put("exercise.json", json);
+    for (const auto& in : m.inputs) put(in.file, npy_file_bytes(in.tensor));
     if (chmod((dir / "check.sh").c_str(), 0755) != 0) throw OutputError(fmt::format("cannot make {} executable", (dir / "check.sh").string()));
 }
 
@@ -230,7 +216,7 @@ void run_solve(const ExerciseOpts& o)
         if (answer == nullptr) throw InputError(fmt::format("exercise {} has no mistake '{}'; it has {}", m.info.name, o.mistake, fmt::join(ids, ", ")));
     }
     const fs::path path = fs::path(o.dir) / m.answer_file;
-    write_file(path, npy_bytes(*answer));
+    write_file(path.string(), npy_file_bytes(*answer), "exercise solve");
     write_stdout(fmt::format("wrote {}: {}\n", path.string(), what));
 }
 

@@ -43,10 +43,7 @@ void setup_tour(CLI::App& app)
         std::function<std::string(const Tensor&)> picture;
         if (o.format == Format::text && !o.quiet && !opts->no_plot && isatty(STDOUT_FILENO) == 1) {
             const PlotOptions term = terminal_plot_options(PlotOpts{}, ctx.lang);
-            picture = [term](const Tensor& tensor) {
-                const auto [cols, rows] = heatmap_cells(term);
-                return plot_text(make_picture(tensor, PlotKind::automatic, cols, rows), term);
-            };
+            picture = [term](const Tensor& tensor) { return plot_tensor_text(tensor, PlotKind::automatic, term); };
         }
         write_stdout(o.format == Format::json ? tour_to_json(t, !o.quiet).dump() + "\n" : render_tour_text(t, color, o.quiet, picture));
         std::vector<std::string> failed;

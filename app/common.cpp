@@ -241,13 +241,6 @@ void prepare_save_dir(const std::string& dir)
     if (access(dir.c_str(), W_OK) != 0) throw InputError(fmt::format("--save {}: cannot be written", dir));
 }
 
-void write_file(const std::string& path, const std::string& bytes)
-{
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    const bool ok = f != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    if (f == nullptr || std::fclose(f) != 0 || !ok) throw InputError(fmt::format("--save: cannot write {}", path));
-}
-
 // Every tensor as DIR/NAME.npy, and DIR/run.json with the params and the command line; the
 // report then keeps only what the output asks for.
 void save_run(Report& report, const std::string& dir, RunContext ctx)
@@ -258,11 +251,10 @@ void save_run(Report& report, const std::string& dir, RunContext ctx)
     run["params"] = report.params;
     run["tensors"] = nlohmann::ordered_json::array();
     for (const auto& t : report.tensors) {
-        const auto bytes = write_npy(t);
-        write_file(dir + "/" + t.name + ".npy", std::string(bytes.begin(), bytes.end()));
+        write_file(dir + "/" + t.name + ".npy", npy_file_bytes(t), "--save");
         run["tensors"].push_back({{"name", t.name}, {"file", t.name + ".npy"}, {"shape", t.shape}, {"axes", t.axes}, {"dtype", name_of(t.elem)}});
     }
-    write_file(dir + "/run.json", run.dump(2) + "\n");
+    write_file(dir + "/run.json", run.dump(2) + "\n", "--save");
     ctx.keep_all = false;
     std::vector<Tensor> shown;
     for (auto& t : report.tensors)
@@ -274,6 +266,19 @@ void save_run(Report& report, const std::string& dir, RunContext ctx)
 }  // namespace
 
 void set_command_line(int argc, char** argv) { g_args.assign(argv, argv + argc); }
+
+void write_file(const std::string& path, const std::string& bytes, const std::string& who)
+{
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    const bool ok = f != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    if (f == nullptr || std::fclose(f) != 0 || !ok) throw OutputError(fmt::format("{}: cannot write {}", who, path));
+}
+
+std::string npy_file_bytes(const Tensor& t)
+{
+    const auto bytes = write_npy(t);
+    return std::string(bytes.begin(), bytes.end());
+}
 
 int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>& experiment)
 {

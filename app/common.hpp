@@ -133,6 +133,11 @@ void write_stdout(const std::string& out);
 // their place; remembers whether stdout was closed, which write_stdout then reports.
 void guard_standard_streams();
 
+// Writes a whole file; throws OutputError ("WHO: cannot write PATH") when it cannot.
+void write_file(const std::string& path, const std::string& bytes, const std::string& who);
+// A tensor as the bytes of an NPY file.
+std::string npy_file_bytes(const Tensor& t);
+
 // The program's own arguments, for run.json.
 void set_command_line(int argc, char** argv);
 

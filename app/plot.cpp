@@ -78,11 +78,9 @@ std::string plot_report(const Report& report, const std::string& tensor, const P
     const Tensor* t = report.find(name);
     if (t == nullptr) throw InputError(fmt::format("--plot: {} has no tensor {} to draw here", report.command, name));
     const PlotKind kind = kind_of(o.plot.value_or(""));
-    const PlotOptions term = terminal_plot_options(o, lang);
     if (!o.file.empty()) plot_file(make_picture(*t, kind, 160, 160), o.file, lang);
     if (!o.plot) return "";
-    const auto [cols, rows] = heatmap_cells(term);
-    return "\n" + plot_text(make_picture(*t, kind, cols, rows), term);
+    return "\n" + plot_tensor_text(*t, kind, terminal_plot_options(o, lang));
 }
 
 }  // namespace attnlab::app

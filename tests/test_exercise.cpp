@@ -1,6 +1,7 @@
 // The exercise catalogue: its names, the reference answers against values worked out by hand,
 // the mistakes each one recognises, the sizes it refuses, and the task texts.
 #include "attnlab/exercise/exercise.hpp"
+#include "attnlab/experiments/command_line.hpp"
 
 #include <doctest/doctest.h>
 
@@ -161,4 +162,10 @@ TEST_CASE("exercise: the task text gives the formula, its source, the shapes and
     CHECK(has(exercise_starter(m, Lang::zh), "你的代码"));
     const std::string check = exercise_check_script(m, Lang::zh);
     CHECK(has(check, "exec attnlab pe --len 10 --dim 6 --dtype float64 --seed 0 --quiet --lang zh --against-tensor pe --against \"$answer\""));
+}
+
+TEST_CASE("exercise: check.sh's command line is quoted for the shell, as the tour's commands are")
+{
+    CHECK(command_text({"pe", "--len", "8", "--input", "x=inputs/x.npy"}) == "attnlab pe --len 8 --input x=inputs/x.npy");
+    CHECK(command_text({"mask", "--fill", "-1e9", "a b", "it's", "$HOME"}) == "attnlab mask --fill -1e9 'a b' 'it'\\''s' '$HOME'");
 }

@@ -10,6 +10,7 @@
 #include "attnlab/core/softmax.hpp"
 #include "attnlab/core/xt.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -75,6 +76,24 @@ constexpr std::size_t kBlockK = 256;
 // Its scores and weights are [B, H, rows, S]: row r is query rows.begin + r.
 template <class T>
 AttentionOutput<T> attention_reference(const AttentionInputs<T>& in, RowRange rows);
+
+// max |a - b| over rows [rr.begin, rr.end) of two [B, H, L, d] outputs, b given by its data in
+// the same layout (NaN = NaN); with row_end, sequence b stops at row_end[b] (its length).
+template <class T, class V>
+double max_abs_diff_rows(const Ten4<T>& a, const V* b, const RowRange& rr, const std::vector<long>* row_end = nullptr)
+{
+    const std::size_t H = a.shape(1), L = a.shape(2), d = a.shape(3);
+    double worst = 0.0;
+    for (std::size_t bb = 0; bb < a.shape(0); ++bb)
+        for (std::size_t h = 0; h < H; ++h) {
+            const long end = row_end ? std::min(rr.end, (*row_end)[bb]) : rr.end;
+            for (long i = rr.begin; i < end; ++i) {
+                const std::size_t at = ((bb * H + h) * L + static_cast<std::size_t>(i)) * d;
+                worst = worse(worst, max_abs_diff(a.data() + at, b + at, d));
+            }
+        }
+    return worst;
+}
 
 // scores [N, L, S] = q k^T * scale for q [N, L, d], k [N, S, d] (N: any leading batch of heads).
 template <class T>

@@ -27,6 +27,7 @@ struct Tiled {
     const MaskSpec* mask;  // null: no mask
     bool skip_hidden;      // the fill is -inf: a wholly hidden tile has weights exactly 0
     RowRange range;
+    std::size_t last_block;  // the query block holding row range.end - 1
     bool keep;
     AttentionOutput<T>& res;
 };
@@ -44,10 +45,8 @@ struct QueryBlock {
 template <class T>
 QueryBlock<T> query_block(const Tiled<T>& t, std::size_t item)
 {
-    const std::size_t first_block = static_cast<std::size_t>(t.range.begin) / kBlockQ;
-    const std::size_t blocks = (static_cast<std::size_t>(t.range.end) - 1) / kBlockQ + 1 - first_block;
     // The last query blocks first: under a causal mask they are the longest.
-    const std::size_t qb = first_block + blocks - 1 - item / (t.B * t.H), bh = item % (t.B * t.H);
+    const std::size_t qb = t.last_block - item / (t.B * t.H), bh = item % (t.B * t.H);
     QueryBlock<T> w;
     w.b = bh / t.H, w.h = bh % t.H, w.hk = w.h / t.group, w.i0 = qb * kBlockQ;
     w.n = std::min(kBlockQ, t.L - w.i0);
@@ -239,8 +238,9 @@ AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, s
         res.stats.max_row_sum_error = std::numeric_limits<double>::quiet_NaN();
     }
     if (n == 0) return res;
-    const Tiled<T> t{in, B, H, L, d, S, H / k.shape(1), mask, mask == nullptr || mask->fill == -kInf, range, keep_matrices, res};
-    const std::size_t blocks = (static_cast<std::size_t>(range.end) - 1) / kBlockQ + 1 - static_cast<std::size_t>(range.begin) / kBlockQ;
+    const std::size_t first_block = static_cast<std::size_t>(range.begin) / kBlockQ, last_block = static_cast<std::size_t>(range.end - 1) / kBlockQ;
+    const Tiled<T> t{in, B, H, L, d, S, H / k.shape(1), mask, mask == nullptr || mask->fill == -kInf, range, last_block, keep_matrices, res};
+    const std::size_t blocks = last_block - first_block + 1;
     std::mutex lock;
     parallel_for(blocks * B * H, thread_count(in.threads), [&](std::size_t item) {
         AttentionStats part;

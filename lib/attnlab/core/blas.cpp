@@ -9,12 +9,15 @@
 
 // OpenBLAS's runtime kernel choice (DYNAMIC_ARCH builds, as Debian's); weak, so that a build
 // without it still links and keeps its own choice.
-extern "C" void gotoblas_dynamic_init() __attribute__((weak));
-extern "C" void gotoblas_dynamic_quit() __attribute__((weak));
+extern "C" void gotoblas_dynamic_init();
+extern "C" void gotoblas_dynamic_quit();
+#pragma weak gotoblas_dynamic_init
+#pragma weak gotoblas_dynamic_quit
 extern "C" char* openblas_get_corename();
 // Stops OpenBLAS's own worker threads, which otherwise spin on sched_yield for a while after
 // start-up, taking a core from the kernel's threads.
-extern "C" int blas_thread_shutdown_() __attribute__((weak));
+extern "C" int blas_thread_shutdown_();
+#pragma weak blas_thread_shutdown_
 
 namespace attnlab::blas {
 
@@ -54,6 +57,21 @@ void once()
 
 blasint as_int(std::size_t n) { return static_cast<blasint>(n); }
 
+// Row-major C = alpha A op(B) + beta C, op(B) = B or its transpose, through ?gemm.
+void gemm(CBLAS_TRANSPOSE tb, std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A, std::size_t lda, const float* B,
+          std::size_t ldb, float beta, float* C, std::size_t ldc)
+{
+    once();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, as_int(M), as_int(N), as_int(K), alpha, A, as_int(lda), B, as_int(ldb), beta, C, as_int(ldc));
+}
+
+void gemm(CBLAS_TRANSPOSE tb, std::size_t M, std::size_t N, std::size_t K, double alpha, const double* A, std::size_t lda, const double* B,
+          std::size_t ldb, double beta, double* C, std::size_t ldc)
+{
+    once();
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, as_int(M), as_int(N), as_int(K), alpha, A, as_int(lda), B, as_int(ldb), beta, C, as_int(ldc));
+}
+
 }  // namespace
 
 std::string kernel_name()
@@ -65,33 +83,25 @@ std::string kernel_name()
 void gemm_nt(std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A, std::size_t lda, const float* B,
              std::size_t ldb, float beta, float* C, std::size_t ldc)
 {
-    once();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, as_int(M), as_int(N), as_int(K), alpha, A, as_int(lda), B, as_int(ldb), beta, C,
-                as_int(ldc));
+    gemm(CblasTrans, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void gemm_nt(std::size_t M, std::size_t N, std::size_t K, double alpha, const double* A, std::size_t lda, const double* B,
              std::size_t ldb, double beta, double* C, std::size_t ldc)
 {
-    once();
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, as_int(M), as_int(N), as_int(K), alpha, A, as_int(lda), B, as_int(ldb), beta, C,
-                as_int(ldc));
+    gemm(CblasTrans, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void gemm_nn(std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A, std::size_t lda, const float* B,
              std::size_t ldb, float beta, float* C, std::size_t ldc)
 {
-    once();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, as_int(M), as_int(N), as_int(K), alpha, A, as_int(lda), B, as_int(ldb), beta,
-                C, as_int(ldc));
+    gemm(CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void gemm_nn(std::size_t M, std::size_t N, std::size_t K, double alpha, const double* A, std::size_t lda, const double* B,
              std::size_t ldb, double beta, double* C, std::size_t ldc)
 {
-    once();
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, as_int(M), as_int(N), as_int(K), alpha, A, as_int(lda), B, as_int(ldb), beta,
-                C, as_int(ldc));
+    gemm(CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // namespace attnlab::blas

@@ -7,7 +7,7 @@
 #include "attnlab/experiments/pe.hpp"
 #include "attnlab/experiments/permute.hpp"
 #include "attnlab/experiments/rope.hpp"
-#include "attnlab/learner/compare.hpp"
+#include "attnlab/learner/against.hpp"
 
 #include <fmt/format.h>
 
@@ -31,12 +31,9 @@ bool takes_input(const std::vector<std::string>& inputs, const std::string& name
 bool differs(const Tensor& wrong, const Tensor& answer)
 {
     if (wrong.values.empty()) return false;
-    double largest = 0.0;
-    for (double v : answer.values)
-        if (std::isfinite(v)) largest = std::max(largest, std::abs(v));
     const double eps = std::numeric_limits<double>::epsilon();
     double diff = 0.0;
-    return !tensors_match(answer, wrong, 8.0 * eps, 64.0 * eps * (1.0 + largest), &diff);
+    return !tensors_match(answer, wrong, 8.0 * eps, 64.0 * eps * (1.0 + detail::max_finite_abs(answer)), &diff);
 }
 
 // The reference computed in float64 with the experiment's own compute; the inputs handed out

@@ -1,6 +1,7 @@
 #include "attnlab/exercise/exercise.hpp"
 
 #include "attnlab/exercise/catalogue.hpp"
+#include "attnlab/experiments/command_line.hpp"
 
 #include <fmt/args.h>
 #include <fmt/format.h>
@@ -71,34 +72,15 @@ std::string shape_text(const std::vector<std::size_t>& shape) { return fmt::form
 
 std::string dtype_text(const Tensor& t) { return t.elem == Elem::boolean ? "bool" : t.elem == Elem::index ? "int64" : "float64"; }
 
-// A word the shell takes as it is, or the word in single quotes.
-std::string shell_word(const std::string& w)
+// check.sh's command line, "attnlab" and all, quoted for the shell.
+std::string check_command(const MadeExercise& m, Lang lang)
 {
-    const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || std::string("-_=./,:+").find(c) != std::string::npos;
-    });
-    if (plain) return w;
-    std::string out = "'";
-    for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-std::string shell_line(const std::vector<std::string>& words)
-{
-    std::vector<std::string> quoted;
-    for (const auto& w : words) quoted.push_back(shell_word(w));
-    return fmt::format("{}", fmt::join(quoted, " "));
-}
-
-std::vector<std::string> check_words(const MadeExercise& m, Lang lang)
-{
-    std::vector<std::string> words = {"attnlab"};
-    words.insert(words.end(), m.command.begin(), m.command.end());
+    std::vector<std::string> words = m.command;
     for (const char* w : {"--quiet", "--lang"}) words.emplace_back(w);
     words.emplace_back(lang == Lang::zh ? "zh" : "en");
     words.emplace_back("--against-tensor");
     words.push_back(m.answer_tensor);
-    return words;
+    return command_text(words);
 }
 
 }  // namespace
@@ -153,7 +135,7 @@ std::string exercise_readme(const MadeExercise& m, Lang lang)
               : "`check.sh` needs `attnlab` on the PATH. Exit status 0: right; 1: wrong, with where it differs and, when "
                 "it is a known mistake, which one; 2: the answer file or attnlab is missing, or the answer cannot be "
                 "read. It runs:\n\n";
-    out += fmt::format("```sh\n{} --against answer.npy\n```\n\n", shell_line(check_words(m, lang)));
+    out += fmt::format("```sh\n{} --against answer.npy\n```\n\n", check_command(m, lang));
     out += zh ? "## 检查能认出的错误\n\n" : "## Mistakes the check recognises\n\n";
     for (const auto& mistake : m.mistakes) out += fmt::format("- `{}`: {}\n", mistake.id, zh ? mistake.zh : mistake.en);
     if (m.mistakes.empty()) out += zh ? "- （没有登记的错误；检查会指出第一个不同的元素）\n" : "- (none catalogued; the check points at the first element that differs)\n";
@@ -203,7 +185,7 @@ std::string exercise_check_script(const MadeExercise& m, Lang lang)
            "    exit 2\n"
            "fi\n"
            "cd \"$here\" || exit 2\n";
-    out += fmt::format("exec {} --against \"$answer\"\n", shell_line(check_words(m, lang)));
+    out += fmt::format("exec {} --against \"$answer\"\n", check_command(m, lang));
     return out;
 }
 

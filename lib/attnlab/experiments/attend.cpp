@@ -226,24 +226,6 @@ std::optional<Check> check_no_nan(const AttendParams&, const Run& run, const Che
     return exact_zero(tr(env, "no attention weight is NaN", "没有任何注意力权重是 NaN"), tr(env, "NaN weights", "NaN 权重个数"), figure);
 }
 
-// max |a - b| over rows [rr.begin, rr.end) of [B, H, L, d] outputs (NaN = NaN); with
-// row_end, sequence b stops at row_end[b] (its length).
-template <class T>
-double max_abs_diff_rows(const Ten4<T>& a, const Tensor& b, const RowRange& rr, const std::vector<long>* row_end = nullptr)
-{
-    const std::size_t H = a.shape(1), L = a.shape(2), d = a.shape(3);
-    double worst = 0.0;
-    for (std::size_t bb = 0; bb < a.shape(0); ++bb)
-        for (std::size_t h = 0; h < H; ++h) {
-            const long end = row_end ? std::min(rr.end, (*row_end)[bb]) : rr.end;
-            for (long i = rr.begin; i < end; ++i) {
-                const std::size_t at = ((bb * H + h) * L + static_cast<std::size_t>(i)) * d;
-                worst = worse(worst, max_abs_diff(a.data() + at, b.values.data() + at, d));
-            }
-        }
-    return worst;
-}
-
 // Main against the plain-loop reference, on the rows a reference pass can afford.
 template <class T>
 std::optional<Check> check_reference(const AttendParams& p, const Run& run, const CheckEnv& env)
@@ -259,7 +241,7 @@ std::optional<Check> check_reference(const AttendParams& p, const Run& run, cons
     const long d = head_dim(p);
     const auto rows = sampled_rows(r.len, work_per_row(p));
     double worst = 0.0;
-    for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention_reference(in, rr).out, run.at("out"), rr));
+    for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention_reference(in, rr).out, run.at("out").values.data(), rr));
     return at_most(tr(env, "the main implementation matches the plain-loop reference", "主实现与逐循环的参考实现一致"),
                    fmt::format("max |out - out_ref|, {}", rows_description(rows, r.len)), worst,
                    env.eps * (dsize(r.kv_len) + dsize(d)) * (max_abs(v) + 1.0));
@@ -274,9 +256,9 @@ double rows_change(const Run& run, const Ten3<T>& changed, const BlockConfig& cf
                    const std::vector<long>* row_end = nullptr)
 {
     const BlockResult<T> res = run_block(changed, changed, weights_of<T>(run), cfg, false, rows.front());
-    double worst = max_abs_diff_rows(res.attn.out, run.at("out"), rows.front(), row_end);
+    double worst = max_abs_diff_rows(res.attn.out, run.at("out").values.data(), rows.front(), row_end);
     for (std::size_t r = 1; r < rows.size(); ++r)
-        worst = worse(worst, max_abs_diff_rows(attention(attention_inputs(res, cfg), false, rows[r]).out, run.at("out"), rows[r], row_end));
+        worst = worse(worst, max_abs_diff_rows(attention(attention_inputs(res, cfg), false, rows[r]).out, run.at("out").values.data(), rows[r], row_end));
     return worst;
 }
 

@@ -19,7 +19,6 @@ namespace attnlab {
 
 namespace {
 
-double dsize(long n) { return static_cast<double>(n); }
 long kv_heads(const BenchParams& p) { return p.kv_heads.value_or(p.heads); }
 long kv_len(const BenchParams& p) { return p.kv_len.value_or(p.len); }
 
@@ -63,18 +62,6 @@ BenchData<T> bench_data(const BenchParams& p, std::uint64_t seed)
     data.mask.queries = p.len;
     data.mask.keys = kv_len(p);
     return data;
-}
-
-// max |a - b| over rows [rr.begin, rr.end) of two [B, H, L, d] outputs (NaN = NaN).
-template <class T>
-double rows_diff(const Ten4<T>& a, const Ten4<T>& b, const RowRange& rr)
-{
-    const std::size_t L = a.shape(2), d = a.shape(3), n = static_cast<std::size_t>(rr.end - rr.begin);
-    double worst = 0.0;
-    for (std::size_t bh = 0; bh < a.shape(0) * a.shape(1); ++bh)
-        worst = worse(worst, max_abs_diff(a.data() + (bh * L + static_cast<std::size_t>(rr.begin)) * d,
-                                          b.data() + (bh * L + static_cast<std::size_t>(rr.begin)) * d, n * d));
-    return worst;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0)
@@ -129,7 +116,7 @@ Run compute_bench(const BenchParams& p, const Plan& plan)
     const AttentionInputs<T> in = inputs_of(data, p);
     const auto rows = sampled_rows(p.len, reference_row_work(p));
     double err = 0.0, max_v = 0.0;
-    for (const auto& rr : rows) err = worse(err, rows_diff(attention(in, false, rr).out, attention_reference(in, rr).out, rr));
+    for (const auto& rr : rows) err = worse(err, max_abs_diff_rows(attention(in, false, rr).out, attention_reference(in, rr).out.data(), rr));
     for (T x : data.v) max_v = std::max(max_v, std::abs(static_cast<double>(x)));
     const double tol = eps_of(plan.dtype) * (dsize(kv_len(p)) + dsize(p.head_dim)) * (max_v + 1.0);
     Run run;
@@ -148,7 +135,7 @@ Run compute_bench(const BenchParams& p, const Plan& plan)
     AttentionInputs<T> one = in;
     one.threads = 1;
     double thread_diff = 0.0;
-    for (const auto& rr : rows) thread_diff = worse(thread_diff, rows_diff(full.out, attention(one, false, rr).out, rr));
+    for (const auto& rr : rows) thread_diff = worse(thread_diff, max_abs_diff_rows(full.out, attention(one, false, rr).out.data(), rr));
     run.measured["thread_diff"] = thread_diff;
     const double gflops = 2.0 * useful_madds(p) / best / 1e9, gemm = gemm_rate<T>(thread_count(p.threads));
     const char* gemm_name = plan.dtype == DType::float32 ? "sgemm" : "dgemm";

@@ -64,7 +64,8 @@ private:
     std::vector<std::string> args_;
 };
 
-// "attnlab pe --len 8": the arguments as one line a shell takes as they are.
+// "attnlab pe --len 8": the arguments as one line a shell takes as they are (a word with a
+// character the shell would read is single-quoted).
 std::string command_text(const std::vector<std::string>& args);
 
 }  // namespace attnlab

@@ -21,8 +21,14 @@ std::string command_text(const std::vector<std::string>& args)
 {
     std::string out = "attnlab";
     for (const auto& a : args) {
-        const bool plain = !a.empty() && a.find_first_of(" '\"\\$*?;&|<>()") == std::string::npos;
-        out += " " + (plain ? a : "'" + a + "'");
+        const bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$*?;&|<>()`!#~[]{}") == std::string::npos;
+        if (plain) {
+            out += " " + a;
+            continue;
+        }
+        out += " '";  // in single quotes, a single quote is closed, escaped and reopened
+        for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        out += "'";
     }
     return out;
 }

@@ -78,8 +78,9 @@ struct PlotOptions {
 
 // The picture as terminal text, every line ending in '\n'.
 std::string plot_text(const Picture& pic, const PlotOptions& opts);
-// The cells a heatmap may use across and down for a terminal of `width` columns.
-std::pair<std::size_t, std::size_t> heatmap_cells(const PlotOptions& opts);
+// The tensor's picture fitted to the terminal opts describes (its width; two rows a cell with
+// half blocks), as terminal text.
+std::string plot_tensor_text(const Tensor& t, PlotKind kind, const PlotOptions& opts);
 
 // The palettes: diverging (blue, white, red) for t in [-1, 1]; sequential (dark blue to
 // yellow, viridis-like) for t in [0, 1]; the marked colours of -inf, +inf and NaN.

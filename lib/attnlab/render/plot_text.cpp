@@ -193,10 +193,10 @@ std::string curves_text(const Picture& pic, const PlotOptions& o)
 
 }  // namespace
 
-std::pair<std::size_t, std::size_t> heatmap_cells(const PlotOptions& opts)
+std::string plot_tensor_text(const Tensor& t, PlotKind kind, const PlotOptions& opts)
 {
-    const std::size_t cols = opts.width > 16 ? opts.width - 8 : 8;
-    return {cols, half_blocks(opts) ? 2 * kHeatmapLines : kHeatmapLines};
+    const std::size_t cols = opts.width > 16 ? opts.width - 8 : 8, rows = half_blocks(opts) ? 2 * kHeatmapLines : kHeatmapLines;
+    return plot_text(make_picture(t, kind, cols, rows), opts);
 }
 
 std::string plot_text(const Picture& pic, const PlotOptions& opts)
