@@ -115,4 +115,7 @@ TEST_CASE("exercise solve writes the reference, or the catalogued mistake asked 
     CHECK(wrong.status == 0);
     CHECK(wrong.out.find("the wrong answer of mistake simple_slopes") != std::string::npos);
     CHECK(run_cli({"alibi", "--heads", "6", "--dtype", "float64", "--against", dir + "/answer.npy", "--against-tensor", "slopes", "--quiet"}).status == 1);
+    // An answer that cannot be written: exit 2, one line naming it.
+    REQUIRE(std::system(("rm -f '" + dir + "/answer.npy' && mkdir '" + dir + "/answer.npy'").c_str()) == 0);
+    expect_usage_error({"exercise", "solve", "alibi-slopes", dir}, "exercise solve: cannot write " + dir + "/answer.npy");
 }
