@@ -38,7 +38,7 @@ TEST_CASE("usage errors: exit 2, one line naming the option, nothing on stdout")
     expect_usage_error({"pe", "--bogus"}, "--bogus");
     expect_usage_error({"pe", "--len", "abc"}, "--len");
     expect_usage_error({"pe", "--len", "0"}, "--len");
-    expect_usage_error({"pe", "--dtype", "float16"}, "--dtype");
+    expect_usage_error({"pe", "--dtype", "float8"}, "--dtype");
     expect_usage_error({"pe", "--format", "xml"}, "--format");
     expect_usage_error({"pe", "--format", "csv", "--tensor", "nope"}, "unknown tensor 'nope'");
     expect_usage_error({"pe", "--show", "pe,nope"}, "unknown tensor 'nope'");

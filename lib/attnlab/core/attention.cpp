@@ -32,6 +32,22 @@ Dims dims_of(const AttentionInputs<T>& in)
 
 bool has_mask(const MaskSpec* m) { return m != nullptr && m->kind != MaskKind::none; }
 
+template <class T>
+Accum<T> wide(T x)
+{
+    return static_cast<Accum<T>>(x);
+}
+
+// q . k * scale over d elements, accumulated in Accum<T> and rounded once when stored (a
+// 16-bit matmul accumulates in float32).
+template <class T>
+T scaled_dot(const T* q, const T* k, std::size_t d, double scale)
+{
+    Accum<T> dot = 0;
+    for (std::size_t c = 0; c < d; ++c) dot += wide(q[c]) * wide(k[c]);
+    return static_cast<T>(dot * static_cast<Accum<T>>(scale));
+}
+
 }  // namespace
 
 template <class T>
@@ -74,11 +90,8 @@ AttentionOutput<T> attention_reference(const AttentionInputs<T>& in, RowRange ro
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t r = 0; r < n; ++r)
-                for (std::size_t j = 0; j < S; ++j) {
-                    T dot = 0;
-                    for (std::size_t c = 0; c < d; ++c) dot += q(b, h, i0 + r, c) * k(b, h / group, j, c);
-                    res.scores(b, h, r, j) = dot * static_cast<T>(in.scale);
-                }
+                for (std::size_t j = 0; j < S; ++j)
+                    res.scores(b, h, r, j) = scaled_dot(&q(b, h, i0 + r, 0), &k(b, h / group, j, 0), d, in.scale);
     // pass 2: + additive mask, + per-head bias
     if (has_mask(in.mask)) {
         const T fill = static_cast<T>(in.mask->fill);
@@ -114,9 +127,9 @@ AttentionOutput<T> attention_reference(const AttentionInputs<T>& in, RowRange ro
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t r = 0; r < n; ++r)
                 for (std::size_t c = 0; c < d; ++c) {
-                    T acc = 0;
-                    for (std::size_t j = 0; j < S; ++j) acc += res.weights(b, h, r, j) * v(b, h / group, j, c);
-                    res.out(b, h, i0 + r, c) = acc;
+                    Accum<T> acc = 0;
+                    for (std::size_t j = 0; j < S; ++j) acc += wide(res.weights(b, h, r, j)) * wide(v(b, h / group, j, c));
+                    res.out(b, h, i0 + r, c) = static_cast<T>(acc);
                 }
     return res;
 }
@@ -125,15 +138,10 @@ template <class T>
 Ten3<T> scaled_scores(const Ten3<T>& q, const Ten3<T>& k, double scale)
 {
     const std::size_t N = q.shape(0), L = q.shape(1), S = k.shape(1), d = q.shape(2);
-    const T s = static_cast<T>(scale);
     Ten3<T> scores = xt::zeros<T>({N, L, S});
     for (std::size_t n = 0; n < N; ++n)
         for (std::size_t i = 0; i < L; ++i)
-            for (std::size_t j = 0; j < S; ++j) {
-                T dot = 0;
-                for (std::size_t c = 0; c < d; ++c) dot += q(n, i, c) * k(n, j, c);
-                scores(n, i, j) = dot * s;
-            }
+            for (std::size_t j = 0; j < S; ++j) scores(n, i, j) = scaled_dot(&q(n, i, 0), &k(n, j, 0), d, scale);
     return scores;
 }
 
@@ -143,14 +151,16 @@ Ten3<T> project_reference(const Ten3<T>& x, const Mat<T>& w)
     const std::size_t B = x.shape(0), L = x.shape(1), n_in = x.shape(2), n_out = w.shape(1);
     if (w.shape(0) != n_in) throw std::logic_error("project: x [B, L, in] and w [in, out] expected");
     Ten3<T> y = xt::zeros<T>({B, L, n_out});
+    std::vector<Accum<T>> y_i(n_out);
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t i = 0; i < L; ++i) {
-            T* y_i = &y(b, i, 0);
+            std::fill(y_i.begin(), y_i.end(), Accum<T>(0));
             for (std::size_t c = 0; c < n_in; ++c) {
-                const T x_ic = x(b, i, c);
+                const Accum<T> x_ic = wide(x(b, i, c));
                 const T* w_c = &w(c, 0);
-                for (std::size_t o = 0; o < n_out; ++o) y_i[o] += x_ic * w_c[o];
+                for (std::size_t o = 0; o < n_out; ++o) y_i[o] += x_ic * wide(w_c[o]);
             }
+            for (std::size_t o = 0; o < n_out; ++o) y(b, i, o) = static_cast<T>(y_i[o]);
         }
     return y;
 }
@@ -209,5 +219,7 @@ Ten3<T> random_tensor3(std::size_t a, std::size_t b, std::size_t c, std::uint64_
     template Ten3<T> random_tensor3<T>(std::size_t, std::size_t, std::size_t, std::uint64_t, std::uint64_t);
 ATTNLAB_ATTENTION_INSTANTIATE(float)
 ATTNLAB_ATTENTION_INSTANTIATE(double)
+ATTNLAB_ATTENTION_INSTANTIATE(f16)
+ATTNLAB_ATTENTION_INSTANTIATE(bf16)
 
 }  // namespace attnlab

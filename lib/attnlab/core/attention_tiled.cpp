@@ -216,6 +216,56 @@ void merge(AttentionStats& into, const AttentionStats& part)
     into.nan_weights += part.nan_weights;
 }
 
+// Every (sequence, head, query block) of the range, on the kernel's threads.
+template <class T>
+void run_tiled(const AttentionInputs<T>& in, RowRange range, bool keep, AttentionOutput<T>& res)
+{
+    const std::size_t B = in.q->shape(0), H = in.q->shape(1), L = in.q->shape(2), d = in.q->shape(3), S = in.k->shape(2);
+    const MaskSpec* mask = in.mask != nullptr && in.mask->kind != MaskKind::none ? in.mask : nullptr;
+    const std::size_t first_block = static_cast<std::size_t>(range.begin) / kBlockQ, last_block = static_cast<std::size_t>(range.end - 1) / kBlockQ;
+    const Tiled<T> t{in, B, H, L, d, S, H / in.k->shape(1), mask, mask == nullptr || mask->fill == -kInf, range, last_block, keep, res};
+    const std::size_t blocks = last_block - first_block + 1;
+    std::mutex lock;
+    parallel_for(blocks * B * H, thread_count(in.threads), [&](std::size_t item) {
+        AttentionStats part;
+        run_item(t, item, part);
+        const std::lock_guard<std::mutex> hold(lock);
+        merge(res.stats, part);
+    });
+}
+
+// The 16-bit types run the reference, a block of rows at a time, with the figures the
+// kernel measures taken from its weights.
+template <class T>
+void reference_rows(const AttentionInputs<T>& in, RowRange rows, long first_row, bool keep, AttentionOutput<T>& res)
+{
+    const AttentionOutput<T> part = attention_reference(in, rows);
+    const std::size_t B = res.out.shape(0), H = res.out.shape(1), d = res.out.shape(3), S = in.k->shape(2);
+    const auto n = static_cast<std::size_t>(rows.end - rows.begin);
+    const MaskSpec* mask = in.mask != nullptr && in.mask->kind != MaskKind::none ? in.mask : nullptr;
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t r = 0; r < n; ++r) {
+                const std::size_t i = static_cast<std::size_t>(rows.begin) + r;
+                std::copy_n(&part.out(b, h, i, 0), d, &res.out(b, h, i, 0));
+                double sum = 0.0;
+                bool visible = false;
+                for (std::size_t j = 0; j < S; ++j) {
+                    const double w = static_cast<double>(part.weights(b, h, r, j));
+                    const bool hidden = mask && mask->masked(static_cast<long>(b), static_cast<long>(i), static_cast<long>(j));
+                    visible = visible || !hidden;
+                    sum += w;
+                    if (std::isnan(w)) ++res.stats.nan_weights;
+                    if (hidden) res.stats.max_masked_weight = worse(res.stats.max_masked_weight, std::abs(w));
+                }
+                if (keep && visible) res.stats.max_row_sum_error = worse(res.stats.max_row_sum_error, std::abs(sum - 1.0));
+                if (!keep) continue;
+                const std::size_t row = i - static_cast<std::size_t>(first_row);
+                std::copy_n(&part.scores(b, h, r, 0), S, &res.scores(b, h, row, 0));
+                std::copy_n(&part.weights(b, h, r, 0), S, &res.weights(b, h, row, 0));
+            }
+}
+
 }  // namespace
 
 template <class T>
@@ -227,7 +277,6 @@ AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, s
         throw std::logic_error("attention: q [B,H,L,d] and k, v [B,Hkv,S,d] with H % Hkv == 0 expected");
     const std::size_t B = q.shape(0), H = q.shape(1), L = q.shape(2), d = q.shape(3), S = k.shape(2);
     const RowRange range = rows.value_or(RowRange{0, static_cast<long>(L)});
-    const MaskSpec* mask = in.mask != nullptr && in.mask->kind != MaskKind::none ? in.mask : nullptr;
     AttentionOutput<T> res;
     res.out = xt::zeros<T>({B, H, L, d});
     const auto n = static_cast<std::size_t>(range.end - range.begin);
@@ -238,21 +287,18 @@ AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, s
         res.stats.max_row_sum_error = std::numeric_limits<double>::quiet_NaN();
     }
     if (n == 0) return res;
-    const std::size_t first_block = static_cast<std::size_t>(range.begin) / kBlockQ, last_block = static_cast<std::size_t>(range.end - 1) / kBlockQ;
-    const Tiled<T> t{in, B, H, L, d, S, H / k.shape(1), mask, mask == nullptr || mask->fill == -kInf, range, last_block, keep_matrices, res};
-    const std::size_t blocks = last_block - first_block + 1;
-    std::mutex lock;
-    parallel_for(blocks * B * H, thread_count(in.threads), [&](std::size_t item) {
-        AttentionStats part;
-        run_item(t, item, part);
-        const std::lock_guard<std::mutex> hold(lock);
-        merge(res.stats, part);
-    });
+    if constexpr (is_narrow<T>) {
+        for (long i0 = range.begin; i0 < range.end; i0 += 64)
+            reference_rows(in, {i0, std::min(i0 + 64, range.end)}, range.begin, keep_matrices, res);
+    } else {
+        run_tiled(in, range, keep_matrices, res);
+    }
     return res;
 }
 
+// The float32 and float64 products: BLAS over fixed blocks of rows.
 template <class T>
-Ten3<T> project(const Ten3<T>& x, const Mat<T>& w, unsigned threads)
+Ten3<T> project_wide(const Ten3<T>& x, const Mat<T>& w, unsigned threads)
 {
     const std::size_t B = x.shape(0), L = x.shape(1), n_in = x.shape(2), n_out = w.shape(1);
     if (w.shape(0) != n_in) throw std::logic_error("project: x [B, L, in] and w [in, out] expected");
@@ -265,10 +311,25 @@ Ten3<T> project(const Ten3<T>& x, const Mat<T>& w, unsigned threads)
     return y;
 }
 
+template <class T>
+Ten3<T> project(const Ten3<T>& x, const Mat<T>& w, unsigned threads)
+{
+    if constexpr (is_narrow<T>) {  // float32 products, as a 16-bit matmul accumulates, rounded once
+        const Ten3<float> wide = project<float>(xt::cast<float>(x), xt::cast<float>(w), threads);
+        Ten3<T> y = xt::zeros<T>(wide.shape());
+        std::transform(wide.begin(), wide.end(), y.begin(), [](float v) { return T(v); });
+        return y;
+    } else {
+        return project_wide(x, w, threads);
+    }
+}
+
 #define ATTNLAB_TILED_INSTANTIATE(T)                                                                    \
     template AttentionOutput<T> attention<T>(const AttentionInputs<T>&, bool, std::optional<RowRange>); \
     template Ten3<T> project<T>(const Ten3<T>&, const Mat<T>&, unsigned);
 ATTNLAB_TILED_INSTANTIATE(float)
 ATTNLAB_TILED_INSTANTIATE(double)
+ATTNLAB_TILED_INSTANTIATE(f16)
+ATTNLAB_TILED_INSTANTIATE(bf16)
 
 }  // namespace attnlab

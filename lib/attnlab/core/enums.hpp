@@ -52,11 +52,14 @@ constexpr auto enum_names(Lang)
     return std::array{std::pair{Lang::en, std::string_view("en")}, std::pair{Lang::zh, std::string_view("zh")}};
 }
 
-enum class DType { float32, float64 };
+// float16 and bfloat16 follow PyTorch's CPU semantics for those dtypes (core/narrow.hpp).
+enum class DType { float32, float64, float16, bfloat16 };
 constexpr auto enum_names(DType)
 {
     return std::array{std::pair{DType::float32, std::string_view("float32")},
-                      std::pair{DType::float64, std::string_view("float64")}};
+                      std::pair{DType::float64, std::string_view("float64")},
+                      std::pair{DType::float16, std::string_view("float16")},
+                      std::pair{DType::bfloat16, std::string_view("bfloat16")}};
 }
 
 }  // namespace attnlab

@@ -178,8 +178,13 @@ Lang lang_from_env()
 
 double eps_of(DType dtype)
 {
-    return dtype == DType::float32 ? static_cast<double>(std::numeric_limits<float>::epsilon())
-                                   : std::numeric_limits<double>::epsilon();
+    switch (dtype) {
+    case DType::float32: return std::numeric_limits<float>::epsilon();
+    case DType::float16: return std::numeric_limits<f16>::epsilon();
+    case DType::bfloat16: return std::numeric_limits<bf16>::epsilon();
+    case DType::float64: break;
+    }
+    return std::numeric_limits<double>::epsilon();
 }
 
 std::string human_bytes(double bytes)

@@ -2,10 +2,12 @@
 #pragma once
 
 #include "attnlab/core/enums.hpp"
+#include "attnlab/core/narrow.hpp"
 
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <vector>
 
 namespace attnlab {
 
@@ -25,6 +27,12 @@ constexpr auto enum_names(SoftmaxKind)
 template <class T>
 void softmax_inplace(T* row, std::size_t n, SoftmaxKind kind)
 {
+    if constexpr (is_narrow<T>) {  // as PyTorch's softmax in 16 bits: float32 inside, rounded once
+        std::vector<float> wide(row, row + n);
+        softmax_inplace(wide.data(), n, kind);
+        for (std::size_t j = 0; j < n; ++j) row[j] = T(wide[j]);
+        return;
+    }
     // pass 1: the row max
     T row_max = -std::numeric_limits<T>::infinity();
     for (std::size_t j = 0; j < n; ++j) row_max = row[j] > row_max ? row[j] : row_max;
@@ -33,7 +41,7 @@ void softmax_inplace(T* row, std::size_t n, SoftmaxKind kind)
         return;
     }
     // pass 2: exp(x - max) and their sum
-    T sum = 0;
+    T sum(0);
     for (std::size_t j = 0; j < n; ++j) {
         row[j] = std::exp(row[j] - row_max);
         sum += row[j];

@@ -8,21 +8,27 @@
 //   D  encoding dimension of the sinusoidal table             P  pairs (D / 2 or d / 2)
 #pragma once
 
+#include "attnlab/core/narrow.hpp"
+
 #include <array>
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace attnlab {
 
 // How a tensor's values are to be read and printed.
-enum class Elem { float32, float64, boolean, index };
+// float16 and bfloat16 values are held as the doubles they stand for.
+enum class Elem { float32, float64, boolean, index, float16, bfloat16 };
 constexpr auto enum_names(Elem)
 {
     return std::array{std::pair{Elem::float32, std::string_view("float32")},
                       std::pair{Elem::float64, std::string_view("float64")},
+                      std::pair{Elem::float16, std::string_view("float16")},
+                      std::pair{Elem::bfloat16, std::string_view("bfloat16")},
                       std::pair{Elem::boolean, std::string_view("bool")},
                       std::pair{Elem::index, std::string_view("int64")}};
 }
@@ -30,7 +36,9 @@ constexpr auto enum_names(Elem)
 template <class T>
 constexpr Elem elem_of()
 {
-    return sizeof(T) == sizeof(float) ? Elem::float32 : Elem::float64;
+    if constexpr (std::is_same_v<T, f16>) return Elem::float16;
+    else if constexpr (std::is_same_v<T, bf16>) return Elem::bfloat16;
+    else return sizeof(T) == sizeof(float) ? Elem::float32 : Elem::float64;
 }
 
 struct Tensor {

@@ -443,6 +443,8 @@ Experiment<AlibiParams> make_alibi_experiment()
     enable_against(e);
     e.f32 = alibi_typed<float>();
     e.f64 = alibi_typed<double>();
+    e.f16 = alibi_typed<f16>();
+    e.bf16 = alibi_typed<bf16>();
     return e;
 }
 
@@ -470,9 +472,12 @@ std::vector<std::string> alibi_command(const AlibiParams& p)
     return c.args();
 }
 
-template Ten3<float> alibi_bias<float>(const std::vector<double>&, long, long, AlibiVariant, long);
-template Ten3<double> alibi_bias<double>(const std::vector<double>&, long, long, AlibiVariant, long);
-template Ten3<float> alibi_bias_key_only<float>(const std::vector<double>&, long);
-template Ten3<double> alibi_bias_key_only<double>(const std::vector<double>&, long);
+#define ATTNLAB_ALIBI_INSTANTIATE(T)                                                              \
+    template Ten3<T> alibi_bias<T>(const std::vector<double>&, long, long, AlibiVariant, long); \
+    template Ten3<T> alibi_bias_key_only<T>(const std::vector<double>&, long);
+ATTNLAB_ALIBI_INSTANTIATE(float)
+ATTNLAB_ALIBI_INSTANTIATE(double)
+ATTNLAB_ALIBI_INSTANTIATE(f16)
+ATTNLAB_ALIBI_INSTANTIATE(bf16)
 
 }  // namespace attnlab

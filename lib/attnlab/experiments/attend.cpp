@@ -564,6 +564,8 @@ Experiment<AttendParams> make_attend_experiment()
     enable_against(e);
     e.f32 = attend_typed<float>();
     e.f64 = attend_typed<double>();
+    e.f16 = attend_typed<f16>();
+    e.bf16 = attend_typed<bf16>();
     return e;
 }
 

@@ -77,11 +77,13 @@ long query_position_offset(Align align, long queries, long keys)
     return align == Align::lower_right && keys > queries ? keys - queries : 0;
 }
 
-template AttentionInputs<float> attention_inputs<float>(const BlockResult<float>&, const BlockConfig&);
-template AttentionInputs<double> attention_inputs<double>(const BlockResult<double>&, const BlockConfig&);
-template BlockResult<float> run_block<float>(const Ten3<float>&, const Ten3<float>&, const BlockWeights<float>&,
-                                             const BlockConfig&, bool, std::optional<RowRange>);
-template BlockResult<double> run_block<double>(const Ten3<double>&, const Ten3<double>&, const BlockWeights<double>&,
-                                               const BlockConfig&, bool, std::optional<RowRange>);
+#define ATTNLAB_BLOCK_INSTANTIATE(T)                                                                            \
+    template AttentionInputs<T> attention_inputs<T>(const BlockResult<T>&, const BlockConfig&);                 \
+    template BlockResult<T> run_block<T>(const Ten3<T>&, const Ten3<T>&, const BlockWeights<T>&, const BlockConfig&, \
+                                         bool, std::optional<RowRange>);
+ATTNLAB_BLOCK_INSTANTIATE(float)
+ATTNLAB_BLOCK_INSTANTIATE(double)
+ATTNLAB_BLOCK_INSTANTIATE(f16)
+ATTNLAB_BLOCK_INSTANTIATE(bf16)
 
 }  // namespace attnlab

@@ -51,7 +51,7 @@ void apply_tol(Check& c, const RunContext& ctx)
     if (ctx.tol && c.tol_kind == TolKind::numeric && upper_bound) c.tolerance = *ctx.tol;
 }
 
-double elem_bytes(DType dtype) { return dtype == DType::float32 ? 4.0 : 8.0; }
+double elem_bytes(DType dtype) { return dtype == DType::float64 ? 8.0 : 4.0; }  // 16-bit types are held in a float
 
 void require_offered(const std::string& command, const std::vector<std::string>& offered,
                      const std::vector<std::string>& show)

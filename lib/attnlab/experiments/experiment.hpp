@@ -148,9 +148,18 @@ struct Experiment {
     std::function<double(const P&, const std::string& tensor, double eps, const Tensor& expected)> against_atol;
     // Set by learner/against.hpp's enable_against(): keeps this header free of file reading.
     std::function<Comparison(const Experiment&, const P&, const Run&, const RunContext&)> compare;
-    Typed<P> f32, f64;
+    Typed<P> f32, f64, f16, bf16;
 
-    const Typed<P>& typed(DType dtype) const { return dtype == DType::float32 ? f32 : f64; }
+    const Typed<P>& typed(DType dtype) const
+    {
+        switch (dtype) {
+        case DType::float32: return f32;
+        case DType::float16: return f16;
+        case DType::bfloat16: return bf16;
+        case DType::float64: break;
+        }
+        return f64;
+    }
     const TensorDecl<P>* decl(const std::string& name) const
     {
         for (const auto& d : tensors)
@@ -318,6 +327,9 @@ inline void replace_tensor(Run& run, Tensor t)
 template <class P>
 Report run_experiment(const Experiment<P>& e, const P& given, const RunContext& ctx)
 {
+    if (!e.typed(ctx.dtype).compute) {
+        throw InputError(fmt::format("--dtype {}: {} runs in float32 and float64 only", name_of(ctx.dtype), e.command));
+    }
     const P p = e.resolve ? e.resolve(given) : given;
     if (e.validate) e.validate(p);
     Report report;

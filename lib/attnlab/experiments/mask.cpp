@@ -687,6 +687,8 @@ Experiment<MaskParams> make_mask_experiment()
     enable_against(e);
     e.f32 = mask_typed<float>();
     e.f64 = mask_typed<double>();
+    e.f16 = mask_typed<f16>();
+    e.bf16 = mask_typed<bf16>();
     return e;
 }
 
@@ -728,5 +730,7 @@ std::vector<std::string> mask_command(const MaskParams& p)
     template Ten3<T> masked_softmax_attn_bool<T>(const Ten3<T>&, const xt::xtensor<bool, 2>&, SoftmaxKind);
 ATTNLAB_MASK_INSTANTIATE(float)
 ATTNLAB_MASK_INSTANTIATE(double)
+ATTNLAB_MASK_INSTANTIATE(f16)
+ATTNLAB_MASK_INSTANTIATE(bf16)
 
 }  // namespace attnlab

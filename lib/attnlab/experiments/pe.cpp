@@ -237,14 +237,17 @@ void compute_embedding(const PeParams& p, const Mat<T>& table, const Mat<T>& pe,
         fill_normal(drawn.data(), drawn.size(), plan.seed, stream::x);
         return drawn;
     });
-    const T s = p.scale_embed ? std::sqrt(static_cast<T>(p.dim)) : T(1);
-    Ten3<T> h = s * x + xt::view(pe, xt::newaxis(), xt::all(), xt::all());
+    // s X is one op, rounded in T (a 16-bit tensor times a Python float multiplies in float32).
+    const Compute<T> s = p.scale_embed ? std::sqrt(static_cast<Compute<T>>(p.dim)) : Compute<T>(1);
+    Ten3<T> sx = x;
+    for (auto& v : sx) v = static_cast<T>(s * static_cast<Compute<T>>(v));
+    Ten3<T> h = sx + xt::view(pe, xt::newaxis(), xt::all(), xt::all());
     run.add(to_tensor("x", {"batch", "pos", "dim"}, x, elem_of<T>()));
     run.add(to_tensor("h", {"batch", "pos", "dim"}, h, elem_of<T>()));
     if (p.len >= 2 && p.batch <= p.max_len) {
         // The slicing bug: a [max_len, 1, D] table sliced as pe[:x.size(0)] on batch-first
         // input takes B rows instead of L, so sequence b gets PE(b) at every position.
-        Ten3<T> h_bug = s * x;
+        Ten3<T> h_bug = sx;
         for (std::size_t b = 0; b < B; ++b)
             for (std::size_t i = 0; i < L; ++i)
                 for (std::size_t j = 0; j < D; ++j) h_bug(b, i, j) += table(b, j);
@@ -401,7 +404,7 @@ double embed_scale(const PeParams& p) { return p.scale_embed ? std::sqrt(dsize(p
 template <class T>
 double added_code_spread(const Tensor& h, const Tensor& x, const PeParams& p)
 {
-    const T s = static_cast<T>(embed_scale(p));
+    const auto s = static_cast<Compute<T>>(embed_scale(p));
     const std::size_t B = h.dim(0), L = h.dim(1), D = h.dim(2);
     double worst = 0.0;
     for (std::size_t b = 0; b < B; ++b)
@@ -409,7 +412,7 @@ double added_code_spread(const Tensor& h, const Tensor& x, const PeParams& p)
             double lo = std::numeric_limits<double>::infinity(), hi = -lo;
             for (std::size_t i = 0; i < L; ++i) {
                 const std::size_t at = (b * L + i) * D + j;
-                const double added = h.values[at] - static_cast<double>(s * static_cast<T>(x.values[at]));
+                const double added = h.values[at] - static_cast<double>(static_cast<T>(s * static_cast<Compute<T>>(x.values[at])));
                 lo = std::min(lo, added);
                 hi = std::max(hi, added);
             }
@@ -422,11 +425,11 @@ double added_code_spread(const Tensor& h, const Tensor& x, const PeParams& p)
 template <class T>
 std::pair<double, double> broadcast_error(const Tensor& h, const Tensor& x, const Tensor& pe, const PeParams& p)
 {
-    const T s = static_cast<T>(embed_scale(p));
+    const auto s = static_cast<Compute<T>>(embed_scale(p));
     const std::size_t LD = pe.size();
     double err = 0.0, max_h = 0.0;
     for (std::size_t at = 0; at < h.size(); ++at) {
-        const double added = h.values[at] - static_cast<double>(s * static_cast<T>(x.values[at]));
+        const double added = h.values[at] - static_cast<double>(static_cast<T>(s * static_cast<Compute<T>>(x.values[at])));
         err = worse(err, std::abs(added - pe.values[at % LD]));
         max_h = worse(max_h, std::abs(h.values[at]));
     }
@@ -682,6 +685,8 @@ Experiment<PeParams> make_pe_experiment()
     enable_against(e);
     e.f32 = pe_typed<float>();
     e.f64 = pe_typed<double>();
+    e.f16 = pe_typed<f16>();
+    e.bf16 = pe_typed<bf16>();
     return e;
 }
 
@@ -721,5 +726,7 @@ std::vector<std::string> pe_command(const PeParams& p)
     template Mat<T> other_layout_reordered<T>(long, long, double, PeLayout, FreqMethod);
 ATTNLAB_PE_INSTANTIATE(float)
 ATTNLAB_PE_INSTANTIATE(double)
+ATTNLAB_PE_INSTANTIATE(f16)
+ATTNLAB_PE_INSTANTIATE(bf16)
 
 }  // namespace attnlab

@@ -416,6 +416,8 @@ Experiment<PermuteParams> make_permute_experiment()
     enable_against(e);
     e.f32 = permute_typed<float>();
     e.f64 = permute_typed<double>();
+    e.f16 = permute_typed<f16>();
+    e.bf16 = permute_typed<bf16>();
     return e;
 }
 

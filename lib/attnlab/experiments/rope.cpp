@@ -104,14 +104,17 @@ std::vector<F> frequencies_in(long r, double base_in, const RopeScalingParams& s
 template <class T>
 RopeFrequencies rope_frequencies(long rotary_dim, double base, const RopeScalingParams& s, long len)
 {
+    // Computed in T, or in float32 for the 16-bit types and rounded when stored (the
+    // inv_freq buffer of a model cast with .half()).
+    using F = Compute<T>;
     RopeFrequencies f;
-    T attention = 1, base_used = 0;
-    const auto theta = frequencies_in<T>(rotary_dim, base, s, len, &attention, &base_used);
+    F attention = 1, base_used = 0;
+    const auto theta = frequencies_in<F>(rotary_dim, base, s, len, &attention, &base_used);
     RopeScalingParams none;
-    T unused_a = 1, unused_b = 0;
-    const auto plain = frequencies_in<T>(rotary_dim, base, none, len, &unused_a, &unused_b);
-    f.theta.assign(theta.begin(), theta.end());
-    f.theta_unscaled.assign(plain.begin(), plain.end());
+    F unused_a = 1, unused_b = 0;
+    const auto plain = frequencies_in<F>(rotary_dim, base, none, len, &unused_a, &unused_b);
+    for (F t : theta) f.theta.push_back(static_cast<double>(static_cast<T>(t)));
+    for (F t : plain) f.theta_unscaled.push_back(static_cast<double>(static_cast<T>(t)));
     f.attention_factor = static_cast<double>(attention);
     f.base_used = static_cast<double>(base_used);
     return f;
@@ -915,6 +918,8 @@ Experiment<RopeParams> make_rope_experiment()
     enable_against(e);
     e.f32 = rope_typed<float>();
     e.f64 = rope_typed<double>();
+    e.f16 = rope_typed<f16>();
+    e.bf16 = rope_typed<bf16>();
     return e;
 }
 
@@ -963,5 +968,7 @@ std::vector<std::string> rope_command(const RopeParams& p)
     template Ten4<T> rope_apply<T>(const Ten4<T>&, const RopeCache<T>&, long, RopeStyle, Direction, long);
 ATTNLAB_ROPE_INSTANTIATE(float)
 ATTNLAB_ROPE_INSTANTIATE(double)
+ATTNLAB_ROPE_INSTANTIATE(f16)
+ATTNLAB_ROPE_INSTANTIATE(bf16)
 
 }  // namespace attnlab

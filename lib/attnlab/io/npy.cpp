@@ -1,5 +1,6 @@
 #include "attnlab/io/npy.hpp"
 
+#include "attnlab/core/half.hpp"
 #include "attnlab/core/report.hpp"
 
 #include <fmt/format.h>
@@ -82,21 +83,6 @@ Header parse_header(const std::string& dict, const std::string& what)
     return h;
 }
 
-// IEEE half to double.
-double half_to_double(std::uint16_t h)
-{
-    const int sign = (h >> 15) & 1, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
-    double v;
-    if (exponent == 0) {
-        v = std::ldexp(static_cast<double>(mantissa), -24);
-    } else if (exponent == 31) {
-        v = mantissa == 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
-    } else {
-        v = std::ldexp(static_cast<double>(mantissa + 1024), exponent - 25);
-    }
-    return sign ? -v : v;
-}
-
 double element(const unsigned char* p, const Header& h)
 {
     unsigned char b[8];
@@ -110,7 +96,7 @@ double element(const unsigned char* p, const Header& h)
         const std::int64_t s = bits == 64 ? static_cast<std::int64_t>(u) : static_cast<std::int64_t>(u << (64 - bits)) >> (64 - bits);
         return static_cast<double>(s);
     }
-    if (h.itemsize == 2) return half_to_double(static_cast<std::uint16_t>(u));
+    if (h.itemsize == 2) return from_half_bits(static_cast<std::uint16_t>(u));
     if (h.itemsize == 4) {
         float f;
         const auto u32 = static_cast<std::uint32_t>(u);
@@ -146,7 +132,11 @@ Tensor parse_npy(const std::vector<unsigned char>& bytes, const std::string& wha
         throw InputError(fmt::format("{}: the NPY shape holds {} elements but the file has {}", what, count, available));
     }
     Tensor t;
-    t.elem = h.kind == 'b' ? Elem::boolean : h.kind == 'f' ? (h.itemsize == 8 ? Elem::float64 : Elem::float32) : Elem::index;
+    t.elem = h.kind == 'b'   ? Elem::boolean
+             : h.kind != 'f' ? Elem::index
+             : h.itemsize == 8 ? Elem::float64
+             : h.itemsize == 2 ? Elem::float16
+                               : Elem::float32;
     t.shape = h.shape;
     t.values.resize(count);
     std::vector<std::size_t> strides(h.shape.size(), 1);  // C-order strides of the result
@@ -181,11 +171,25 @@ void append(std::vector<unsigned char>& out, V v)
     out.insert(out.end(), b, b + sizeof(V));  // the machine is little-endian, as '<' says
 }
 
+// bfloat16 has no NPY type: it is written as float32 holding exactly the bfloat16 values.
+const char* npy_descr(Elem elem)
+{
+    switch (elem) {
+    case Elem::float16: return "<f2";
+    case Elem::float32:
+    case Elem::bfloat16: return "<f4";
+    case Elem::float64: return "<f8";
+    case Elem::boolean: return "|b1";
+    case Elem::index: break;
+    }
+    return "<i8";
+}
+
 }  // namespace
 
 std::vector<unsigned char> write_npy(const Tensor& t)
 {
-    const char* descr = t.elem == Elem::float32 ? "<f4" : t.elem == Elem::float64 ? "<f8" : t.elem == Elem::boolean ? "|b1" : "<i8";
+    const char* descr = npy_descr(t.elem);
     std::string shape;
     for (std::size_t n : t.shape) shape += std::to_string(n) + ", ";
     if (t.shape.size() > 1) shape.erase(shape.size() - 2);
@@ -199,7 +203,9 @@ std::vector<unsigned char> write_npy(const Tensor& t)
     out.insert(out.end(), header.begin(), header.end());
     for (double v : t.values) {
         switch (t.elem) {
-        case Elem::float32: append(out, static_cast<float>(v)); break;
+        case Elem::float32:
+        case Elem::bfloat16: append(out, static_cast<float>(v)); break;
+        case Elem::float16: append(out, half_bits(static_cast<float>(v))); break;
         case Elem::float64: append(out, v); break;
         case Elem::boolean: out.push_back(v != 0.0 ? 1 : 0); break;
         case Elem::index: append(out, static_cast<std::int64_t>(v)); break;

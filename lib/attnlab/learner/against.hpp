@@ -22,10 +22,15 @@ inline double max_finite_abs(const Tensor& t)
     return m;
 }
 
-// The coarser of the run's dtype and the file's: a float32 answer is held to float32.
+// The coarser of the run's dtype and the file's: a float32 answer is held to float32, a
+// float16 one to float16.
 inline double against_eps(DType run, const Tensor& got)
 {
-    return std::max(eps_of(run), got.elem == Elem::float32 ? eps_of(DType::float32) : 0.0);
+    const double file = got.elem == Elem::float32    ? eps_of(DType::float32)
+                        : got.elem == Elem::float16  ? eps_of(DType::float16)
+                        : got.elem == Elem::bfloat16 ? eps_of(DType::bfloat16)
+                                                     : 0.0;
+    return std::max(eps_of(run), file);
 }
 
 }  // namespace detail

@@ -1,5 +1,7 @@
 #include "attnlab/render/render.hpp"
 
+#include "attnlab/core/half.hpp"
+
 #include <fmt/color.h>
 #include <fmt/format.h>
 
@@ -153,6 +155,16 @@ std::string format_figure(double v)
     return fmt::format("{:.3g}", v);
 }
 
+// The shortest decimal that rounds back to v in the 16-bit format (v is one of its values).
+std::string shortest_narrow(double v, double (*round)(double))
+{
+    for (int digits = 1; digits < 9; ++digits) {
+        std::string s = fmt::format("{:.{}g}", v, digits);
+        if (round(std::stod(s)) == v) return s;
+    }
+    return fmt::format("{}", static_cast<float>(v));
+}
+
 std::string format_value(double v, Elem elem)
 {
     if (!std::isfinite(v)) return non_finite(v);
@@ -160,6 +172,8 @@ std::string format_value(double v, Elem elem)
     case Elem::boolean: return v != 0.0 ? "1" : "0";
     case Elem::index: return fmt::format("{:.0f}", v);
     case Elem::float32: return fmt::format("{}", static_cast<float>(v));
+    case Elem::float16: return shortest_narrow(v, round_to_half);
+    case Elem::bfloat16: return shortest_narrow(v, round_to_bfloat16);
     case Elem::float64: break;
     }
     return fmt::format("{}", v);
@@ -304,6 +318,8 @@ nlohmann::ordered_json json_number(double v, Elem elem)
         // The double nearest to the float's shortest decimal form, so that 0.1f is written
         // as 0.1 rather than 0.10000000149011612.
         return std::stod(fmt::format("{}", static_cast<float>(v)));
+    case Elem::float16:  // likewise the shortest decimal that rounds back in the format
+    case Elem::bfloat16: return std::stod(format_value(v, elem));
     case Elem::float64: break;
     }
     return v;
