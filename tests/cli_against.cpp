@@ -63,7 +63,7 @@ TEST_CASE("--save writes every tensor as NPY and run.json, and the saved answer 
     const auto j = nlohmann::json::parse(run);
     CHECK(j["command"] == "pe");
     CHECK(j["params"]["len"] == 6);
-    CHECK(j["tensors"].size() == 3);  // pe, freq, wavelength
+    CHECK(j["tensors"].size() == 4);  // pe, freq, wavelength, angle_error
     CHECK(j["tensors"][0]["file"] == "pe.npy");
     const auto r = run_cli({"pe", "--len", "6", "--dim", "4", "--against", dir + "/pe.npy", "--quiet"});
     CHECK(r.status == 0);

@@ -51,7 +51,7 @@ TEST_CASE("usage errors: exit 2, one line naming the option, nothing on stdout")
     expect_usage_error({"pe", "--max-memory", "inf"}, "--max-memory");
     expect_usage_error({"pe", "--seed", "-1"}, "--seed");
     expect_usage_error({"pe", "--base", "inf"}, "--base: must be a finite number > 0");
-    expect_usage_error({"pe", "--len", "1200000", "--dim", "16", "--format", "json", "--max-memory", "1"}, "(json for 19200");
+    expect_usage_error({"pe", "--len", "1200000", "--dim", "16", "--format", "json", "--max-memory", "1"}, "(json for 20400016 numbers");
     expect_usage_error({"pe", "--max-memory", "0"}, "--max-memory");
     expect_usage_error({"pe", "--len", "100000", "--dim", "100000"}, "above the memory budget");
 }
@@ -87,7 +87,7 @@ TEST_CASE("JSON document is complete: command, params, tensors, checks, passed")
     CHECK(j["params"]["seed"] == 0);
     CHECK(j["params"]["dtype"] == "float32");
     CHECK(j["params"]["layout"] == "interleaved");
-    REQUIRE(j["tensors"].size() == 3);
+    REQUIRE(j["tensors"].size() == 4);  // pe, freq, wavelength, angle_error
     CHECK(j["tensors"][0]["name"] == "pe");
     CHECK(j["tensors"][0]["shape"] == nlohmann::json::array({4, 4}));
     CHECK(j["tensors"][0]["axes"] == nlohmann::json::array({"pos", "dim"}));

@@ -33,7 +33,7 @@ TEST_CASE("pe: every option in every format")
 TEST_CASE("pe: --embed adds x and h [batch, pos, dim]")
 {
     const auto j = run_json({"pe", "--embed", "--batch", "3", "--len", "4", "--dim", "6"});
-    REQUIRE(j["tensors"].size() == 6);
+    REQUIRE(j["tensors"].size() == 7);  // pe, freq, wavelength, x, h, h_sliced_by_batch, angle_error
     CHECK(j["tensors"][3]["name"] == "x");
     CHECK(j["tensors"][4]["name"] == "h");
     CHECK(j["tensors"][4]["shape"] == nlohmann::json::array({3, 4, 6}));

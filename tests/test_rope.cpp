@@ -164,7 +164,8 @@ TEST_CASE("run_rope: every check passes under every scaling, style and dtype, wi
                 CAPTURE(name_of(m));
                 std::vector<std::string> expected = {"pos0_unchanged", "norm_preserved", "partial_passthrough", "blocks_orthogonal",
                                                      "rotation_composes", "dot_equals_relative_rotation", "relative_position_only",
-                                                     "styles_are_permutations", "complex_form", "inverse_restores", "angle_precision"};
+                                                     "styles_are_permutations", "complex_form", "inverse_restores", "angle_precision",
+                                                     "angle_error_grows"};
                 if (m == RopeScaling::yarn) expected.push_back("yarn_scores_scale_by_factor_squared");
                 if (m == RopeScaling::dynamic) expected.push_back("faq_q17_dynamic_ntk_bases");
                 check_invariants_hold(run_rope(p, ctx), expected);

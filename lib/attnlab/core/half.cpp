@@ -63,4 +63,15 @@ float from_bfloat16_bits(std::uint16_t b) { return float_of(static_cast<std::uin
 double round_to_half(double x) { return from_half_bits(half_bits(static_cast<float>(x))); }
 double round_to_bfloat16(double x) { return from_bfloat16_bits(bfloat16_bits(static_cast<float>(x))); }
 
+double round_to_dtype(double x, DType dtype)
+{
+    switch (dtype) {
+    case DType::float32: return static_cast<float>(x);
+    case DType::float16: return round_to_half(x);
+    case DType::bfloat16: return round_to_bfloat16(x);
+    case DType::float64: break;
+    }
+    return x;
+}
+
 }  // namespace attnlab

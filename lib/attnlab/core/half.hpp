@@ -6,6 +6,8 @@
 // data/fixtures/precision_conversions.npy, made with PyTorch.
 #pragma once
 
+#include "attnlab/core/enums.hpp"
+
 #include <cstdint>
 
 namespace attnlab {
@@ -18,5 +20,7 @@ float from_bfloat16_bits(std::uint16_t b);
 // The value x becomes when stored in the format, as a double.
 double round_to_half(double x);
 double round_to_bfloat16(double x);
+// The value x becomes when stored in the dtype (float32: rounded to float; float64: x).
+double round_to_dtype(double x, DType dtype);
 
 }  // namespace attnlab

@@ -253,9 +253,9 @@ bool causal_mask(MaskKind m) { return m == MaskKind::causal || m == MaskKind::bo
 // range's rows are bit-identical to a full run's): the largest change of those output rows.
 template <class T>
 double rows_change(const Run& run, const Ten3<T>& changed, const BlockConfig& cfg, const std::vector<RowRange>& rows,
-                   const std::vector<long>* row_end = nullptr)
+                   const std::vector<long>* row_end = nullptr, const Ten3<T>* changed_kv = nullptr)
 {
-    const BlockResult<T> res = run_block(changed, changed, weights_of<T>(run), cfg, false, rows.front());
+    const BlockResult<T> res = run_block(changed, changed_kv ? *changed_kv : changed, weights_of<T>(run), cfg, false, rows.front());
     double worst = max_abs_diff_rows(res.attn.out, run.at("out").values.data(), rows.front(), row_end);
     for (std::size_t r = 1; r < rows.size(); ++r)
         worst = worse(worst, max_abs_diff_rows(attention(attention_inputs(res, cfg), false, rows[r]).out, run.at("out").values.data(), rows[r], row_end));
@@ -354,6 +354,41 @@ std::optional<Check> check_rope_relative(const AttendParams& p, const Run& run, 
                    qk * env.eps * (4.0 * dsize(n) + 16.0));
 }
 
+// The largest Euclidean norm of a row along the last axis.
+double max_row_norm(const Tensor& t)
+{
+    const std::size_t n = t.shape.back();
+    double worst = 0.0;
+    for (std::size_t at = 0; at < t.size(); at += n) {
+        double sq = 0.0;
+        for (std::size_t c = 0; c < n; ++c) sq += t.values[at + c] * t.values[at + c];
+        worst = worse(worst, std::sqrt(sq));
+    }
+    return worst;
+}
+
+// float16 and bfloat16: the output against the same block computed in float64 from the run's
+// own x and weights (already rounded to the dtype). Each stored value carries half an eps of
+// itself: q, k (rotated or not), the scores and a bias move a score by at most about
+// 4 eps (scale |q| |k| + |bias|); that moves a row of weights by twice as much in sum, and v,
+// the weights and out add 3 eps of max |v|. Sinusoidal PE in the dtype carries the angle
+// errors of `pe`, which this bound does not cover: a long sequence fails it honestly.
+template <class T>
+std::optional<Check> check_vs_float64(const AttendParams& p, const Run& run, const CheckEnv& env)
+{
+    if (!is_narrow<T>) return std::nullopt;
+    const Resolved r = resolve(p);
+    const auto rows = sampled_rows(r.len, work_per_row(p));
+    const Ten3<double> x = x_of<double>(run, "x"), x_kv = r.cross ? x_of<double>(run, "x_kv") : Ten3<double>();
+    const double worst = rows_change(run, x, r.cfg, rows, nullptr, r.cross ? &x_kv : nullptr);
+    const bool rope = p.pe == PeKind::rope;
+    const double qk = run.derived.at("scale").get<double>() * max_row_norm(run.at(rope ? "q_rot" : "q")) * max_row_norm(run.at(rope ? "k_rot" : "k"));
+    const double bias = p.pe == PeKind::alibi ? max_abs(run.at("bias")) : 0.0;
+    const double tol = max_abs(run.at("v")) * (8.0 * env.eps * (qk + bias) + 3.0 * env.eps);
+    return at_most(tr(env, "the {} output stays within its rounding bound of float64's", "{} 的输出与 float64 的差在舍入误差界之内", name_of(env.dtype)),
+                   fmt::format("max |out - out_float64|, {}", rows_description(rows, r.len)), worst, tol);
+}
+
 template <class T>
 std::vector<CheckDef<AttendParams>> attend_checks()
 {
@@ -364,7 +399,8 @@ std::vector<CheckDef<AttendParams>> attend_checks()
             {"causal_rows_unchanged", {"x", "out"}, check_causal_rows<T>},
             {"unmasked_rows_change", {"x", "out"}, check_unmasked_rows<T>},
             {"padding_ignored", {"x", "out"}, check_padding<T>},
-            {"rope_scores_relative", {"x"}, check_rope_relative<T>}};
+            {"rope_scores_relative", {"x"}, check_rope_relative<T>},
+            {"close_to_float64", {"x", "out"}, check_vs_float64<T>}};
 }
 
 std::optional<std::string> note_alignment(const AttendParams& p, const Run&, const CheckEnv& env)

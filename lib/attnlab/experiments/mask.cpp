@@ -423,6 +423,91 @@ std::optional<Check> check_fill_fp16(const MaskParams& p, const Run&, const Chec
                          std::abs(round_to_half(fill)), 65504.0);
 }
 
+// What the fill does to a fully masked row in the run's dtype: -1e9 keeps it finite (uniform
+// once the scores vanish beside it) in float32 and bfloat16, and is -inf in float16, so the
+// row is NaN there: §5.3's reason for -1e9 fails in the very dtype it names.
+std::optional<Check> check_fill_row_finite(const MaskParams& p, const Run& run, const CheckEnv& env)
+{
+    const MaskSpec m = mask_spec(p);
+    const double fill = parse_fill(p.fill);
+    if (!std::isfinite(fill) || p.softmax != SoftmaxKind::plain) return std::nullopt;
+    const Tensor& w = run.at("weights");
+    const std::size_t L = w.dim(1), S = w.dim(2);
+    long rows = 0, nan = 0;
+    for (std::size_t b = 0; b < w.dim(0); ++b)
+        for (std::size_t i = 0; i < L; ++i) {
+            if (!m.row_fully_masked(static_cast<long>(b), static_cast<long>(i))) continue;
+            ++rows;
+            for (std::size_t j = 0; j < S; ++j) nan += std::isnan(w.values[(b * L + i) * S + j]) ? 1 : 0;
+        }
+    if (rows == 0) return std::nullopt;
+    return article_claim(tr(env, "with fill {} a fully masked row keeps finite weights in {} (§5.3: -1e9 'to avoid fp16 overflow')",
+                            "填充 {} 时，完全被屏蔽的行在 {} 下的权重保持有限（§5.3：用 -1e9“防止 fp16 溢出”）", p.fill, name_of(env.dtype)),
+                         tr(env, "NaN weights in the {} fully masked rows (the fill is {} in {})", "{} 个完全被屏蔽的行中的 NaN 权重（填充值在 {2} 下为 {1}）", rows,
+                            fmt::format("{:.9g}", round_to_dtype(fill, env.dtype)), name_of(env.dtype)),
+                         static_cast<double>(nan), 0.0);
+}
+
+// float16 and bfloat16: the softmax written op by op as exp(s) / sum exp(s), each result
+// stored in the dtype, on row (0, 0) of the scores shifted (in float64, then stored) so that
+// its max sits 0.5 past ln(max finite): 11.09 in float16, 88.72 in bfloat16. Against
+// softmax(s - max s), the form PyTorch's softmax computes.
+struct ShiftedRow {
+    double threshold = 0.0, top = 0.0, own_max = 0.0;
+    long naive_bad = 0, safe_bad = 0, n = 0;
+};
+
+template <class T>
+std::optional<ShiftedRow> shifted_softmax(const Tensor& scores)
+{
+    if (!is_narrow<T>) return std::nullopt;  // 88.7 in float32, 709.8 in float64: out of the usual scores' reach
+    ShiftedRow r;
+    r.threshold = std::log(static_cast<double>(std::numeric_limits<T>::max()));
+    r.top = r.threshold + 0.5;
+    r.n = static_cast<long>(scores.shape.back());
+    double mx = -std::numeric_limits<double>::infinity();
+    for (long j = 0; j < r.n; ++j)
+        if (std::isfinite(scores.values[j])) mx = std::max(mx, scores.values[j]);
+    if (!std::isfinite(mx)) return std::nullopt;
+    r.own_max = mx;
+    std::vector<T> row(static_cast<std::size_t>(r.n)), e(row.size());
+    Accum<T> sum = 0;
+    for (std::size_t j = 0; j < row.size(); ++j) {
+        row[j] = static_cast<T>(scores.values[j] - mx + r.top);
+        e[j] = static_cast<T>(std::exp(static_cast<Accum<T>>(row[j])));
+        sum += static_cast<Accum<T>>(e[j]);
+    }
+    const auto total = static_cast<T>(sum);
+    for (std::size_t j = 0; j < row.size(); ++j) r.naive_bad += std::isfinite(static_cast<double>(e[j] / total)) ? 0 : 1;
+    softmax_inplace(row.data(), row.size(), SoftmaxKind::plain);
+    for (const T w : row) r.safe_bad += std::isfinite(static_cast<double>(w)) ? 0 : 1;
+    return r;
+}
+
+template <class T>
+std::optional<Check> check_naive_overflow(const MaskParams&, const Run& run, const CheckEnv& env)
+{
+    const auto r = shifted_softmax<T>(run.at("scores"));
+    if (!r) return std::nullopt;
+    return demonstration(tr(env, "exp(s) / sum exp(s) without subtracting the row max overflows in {} once a score passes ln(max) = {:.4g}",
+                            "不减去行最大值直接算 exp(s) / sum exp(s)，在 {} 下只要得分超过 ln(max) = {:.4g} 就会溢出", name_of(env.dtype), r->threshold),
+                         tr(env, "inf or NaN weights of the {} in scores row (0, 0) shifted to max {:.4g} (its own max {:.3g})",
+                            "把得分第 (0, 0) 行平移到最大值 {1:.4g}（原最大值 {2:.3g}）后，{0} 个权重中 inf 或 NaN 的个数", r->n, r->top, r->own_max),
+                         static_cast<double>(r->naive_bad), 0.0, Compare::gt);
+}
+
+template <class T>
+std::optional<Check> check_safe_no_overflow(const MaskParams&, const Run& run, const CheckEnv& env)
+{
+    const auto r = shifted_softmax<T>(run.at("scores"));
+    if (!r) return std::nullopt;
+    return exact_zero(tr(env, "softmax(s - max s) of the same shifted row has no inf or NaN in {}", "同一平移后的行，softmax(s - max s) 在 {} 下没有 inf 或 NaN",
+                         name_of(env.dtype)),
+                      tr(env, "inf or NaN weights of the {} in scores row (0, 0) shifted to max {:.4g}", "把得分第 (0, 0) 行平移到最大值 {1:.4g} 后，{0} 个权重中 inf 或 NaN 的个数", r->n,
+                         r->top),
+                      static_cast<double>(r->safe_bad));
+}
+
 std::optional<Check> check_leak(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     if (!p.multiply) return std::nullopt;
@@ -447,6 +532,9 @@ std::vector<CheckDef<MaskParams>> mask_checks()
             {"hidden_scores_ignored", {"scores"}, check_hidden_ignored<T>},
             {"multiply_leak_very_small", {"leak"}, check_leak},
             {"minus_1e9_avoids_fp16_overflow", {}, check_fill_fp16},
+            {"finite_fill_rows_stay_finite", {"weights"}, check_fill_row_finite},
+            {"naive_softmax_overflows", {"scores"}, check_naive_overflow<T>},
+            {"max_subtracted_softmax_finite", {"scores"}, check_safe_no_overflow<T>},
             {"sdpa_bool_true_masks", {"weights_bool_inverted"}, check_sdpa_bool}};
 }
 

@@ -1,6 +1,7 @@
 #include "attnlab/experiments/pe.hpp"
 
 #include "attnlab/experiments/command_line.hpp"
+#include "attnlab/experiments/precision.hpp"
 #include "attnlab/experiments/inputs.hpp"
 #include "attnlab/learner/against.hpp"
 #include "attnlab/core/measure.hpp"
@@ -224,6 +225,22 @@ Mat<T> other_layout_reordered(long len, long dim, double base, PeLayout layout, 
 
 namespace {
 
+// Angle precision: pos * w_i as the table computes it in T against the exact product in long
+// double, the worst of each position (rope's angle_error, for the sinusoidal table).
+template <class T>
+Vec<double> pe_angle_errors(const PeParams& p, const Vec<T>& freq)
+{
+    const auto exact = pe_frequencies_reference(p.dim, p.base, p.layout);
+    Vec<double> out = xt::zeros<double>({static_cast<std::size_t>(p.len)});
+    for (long pos = 0; pos < p.len; ++pos)
+        for (std::size_t i = 0; i < freq.size(); ++i) {
+            const T angle = static_cast<T>(pos) * freq(i);  // as sinusoidal_table rounds it
+            const long double e = std::abs(static_cast<long double>(angle) - static_cast<long double>(pos) * exact[i]);
+            out(pos) = worse(out(pos), static_cast<double>(e));
+        }
+    return out;
+}
+
 // --- compute: PE as the articles' module builds it, plus the embedding when asked ---
 
 template <class T>
@@ -265,6 +282,7 @@ Run compute_pe(const PeParams& p, const Plan& plan)
     const Mat<T> pe = xt::view(table, xt::range(0, p.len), xt::all());
     run.add(to_tensor("pe", {"pos", "dim"}, pe, elem_of<T>()));
     run.add(to_tensor("freq", {"pair"}, freq, elem_of<T>()));
+    if (plan.wants("angle_error")) run.add(to_tensor("angle_error", {"pos"}, pe_angle_errors(p, freq), Elem::float64));
     if (plan.wants("wavelength")) {
         run.add(to_tensor("wavelength", {"pair"}, T(2) * static_cast<T>(M_PI) / freq, elem_of<T>()));
     }
@@ -469,6 +487,15 @@ std::optional<Check> check_max_wavelength(const PeParams& p, const Run& run, con
                          std::abs(longest / p.base - 1.0), 0.01);
 }
 
+// angle_error is computed on demand; without it, the check measures the table's angles itself.
+template <class T>
+std::optional<Check> check_angle_growth(const PeParams& p, const Run& run, const CheckEnv& env)
+{
+    if (run.has("angle_error")) return angle_error_growth(run.at("angle_error"), env);
+    const Vec<double> err = pe_angle_errors(p, pe_frequencies<T>(p.dim, p.base, p.layout, p.freq_method));
+    return angle_error_growth(to_tensor("angle_error", {"pos"}, err, Elem::float64), env);
+}
+
 // numpy/PyTorch broadcasting: aligned from the last axis, each pair equal or one of them 1.
 bool broadcasts(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b)
 {
@@ -509,7 +536,8 @@ std::vector<CheckDef<PeParams>> pe_checks()
             {"embed_broadcast", {"h", "x", "pe"}, check_embed<T>},
             {"slicing_bug_loses_position", {"h_sliced_by_batch", "x"}, check_slicing_bug<T>},
             {"unsliced_table_shape_error", {"x"}, check_unsliced},
-            {"max_wavelength_is_base", {"freq"}, check_max_wavelength}};
+            {"max_wavelength_is_base", {"freq"}, check_max_wavelength},
+            {"angle_error_grows", {"angle_error"}, check_angle_growth<T>}};
 }
 
 // --- notes ---
@@ -566,6 +594,7 @@ std::vector<TensorDecl<PeParams>> pe_tensors()
         {"h", {"batch", "pos", "dim"}, Need::always, bsd, embed, {}},
         {"h_sliced_by_batch", {"batch", "pos", "dim"}, Need::always, bsd,
          [](const PeParams& p) { return p.embed && p.len >= 2 && p.batch <= p.max_len; }, {}},
+        {"angle_error", {"pos"}, Need::on_demand, [](const PeParams& p) { return std::vector<double>{dsize(p.len)}; }, {}, {}},
     };
 }
 

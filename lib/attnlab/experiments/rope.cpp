@@ -1,6 +1,7 @@
 #include "attnlab/experiments/rope.hpp"
 
 #include "attnlab/experiments/command_line.hpp"
+#include "attnlab/experiments/precision.hpp"
 #include "attnlab/experiments/inputs.hpp"
 #include "attnlab/learner/against.hpp"
 #include "attnlab/core/measure.hpp"
@@ -653,6 +654,11 @@ std::optional<Check> check_inverse(const RopeParams& p, const Run& run, const Ch
                    max_abs_diff(back.data(), q.values.data(), q.size()), 8.0 * env.eps * max_abs(q));
 }
 
+std::optional<Check> check_angle_growth(const RopeParams&, const Run& run, const CheckEnv& env)
+{
+    return angle_error_growth(run.at("angle_error"), env);
+}
+
 template <class T>
 std::optional<Check> check_angles(const RopeParams& p, const Run&, const CheckEnv& env)
 {
@@ -739,6 +745,7 @@ std::vector<CheckDef<RopeParams>> rope_checks()
             {"complex_form", {"q", "q_rot"}, check_complex<T>},
             {"inverse_restores", {"q", "q_rot"}, check_inverse<T>},
             {"angle_precision", {}, check_angles<T>},
+            {"angle_error_grows", {"angle_error"}, check_angle_growth},
             {"yarn_scores_scale_by_factor_squared", {"q_rot", "k_rot", "q_rot_scaled", "k_rot_scaled"}, check_yarn_factor},
             {"faq_q17_dynamic_ntk_bases", {}, check_faq_q17}};
 }
