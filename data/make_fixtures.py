@@ -31,6 +31,8 @@ Each fixture reproduces a well-known reference implementation line for line:
     program embeds it and measures from it whether any position entered (the module adds none).
   - precision_conversions: float16 and bfloat16 as PyTorch's .half() and .bfloat16() round
     float64 and float32 values (ties, subnormals, overflow, NaN), for the precision lab.
+  - pe_interleaved_exp_log_float16/bfloat16, attn_causal_float16/bfloat16: the PE module and
+    causal attention computed in the 16-bit dtypes (see precision_lab_fixtures).
 The tests read these .npy files; building and testing never need PyTorch.
 Run from the repository root with Debian's Python:  /usr/bin/python3 data/make_fixtures.py
 """
@@ -201,6 +203,45 @@ def precision_fixture():
     save("precision_conversions", torch.stack(rows))
 
 
+def attention_16bit(q, k, v, additive, dtype):
+    """The 16-bit semantics of the precision lab, op by op with PyTorch: q, k, v stored in the
+    dtype (through float32, as .to() converts float64); the scores q k^T / sqrt(d) in float32,
+    stored; + mask in the dtype; the softmax in float32 on the stored scores, stored; w v in
+    float32, stored. (PyTorch 1.13 has no CPU matmul for float16, so the products are taken in
+    float32 explicitly, which is what a 16-bit matmul that accumulates in float32 computes.)"""
+    group = q.shape[1] // k.shape[1]
+    qh, kh, vh = (t.float().to(dtype) for t in (q, k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)))
+    scores = (qh.float() @ kh.float().transpose(-1, -2) * (1.0 / math.sqrt(q.shape[-1]))).to(dtype)
+    scores = scores + additive.to(dtype)
+    weights = torch.softmax(scores.float(), dim=-1).to(dtype)
+    return (weights.float() @ vh.float()).to(dtype)
+
+
+def pe_interleaved_16bit(length, d, dtype):
+    """pe_interleaved's exp-log table in a 16-bit dtype. PyTorch 1.13 multiplies float16 on the
+    CPU (a Python scalar is converted to the dtype first) but has no float16 exp, sin or cos
+    there: those run in float32 and their results are stored in the dtype, one op at a time."""
+    def f32(fn, t):
+        return fn(t.float()).to(dtype)
+    position = torch.arange(0, length, dtype=dtype).unsqueeze(1)
+    div_term = f32(torch.exp, torch.arange(0, d, 2, dtype=dtype) * -(math.log(10000.0) / d))
+    angle = position * div_term
+    pe = torch.zeros(length, d, dtype=dtype)
+    pe[:, 0::2] = f32(torch.sin, angle)
+    pe[:, 1::2] = f32(torch.cos, angle)
+    return pe
+
+
+def precision_lab_fixtures():
+    """The articles' PE module and causal attention in float16 and bfloat16 (saved as float64
+    holding the 16-bit values): pe_interleaved_exp_log_{dtype} with 300 positions (bfloat16
+    rounds arange(300) to 256 at 257), attn_causal_{dtype} on attn_q, attn_k, attn_v."""
+    q, k, v = (torch.from_numpy(np.load(os.path.join(OUT, name + ".npy"))) for name in ("attn_q", "attn_k", "attn_v"))
+    for dtype, tag in ((torch.float16, "float16"), (torch.bfloat16, "bfloat16")):
+        save(f"pe_interleaved_exp_log_{tag}", pe_interleaved_16bit(300, 16, dtype).double())
+        save(f"attn_causal_{tag}", attention_16bit(q, k, v, causal_mask(5, 5, False), dtype).double())
+
+
 def save(name, tensor):
     np.save(os.path.join(OUT, name + ".npy"), tensor.numpy())
 
@@ -216,6 +257,7 @@ def main():
     mask_and_attention_fixtures()
     nn_transformer_fixture()
     precision_fixture()
+    precision_lab_fixtures()
     with open(os.path.join(OUT, "VERSIONS"), "w") as f:
         f.write(f"torch {torch.__version__}\nnumpy {np.__version__}\n")
 

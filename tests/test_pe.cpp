@@ -77,6 +77,26 @@ TEST_CASE("tables match PyTorch reference fixtures (data/make_fixtures.py)")
     }
 }
 
+// The table in a 16-bit type against the articles' module run op by op in it with PyTorch.
+template <class T>
+double max_diff_16bit(const std::string& file)
+{
+    const auto ref = xt::load_npy<double>(std::string(ATTNLAB_DATA_DIR) + "/fixtures/" + file + ".npy");
+    const auto ours = sinusoidal_table<T>(300, pe_frequencies<T>(16, 10000, PeLayout::interleaved, FreqMethod::exp_log), PeLayout::interleaved);
+    const Mat<double> got = xt::cast<double>(ours);
+    return max_diff(got, ref);
+}
+
+TEST_CASE("float16 and bfloat16 tables match PyTorch's, position 257 collides with 256 in bfloat16")
+{
+    CHECK(max_diff_16bit<f16>("pe_interleaved_exp_log_float16") == 0.0);
+    CHECK(max_diff_16bit<bf16>("pe_interleaved_exp_log_bfloat16") == 0.0);
+    const auto bf = sinusoidal_table<bf16>(300, pe_frequencies<bf16>(16, 10000, PeLayout::interleaved, FreqMethod::exp_log), PeLayout::interleaved);
+    auto row = [&](std::size_t pos) { return std::vector<float>(bf.data() + pos * 16, bf.data() + pos * 16 + 16); };
+    CHECK(row(257) == row(256));  // arange(300) in bfloat16 holds 256 at index 257
+    CHECK(row(255) != row(256));
+}
+
 TEST_CASE("each measurement is zero on a correct table and non-zero on a broken one")
 {
     const auto freq_x = pe_frequencies<double>(8, 10000.0, PeLayout::interleaved, FreqMethod::exp_log);

@@ -87,3 +87,40 @@ TEST_CASE("attention equals PyTorch's: causal with grouped-query heads, a decode
     const MaskSpec wrong = spec(MaskKind::causal, 3, 5, Align::upper_left);
     CHECK(worst_against_torch(q_last, &wrong, nullptr, "attn_causal_lower_right") > 0.1);
 }
+
+namespace {
+
+template <class T>
+Ten4<T> narrow4(const Ten4<double>& x)
+{
+    Ten4<T> out = xt::zeros<T>(x.shape());
+    std::transform(x.begin(), x.end(), out.begin(), [](double v) { return T(v); });
+    return out;
+}
+
+// Causal attention in a 16-bit type on the fixture's inputs, against PyTorch's op by op.
+template <class T>
+double worst_16bit_against_torch(const std::string& expected_file)
+{
+    const Ten4<T> q = narrow4<T>(load4<4>("attn_q")), k = narrow4<T>(load4<4>("attn_k")), v = narrow4<T>(load4<4>("attn_v"));
+    const Ten4<double> expected = load4<4>(expected_file);
+    const MaskSpec causal = spec(MaskKind::causal, 5, 5);
+    AttentionInputs<T> in;
+    in.q = &q, in.k = &k, in.v = &v, in.mask = &causal, in.scale = 1.0 / std::sqrt(3.0);
+    const auto main = attention(in, false);
+    CHECK(main.out.shape() == expected.shape());
+    const Ten4<double> got = xt::cast<double>(main.out);
+    return max_abs_diff(got, expected);
+}
+
+}  // namespace
+
+TEST_CASE("float16 and bfloat16 attention equal PyTorch's, computed op by op in the dtype")
+{
+    CHECK(worst_16bit_against_torch<f16>("attn_causal_float16") == 0.0);
+    CHECK(worst_16bit_against_torch<bf16>("attn_causal_bfloat16") == 0.0);
+    // The fixtures differ from float64's by the dtype's rounding, not by nothing.
+    const Ten4<double> f64 = load4<4>("attn_causal");
+    CHECK(max_abs_diff(load4<4>("attn_causal_float16"), f64) > 1e-5);
+    CHECK(max_abs_diff(load4<4>("attn_causal_bfloat16"), f64) > max_abs_diff(load4<4>("attn_causal_float16"), f64));
+}

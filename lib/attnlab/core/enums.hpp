@@ -61,5 +61,6 @@ constexpr auto enum_names(DType)
                       std::pair{DType::float16, std::string_view("float16")},
                       std::pair{DType::bfloat16, std::string_view("bfloat16")}};
 }
+constexpr bool is_16bit(DType d) { return d == DType::float16 || d == DType::bfloat16; }
 
 }  // namespace attnlab

@@ -585,11 +585,12 @@ Experiment<AttendParams> make_attend_experiment()
     };
     // The projections (twice: the run and a check's second run) and attention (q.k, exp, w.v)
     // once and a half, both in the BLAS-backed kernels; the budgeted reference rows.
-    e.work = [](const AttendParams& p, const Plan&) {
+    // The 16-bit types run the attention reference, not the kernel (their projections are BLAS).
+    e.work = [](const AttendParams& p, const Plan& plan) {
         const Resolved r = resolve(p);
         const double B = dsize(r.batch), L = dsize(r.len), S = dsize(r.kv_len), E = dsize(r.dim), d = dsize(head_dim(p));
-        const double kernels = 2.0 * 3.0 * B * (L + S) * E * E + 1.5 * B * dsize(p.heads) * L * S * (2.0 * d + 20.0);
-        return kernels / kKernelSpeedup + 3.0 * 134217728.0;
+        const double projections = 2.0 * 3.0 * B * (L + S) * E * E, attention = 1.5 * B * dsize(p.heads) * L * S * (2.0 * d + 20.0);
+        return projections / kKernelSpeedup + (is_16bit(plan.dtype) ? attention : attention / kKernelSpeedup) + 3.0 * 134217728.0;
     };
     e.work_what = [](const AttendParams& p) {
         const Resolved r = resolve(p);

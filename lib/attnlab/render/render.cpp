@@ -37,9 +37,12 @@ std::vector<std::size_t> shown_indices(std::size_t n, bool summarise)
 
 // How one tensor's numbers are printed in text: the same style for every element, chosen
 // from the magnitudes present (as PyTorch does): integers, fixed with 4 decimals, or
-// scientific.
+// scientific. A float16 or bfloat16 tensor prints each value as the shortest decimal that
+// rounds back to it in its dtype (5 significant digits at most), so a table never shows a
+// value the dtype cannot hold.
 struct NumberStyle {
-    enum Kind { integer, fixed, scientific, boolean } kind = fixed;
+    enum Kind { integer, fixed, scientific, boolean, shortest } kind = fixed;
+    Elem elem = Elem::float64;
     std::string operator()(double v) const
     {
         if (kind == boolean) return v != 0.0 ? "true" : "false";
@@ -48,6 +51,7 @@ struct NumberStyle {
         switch (kind) {
         case integer: return fmt::format("{:.0f}", v);
         case fixed: return fmt::format("{:.4f}", v);
+        case shortest: return format_value(v, elem);
         default: return fmt::format("{:.4e}", v);
         }
     }
@@ -65,6 +69,7 @@ NumberStyle style_for(const Tensor& t)
         if (v != 0.0) min_nonzero = std::min(min_nonzero, std::abs(v));
     }
     if (all_integer && max_abs < 1e9) return {NumberStyle::integer};
+    if (t.elem == Elem::float16 || t.elem == Elem::bfloat16) return {NumberStyle::shortest, t.elem};
     if (max_abs >= 1e5 || min_nonzero < 1e-4) return {NumberStyle::scientific};
     return {NumberStyle::fixed};
 }
@@ -155,12 +160,19 @@ std::string format_figure(double v)
     return fmt::format("{:.3g}", v);
 }
 
-// The shortest decimal that rounds back to v in the 16-bit format (v is one of its values).
+// The shortest decimal that rounds back to v in the 16-bit format (v is one of its values),
+// without an exponent between 1e-5 and 1e7 (620, not 6.2e+02).
 std::string shortest_narrow(double v, double (*round)(double))
 {
     for (int digits = 1; digits < 9; ++digits) {
         std::string s = fmt::format("{:.{}g}", v, digits);
-        if (round(std::stod(s)) == v) return s;
+        if (round(std::stod(s)) != v) continue;
+        const double mag = std::abs(v);
+        if (s.find('e') != std::string::npos && mag >= 1e-5 && mag < 1e7) {
+            const int exponent = static_cast<int>(std::floor(std::log10(mag)));
+            s = fmt::format("{:.{}f}", v, std::max(0, digits - 1 - exponent));
+        }
+        return s;
     }
     return fmt::format("{}", static_cast<float>(v));
 }
