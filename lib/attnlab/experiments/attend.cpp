@@ -368,9 +368,10 @@ double max_row_norm(const Tensor& t)
 }
 
 // float16 and bfloat16: the output against the same block computed in float64 from the run's
-// own x and weights (already rounded to the dtype). Each stored value carries half an eps of
-// itself: q, k (rotated or not), the scores and a bias move a score by at most about
-// 4 eps (scale |q| |k| + |bias|); that moves a row of weights by twice as much in sum, and v,
+// own x and weights (already rounded to the dtype), to first order. Each stored value carries
+// half an eps of itself: q and k move q.k by eps |q| |k| and the stored score adds half an eps
+// of it (rotated q and k carry three roundings more each: 4 eps in all), a bias an eps of
+// itself; that moves a row of weights by at most twice the largest score error in sum, and v,
 // the weights and out add 3 eps of max |v|. Sinusoidal PE in the dtype carries the angle
 // errors of `pe`, which this bound does not cover: a long sequence fails it honestly.
 template <class T>
@@ -384,7 +385,8 @@ std::optional<Check> check_vs_float64(const AttendParams& p, const Run& run, con
     const bool rope = p.pe == PeKind::rope;
     const double qk = run.derived.at("scale").get<double>() * max_row_norm(run.at(rope ? "q_rot" : "q")) * max_row_norm(run.at(rope ? "k_rot" : "k"));
     const double bias = p.pe == PeKind::alibi ? max_abs(run.at("bias")) : 0.0;
-    const double tol = max_abs(run.at("v")) * (8.0 * env.eps * (qk + bias) + 3.0 * env.eps);
+    const double score_error = env.eps * ((rope ? 4.0 : 1.5) * qk + bias);
+    const double tol = max_abs(run.at("v")) * (2.0 * score_error + 3.0 * env.eps);
     return at_most(tr(env, "the {} output stays within its rounding bound of float64's", "{} 的输出与 float64 的差在舍入误差界之内", name_of(env.dtype)),
                    fmt::format("max |out - out_float64|, {}", rows_description(rows, r.len)), worst, tol);
 }

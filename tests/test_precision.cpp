@@ -1,0 +1,243 @@
+// The precision lab: float16 and bfloat16 arithmetic as PyTorch's CPU runs it, worked out by
+// hand, and the checks that show what goes wrong in 16 bits, each where it holds and where it
+// fails.
+#include "attnlab/core/narrow.hpp"
+#include "attnlab/core/softmax.hpp"
+#include "attnlab/experiments/alibi.hpp"
+#include "attnlab/experiments/attend.hpp"
+#include "attnlab/experiments/mask.hpp"
+#include "attnlab/experiments/pe.hpp"
+#include "attnlab/experiments/permute.hpp"
+#include "attnlab/experiments/rope.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace attnlab;
+
+namespace {
+
+RunContext in(DType dtype)
+{
+    RunContext ctx;
+    ctx.dtype = dtype;
+    return ctx;
+}
+
+// A run of every tensor, a doctoring, and the named check on the result.
+template <class P>
+Check check_after(const Experiment<P>& e, const P& p, DType dtype, const std::string& name, const std::function<void(Run&)>& doctor)
+{
+    Run run = compute_all(e, p, in(dtype));
+    doctor(run);
+    for (const auto& c : check_run(e, p, run, in(dtype)))
+        if (c.name == name) return c;
+    FAIL("no check named " << name);
+    throw;
+}
+
+Tensor& tensor_in(Run& run, const std::string& name)
+{
+    for (auto& t : run.tensors)
+        if (t.name == name) return t;
+    FAIL("no tensor " << name);
+    throw;
+}
+
+}  // namespace
+
+TEST_CASE("16-bit ops run in float32 and round their result: ties to even, overflow, bfloat16's 8 bits")
+{
+    CHECK(float(f16(1.0f) + f16(0.00048828125f)) == 1.0f);                // 1 + 2^-11: a tie, to even
+    CHECK(float(f16(1.0f) + f16(0.00146484375f)) == 1.001953125f);        // 1 + 3 * 2^-11: a tie, up to even
+    CHECK(float(f16(60000.0f) + f16(60000.0f)) == INFINITY);              // past 65504
+    CHECK(float(f16(65504.0f) * f16(1.0f)) == 65504.0f);
+    CHECK(float(f16(2e-4f) * f16(2e-4f)) == 5.9604644775390625e-08f);     // 4.0e-8 rounds to 2^-24, the least subnormal
+    CHECK(float(f16(1e-4f) * f16(1e-4f)) == 0.0f);                        // 1.0e-8: below half of it, to 0
+    CHECK(float(bf16(256.0f) + bf16(1.0f)) == 256.0f);                    // 257 is not a bfloat16
+    CHECK(float(bf16(256.0f) + bf16(3.0f)) == 260.0f);                    // 259: nearest is 260
+    CHECK(float(-f16(2.0f)) == -2.0f);
+    // One op at a time: (1 + 2^-11) + 2^-11 is 1 in float16, 1 + 2^-10 in float32.
+    const f16 tiny(0.00048828125f);
+    CHECK(float((f16(1.0f) + tiny) + tiny) == 1.0f);
+    CHECK(float(f16(1.0f + 0.00048828125f + 0.00048828125f)) == 1.0009765625f);
+    // A product with a float is a float until it is stored.
+    const float wide = f16(1.0f) * 1.0001f;
+    CHECK(wide == 1.0001f);
+    CHECK(float(f16(wide)) == 1.0f);
+    f16 acc(1.0f);
+    acc += 0.00048828125f;
+    CHECK(float(acc) == 1.0f);
+}
+
+TEST_CASE("the 16-bit limits are torch.finfo's")
+{
+    using L16 = std::numeric_limits<f16>;
+    using LB = std::numeric_limits<bf16>;
+    CHECK(float(L16::epsilon()) == 0.0009765625f);
+    CHECK(float(L16::max()) == 65504.0f);
+    CHECK(float(L16::min()) == 6.103515625e-05f);
+    CHECK(float(L16::denorm_min()) == 5.9604644775390625e-08f);
+    CHECK(float(LB::epsilon()) == 0.0078125f);
+    CHECK(bfloat16_bits(float(LB::max())) == 0x7F7F);
+    CHECK(float(LB::max()) == 3.3895313892515355e38f);
+    CHECK(float(LB::min()) == std::numeric_limits<float>::min());
+    CHECK(std::isinf(float(L16::infinity())));
+    CHECK(std::isnan(float(LB::quiet_NaN())));
+    CHECK(eps_of(DType::float16) == 0.0009765625);
+    CHECK(eps_of(DType::bfloat16) == 0.0078125);
+    CHECK(round_to_dtype(-1e9, DType::float16) == -INFINITY);
+    CHECK(round_to_dtype(-1e9, DType::bfloat16) == -998244352.0);
+    CHECK(round_to_dtype(0.1, DType::float32) == static_cast<double>(0.1f));
+}
+
+TEST_CASE("the 16-bit softmax is float32's, rounded once; exp by hand overflows past ln 65504")
+{
+    const std::vector<float> scores = {11.5f, 10.0f, -2.0f};
+    std::vector<f16> row(scores.begin(), scores.end());
+    std::vector<float> wide = scores;
+    softmax_inplace(row.data(), row.size(), SoftmaxKind::plain);
+    softmax_inplace(wide.data(), wide.size(), SoftmaxKind::plain);
+    for (std::size_t j = 0; j < row.size(); ++j) CHECK(float(row[j]) == float(f16(wide[j])));
+    CHECK(std::log(65504.0) == doctest::Approx(11.0898).epsilon(1e-4));
+    CHECK(std::isinf(float(f16(std::exp(11.5f)))));  // exp(11.5) = 98715.8 stored in float16
+    CHECK(std::isfinite(float(f16(std::exp(11.0f)))));
+}
+
+TEST_CASE("mask: -1e9 leaves a fully masked row finite in float32 and bfloat16, NaN in float16")
+{
+    MaskParams p;  // causal, 4 queries after no cache over 3 keys, lower-right: query 0 sees nothing
+    p.len = 4;
+    p.kv_len = 3;
+    p.align = Align::lower_right;
+    p.fill = "-1e9";
+    const Check f32 = find_check(run_mask(p, in(DType::float32)), "finite_fill_rows_stay_finite");
+    CHECK(f32.passed());
+    CHECK(f32.role == Role::article);
+    const Check b16 = find_check(run_mask(p, in(DType::bfloat16)), "finite_fill_rows_stay_finite");
+    CHECK(b16.passed());
+    CHECK(b16.metric.find("-998244352 in bfloat16") != std::string::npos);
+    const Report r16 = run_mask(p, in(DType::float16));
+    const Check h16 = find_check(r16, "finite_fill_rows_stay_finite");
+    CHECK_FALSE(h16.passed());
+    CHECK(h16.measured == 3.0);  // the whole row
+    CHECK(h16.metric.find("-inf in float16") != std::string::npos);
+    CHECK_FALSE(find_check(r16, "no_nan_weights").passed());
+    CHECK(r16.find("weights")->values[0] != r16.find("weights")->values[0]);  // NaN
+    // -inf itself: the claim is about finite fills, so it is not made
+    p.fill = "-inf";
+    for (const auto& c : run_mask(p, in(DType::float16)).checks) CHECK(c.name != "finite_fill_rows_stay_finite");
+}
+
+TEST_CASE("mask: the naive softmax overflows in 16 bits, the max-subtracted one does not, unless a score is +inf")
+{
+    const MaskParams p;
+    const Report r = run_mask(p, in(DType::float16));
+    const Check naive = find_check(r, "naive_softmax_overflows");
+    CHECK(naive.role == Role::demonstration);
+    CHECK(naive.passed());
+    CHECK(naive.measured >= 1.0);
+    CHECK(naive.claim.find("11.09") != std::string::npos);
+    CHECK(find_check(r, "max_subtracted_softmax_finite").measured == 0.0);
+    CHECK(find_check(run_mask(p, in(DType::bfloat16)), "naive_softmax_overflows").claim.find("88.72") != std::string::npos);
+    for (const auto& c : run_mask(p, in(DType::float32)).checks) CHECK(c.name != "naive_softmax_overflows");
+    const Check broken = check_after(mask_experiment(), p, DType::float16, "max_subtracted_softmax_finite",
+                                     [](Run& run) { tensor_in(run, "scores").values[1] = INFINITY; });
+    CHECK_FALSE(broken.passed());
+    CHECK(broken.measured >= 1.0);
+}
+
+TEST_CASE("pe and rope: the angle error grows with position; a doctored error that shrinks is not shown")
+{
+    PeParams pe;
+    pe.len = 300;
+    pe.dim = 16;
+    const Check grows = find_check(run_pe(pe, in(DType::bfloat16)), "angle_error_grows");
+    CHECK(grows.role == Role::demonstration);
+    CHECK(grows.passed());
+    CHECK(grows.measured > grows.tolerance);
+    const Check flat = check_after(pe_experiment(), pe, DType::bfloat16, "angle_error_grows", [](Run& run) {
+        for (double& v : tensor_in(run, "angle_error").values) v = 0.001;
+    });
+    CHECK_FALSE(flat.passed());
+    RopeParams rope;
+    rope.len = 64;
+    CHECK(find_check(run_rope(rope, in(DType::float16)), "angle_error_grows").passed());
+    const Check shrinks = check_after(rope_experiment(), rope, DType::float16, "angle_error_grows", [](Run& run) {
+        auto& v = tensor_in(run, "angle_error").values;
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = 1.0 / static_cast<double>(i + 1);
+    });
+    CHECK_FALSE(shrinks.passed());
+}
+
+TEST_CASE("pe in bfloat16: positions past 256 collide and the distinct-rows check fails honestly")
+{
+    PeParams p;
+    p.len = 300;
+    p.dim = 16;
+    const Report r = run_pe(p, in(DType::bfloat16));
+    const Check distinct = find_check(r, "rows_distinct");
+    CHECK_FALSE(distinct.passed());
+    CHECK(distinct.measured == 0.0);
+    CHECK_FALSE(r.passed());
+    CHECK(find_check(run_pe(p, in(DType::float16)), "rows_distinct").passed());
+    p.len = 256;
+    CHECK(find_check(run_pe(p, in(DType::bfloat16)), "rows_distinct").passed());
+}
+
+TEST_CASE("attend in 16 bits: the output within its bound of float64's, and a doctored one outside it")
+{
+    AttendParams p;
+    p.mask = MaskKind::causal;
+    for (const DType dt : {DType::float16, DType::bfloat16}) {
+        CAPTURE(name_of(dt));
+        const Check c = find_check(run_attend(p, in(dt)), "close_to_float64");
+        CHECK(c.passed());
+        CHECK(c.measured > 0.0);  // 16 bits are not float64
+        const Check broken = check_after(attend_experiment(), p, dt, "close_to_float64",
+                                         [](Run& run) { tensor_in(run, "out").values[5] += 4.0; });
+        CHECK_FALSE(broken.passed());
+    }
+    for (const auto& c : run_attend(p, in(DType::float32)).checks) CHECK(c.name != "close_to_float64");
+}
+
+TEST_CASE("every subcommand's default run in 16 bits: every invariant holds but ALiBi's strict fall in bfloat16")
+{
+    for (const DType dt : {DType::float16, DType::bfloat16}) {
+        CAPTURE(name_of(dt));
+        CHECK(failed_checks(run_pe(PeParams{}, in(dt)).checks) == std::vector<std::string>{"log_space_more_accurate", "max_wavelength_is_base"});
+        CHECK(run_rope(RopeParams{}, in(dt)).passed());
+        CHECK(run_mask(MaskParams{}, in(dt)).passed());
+        CHECK(run_attend(AttendParams{}, in(dt)).passed());
+        CHECK(run_permute(PermuteParams{}, in(dt)).passed());
+        const Report alibi = run_alibi(AlibiParams{}, in(dt));
+        if (dt == DType::float16) {
+            CHECK(alibi.passed());
+        } else {
+            // 8 bits cannot tell e^(-d/256) from e^(-(d+1)/256): neighbouring weights are equal
+            CHECK(failed_checks(alibi.checks) == std::vector<std::string>{"weights_fall_with_distance"});
+            CHECK(find_check(alibi, "weights_fall_with_distance").measured > 0.0);
+        }
+    }
+}
+
+TEST_CASE("16-bit tensors say their dtype and hold only values of it")
+{
+    const Report r = run_pe(PeParams{}, in(DType::float16));
+    const Tensor* pe = r.find("pe");
+    REQUIRE(pe != nullptr);
+    CHECK(pe->elem == Elem::float16);
+    for (double v : pe->values) CHECK(round_to_half(v) == v);
+    const Report b = run_rope(RopeParams{}, in(DType::bfloat16));
+    for (const auto& t : b.tensors) {
+        CAPTURE(t.name);
+        if (t.name == "angle_error" || t.name == "decay") continue;  // figures about the run, in float64
+        CHECK(t.elem == Elem::bfloat16);
+        for (double v : t.values) CHECK(round_to_bfloat16(v) == v);
+    }
+}
