@@ -90,7 +90,7 @@ TEST_CASE("-1e9 in float16: the fully masked row is NaN, exit 1 naming the faile
     CHECK(j["tensors"][0]["data"][0][0] == nlohmann::json::parse("[0.334, 0.334, 0.334]"));
 }
 
-TEST_CASE("bfloat16 past position 256: rows_distinct fails, exit 1; bench refuses 16 bits")
+TEST_CASE("bfloat16 past position 256: rows_distinct fails with exit 1, and bench refuses 16 bits")
 {
     const auto r = run_cli({"pe", "--len", "300", "--dim", "16", "--dtype", "bfloat16", "--quiet"});
     CHECK(r.status == 1);

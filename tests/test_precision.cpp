@@ -96,7 +96,7 @@ TEST_CASE("the 16-bit limits are torch.finfo's")
     CHECK(round_to_dtype(0.1, DType::float32) == static_cast<double>(0.1f));
 }
 
-TEST_CASE("the 16-bit softmax is float32's, rounded once; exp by hand overflows past ln 65504")
+TEST_CASE("the 16-bit softmax is float32's, rounded once, and exp by hand overflows past ln 65504")
 {
     const std::vector<float> scores = {11.5f, 10.0f, -2.0f};
     std::vector<f16> row(scores.begin(), scores.end());
@@ -152,7 +152,7 @@ TEST_CASE("mask: the naive softmax overflows in 16 bits, the max-subtracted one 
     CHECK(broken.measured >= 1.0);
 }
 
-TEST_CASE("pe and rope: the angle error grows with position; a doctored error that shrinks is not shown")
+TEST_CASE("pe and rope: the angle error grows with position, and a doctored error that shrinks is not shown")
 {
     PeParams pe;
     pe.len = 300;
@@ -188,6 +188,14 @@ TEST_CASE("pe in bfloat16: positions past 256 collide and the distinct-rows chec
     CHECK(find_check(run_pe(p, in(DType::float16)), "rows_distinct").passed());
     p.len = 256;
     CHECK(find_check(run_pe(p, in(DType::bfloat16)), "rows_distinct").passed());
+    // At D = 512 the exponents i * (-ln 10000 / D) of neighbouring pairs round to one bfloat16.
+    PeParams wide;
+    wide.len = 2;
+    wide.dim = 512;
+    const Check falling = find_check(run_pe(wide, in(DType::bfloat16)), "freq_falling");
+    CHECK_FALSE(falling.passed());
+    CHECK(falling.measured == 1.0);
+    CHECK(find_check(run_pe(wide, in(DType::float16)), "freq_falling").passed());
 }
 
 TEST_CASE("attend in 16 bits: the output within its bound of float64's, and a doctored one outside it")
