@@ -57,3 +57,22 @@ TEST_CASE("below(n) stays in range and permutation() is a permutation")
     for (std::size_t i = 0; i < p.size(); ++i) CHECK(p[i] == i);
     CHECK_THROWS(rng.below(0));
 }
+
+TEST_CASE("advance(k) lands where k outputs do, and a chunked parallel fill equals one sequential draw")
+{
+    for (const std::uint64_t k : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{12}, std::uint64_t{786431}, std::uint64_t{786432}}) {
+        CAPTURE(k);
+        Rng walked(7, 3), jumped(7, 3);
+        for (std::uint64_t i = 0; i < k; ++i) walked.next_u32();
+        jumped.advance(k);
+        for (int i = 0; i < 4; ++i) CHECK(walked.next_u32() == jumped.next_u32());
+    }
+    // Past one chunk (65536 normals) and not a multiple of it: the chunks meet without a seam.
+    const std::size_t n = 3 * 65536 + 1234;
+    std::vector<double> filled(n);
+    attnlab::fill_normal(filled.data(), n, 5, attnlab::stream::x);
+    Rng one(5, attnlab::stream::x);
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < n; ++i) differ += filled[i] != one.normal();
+    CHECK(differ == 0);
+}

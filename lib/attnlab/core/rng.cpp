@@ -20,6 +20,21 @@ std::uint32_t Rng::next_u32()
     return (xorshifted >> rot) | (xorshifted << ((32u - rot) & 31u));
 }
 
+void Rng::advance(std::uint64_t steps)
+{
+    // Brown, "Random number generation with arbitrary strides" (1994), as pcg32_advance_r.
+    std::uint64_t mult = 6364136223846793005ULL, plus = inc_, acc_mult = 1, acc_plus = 0;
+    for (; steps > 0; steps >>= 1u) {
+        if (steps & 1u) {
+            acc_mult *= mult;
+            acc_plus = acc_plus * mult + plus;
+        }
+        plus = (mult + 1) * plus;
+        mult *= mult;
+    }
+    state_ = acc_mult * state_ + acc_plus;
+}
+
 double Rng::uniform()
 {
     return static_cast<double>(next_u32() >> 8u) * (1.0 / 16777216.0);

@@ -15,6 +15,9 @@
 // tensor to an experiment never changes the numbers of the others.
 #pragma once
 
+#include "attnlab/core/parallel.hpp"
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -26,6 +29,9 @@ public:
     Rng(std::uint64_t seed, std::uint64_t stream);
 
     std::uint32_t next_u32();
+    // Skips `steps` outputs in O(log steps) (pcg32_advance_r): the same state as that many
+    // next_u32() calls.
+    void advance(std::uint64_t steps);
     double uniform();
     double normal();
     std::uint32_t below(std::uint32_t n);
@@ -36,12 +42,18 @@ private:
     std::uint64_t inc_ = 1;
 };
 
-// Fills n elements with seeded normals from one stream, converted to T.
+// Fills n elements with seeded normals from one stream, converted to T: element i is the
+// stream's normal number i. Large fills are drawn in chunks on every core, each chunk's
+// generator advanced to its first element, so the numbers are those of one sequential draw.
 template <class T>
 void fill_normal(T* data, std::size_t n, std::uint64_t seed, std::uint64_t stream)
 {
-    Rng rng(seed, stream);
-    for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<T>(rng.normal());
+    constexpr std::size_t chunk = std::size_t{1} << 16;
+    parallel_for((n + chunk - 1) / chunk, n > chunk ? thread_count(0) : 1, [&](std::size_t c) {
+        Rng rng(seed, stream);
+        rng.advance(12 * c * chunk);  // 12 outputs per normal
+        for (std::size_t i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) data[i] = static_cast<T>(rng.normal());
+    });
 }
 
 // Stream numbers, one per kind of random input, fixed forever so seeds stay comparable.
