@@ -28,7 +28,7 @@ enums = {"--layout": ["interleaved", "concat"], "--freq-method": ["exp-log", "po
          "--softmax": ["plain", "safe"], "--pe": ["none", "sinusoidal", "rope", "alibi"], "--rope-style": ["interleaved", "half"], "--mask": ["none", "causal", "padding", "both", "window"],
          "--section": ["order", "pe", "rope", "alibi", "mask", "encoder_decoder"], "--lang": ["en", "zh"]}
 flags = {"--embed", "--scale-embed", "--example", "--multiply", "--no-proj"}
-common = [["--dtype", "float64"], ["--format", "json"], ["--format", "csv"], ["--quiet"], ["--tol", "0"], ["--lang", "zh"]]
+common = [["--dtype", "float64"], ["--dtype", "float16"], ["--dtype", "bfloat16"], ["--format", "json"], ["--format", "csv"], ["--quiet"], ["--tol", "0"], ["--lang", "zh"]]
 bad = 0
 codes = {}
 for n in range(int(sys.argv[3]) if len(sys.argv) > 3 else 300):
