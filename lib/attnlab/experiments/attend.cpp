@@ -262,6 +262,24 @@ double rows_change(const Run& run, const Ten3<T>& changed, const BlockConfig& cf
     return worst;
 }
 
+// X with rows [first[b], L) of each sequence b replaced by the perturb stream's normals, drawn
+// in (b, i, c) order as one sequential stream (fill_normal draws it on every core).
+template <class T>
+Ten3<T> perturbed(const Run& run, const std::vector<long>& first, std::uint64_t seed)
+{
+    Ten3<T> x = x_of<T>(run, "x");
+    const std::size_t L = x.shape(1), E = x.shape(2);
+    std::size_t n = 0;
+    for (long f : first) n += (L - static_cast<std::size_t>(f)) * E;
+    std::vector<T> drawn(n);
+    fill_normal(drawn.data(), n, seed, stream::perturb);
+    std::size_t at = 0;
+    for (std::size_t b = 0; b < x.shape(0); ++b)
+        for (std::size_t i = static_cast<std::size_t>(first[b]); i < L; ++i)
+            for (std::size_t c = 0; c < E; ++c) x(b, i, c) = drawn[at++];
+    return x;
+}
+
 // Causality: change X after position i_last and run the block again on rows 0..i_last.
 // Returns the largest change of those rows, or nullopt where the check does not apply.
 template <class T>
@@ -269,11 +287,7 @@ std::optional<double> future_change(const AttendParams& p, const Run& run, const
 {
     const Resolved r = resolve(p);
     if (r.cross || r.len < 2) return std::nullopt;
-    Ten3<T> changed = x_of<T>(run, "x");
-    Rng rng(env.seed, stream::perturb);
-    for (std::size_t b = 0; b < changed.shape(0); ++b)
-        for (long i = i_last + 1; i < r.len; ++i)
-            for (std::size_t c = 0; c < changed.shape(2); ++c) changed(b, i, c) = static_cast<T>(rng.normal());
+    const Ten3<T> changed = perturbed<T>(run, std::vector<long>(static_cast<std::size_t>(r.batch), i_last + 1), env.seed);
     return rows_change(run, changed, r.cfg, sampled_rows(i_last + 1, work_per_row(p)));
 }
 
@@ -315,11 +329,7 @@ std::optional<Check> check_padding(const AttendParams& p, const Run& run, const 
 {
     const Resolved r = resolve(p);
     if (r.cross || !(p.mask == MaskKind::padding || p.mask == MaskKind::both)) return std::nullopt;
-    Ten3<T> changed = x_of<T>(run, "x");
-    Rng rng(env.seed, stream::perturb);
-    for (std::size_t b = 0; b < changed.shape(0); ++b)
-        for (long i = p.lengths[b]; i < r.len; ++i)
-            for (std::size_t c = 0; c < changed.shape(2); ++c) changed(b, i, c) = static_cast<T>(rng.normal());
+    const Ten3<T> changed = perturbed<T>(run, p.lengths, env.seed);
     const auto rows = sampled_rows(r.len, work_per_row(p));
     const double worst = rows_change(run, changed, r.cfg, rows, &p.lengths);
     return bit_identical(tr(env, "changing X at padded positions leaves every non-padded output unchanged", "改变填充位置上的 X，所有非填充输出都不变"),
