@@ -126,7 +126,7 @@ void add_run_options(CLI::App& sub, CommonOpts& o)
 {
     sub.add_option("--seed", o.seed, "Seed of the random inputs (same numbers on every platform)")
         ->check(seed_number);
-    add_enum_option(sub, "--dtype", o.dtype, "Precision the experiment computes in");
+    add_enum_option(sub, "--dtype", o.dtype, "Precision the experiment computes in (16 bits as PyTorch on the CPU; bench: 32 and 64 only)");
     sub.add_flag("--quiet", o.quiet, "Print only the check lines (JSON: no tensors)");
     add_optional_enum(sub, "--lang", o.lang,
                       "Language of check lines and notes, en or zh (default: from LC_ALL, LC_MESSAGES or LANG)");
