@@ -4,6 +4,7 @@
 // visible interval against masked().
 #include "attnlab/core/attention.hpp"
 #include "attnlab/core/fast_exp.hpp"
+#include "attnlab/core/microkernel.hpp"
 #include "attnlab/core/rng.hpp"
 #include "attnlab/experiments/alibi.hpp"
 #include "attnlab/experiments/bench.hpp"
@@ -33,6 +34,7 @@ struct EdgeCase {
     double fill;
     SoftmaxKind softmax;
     bool alibi;
+    std::size_t d = 4;  // 64 takes the kernel's own float32 product for p v
 };
 
 template <class T>
@@ -45,7 +47,8 @@ void check_edge(const EdgeCase& c, double tol)
     CAPTURE(c.fill);
     CAPTURE(name_of(c.softmax));
     CAPTURE(c.alibi);
-    const auto q = random4<T>(2, 2, c.L, 4, 1), k = random4<T>(2, 1, c.S, 4, 2), v = random4<T>(2, 1, c.S, 4, 3);
+    CAPTURE(c.d);
+    const auto q = random4<T>(2, 2, c.L, c.d, 1), k = random4<T>(2, 1, c.S, c.d, 2), v = random4<T>(2, 1, c.S, c.d, 3);
     MaskSpec m;
     m.kind = c.kind;
     m.queries = static_cast<long>(c.L);
@@ -80,6 +83,38 @@ TEST_CASE("kernel: equals the reference at the block edges, for every mask, fill
                     check_edge<double>({L, S, kind, align, -INFINITY, SoftmaxKind::plain, false}, 1e-12);
                     check_edge<float>({L, S, kind, align, -1e9, SoftmaxKind::safe, true}, 2e-5);
                 }
+    // d = 64 in float32: p v through the kernel's own product (microkernel.hpp)
+    for (std::size_t L : {std::size_t{1}, kBlockQ + 1})
+        for (std::size_t S : {std::size_t{1}, kBlockK - 1, kBlockK + 1})
+            for (MaskKind kind : {MaskKind::none, MaskKind::causal, MaskKind::both}) check_edge<float>({L, S, kind, Align::lower_right, -INFINITY, SoftmaxKind::plain, true, 64}, 2e-5);
+}
+
+TEST_CASE("kernel: the float32 panel product equals its plain loop for every row count and remainder")
+{
+    const std::size_t k = 37, lda = 41, ldb = 70, ldc = 66;
+    std::vector<float> A(13 * lda), B(k * ldb), C0(13 * ldc);
+    fill_normal(A.data(), A.size(), 3, 1);
+    fill_normal(B.data(), B.size(), 3, 2);
+    fill_normal(C0.data(), C0.size(), 3, 3);
+    for (std::size_t n = 0; n <= 13; ++n)
+        for (bool accumulate : {false, true}) {
+            CAPTURE(n);
+            CAPTURE(accumulate);
+            std::vector<float> fast = C0, plain = C0;
+            panel64(n, k, A.data(), lda, B.data(), ldb, fast.data(), ldc, accumulate);
+            panel64_reference(n, k, A.data(), lda, B.data(), ldb, plain.data(), ldc, accumulate);
+            double worst = 0.0;
+            for (std::size_t i = 0; i < fast.size(); ++i) worst = std::max(worst, std::abs(double(fast[i]) - double(plain[i])));
+            CHECK(worst <= 1e-5);
+            for (std::size_t r = 0; r < 13; ++r)  // columns past 64 and rows past n untouched
+                for (std::size_t c = 0; c < ldc; ++c)
+                    if (r >= n || c >= kPanelWidth) CHECK(fast[r * ldc + c] == C0[r * ldc + c]);
+            if (n == 7) {  // a row's bits do not depend on where it sits in a panel
+                std::vector<float> alone = C0;
+                panel64(1, k, A.data() + 6 * lda, lda, B.data(), ldb, alone.data() + 6 * ldc, ldc, accumulate);
+                for (std::size_t c = 0; c < kPanelWidth; ++c) CHECK(alone[6 * ldc + c] == fast[6 * ldc + c]);
+            }
+        }
 }
 
 TEST_CASE("kernel: fully masked rows are NaN under the plain softmax and zero under the safe one")
@@ -110,26 +145,29 @@ TEST_CASE("kernel: fully masked rows are NaN under the plain softmax and zero un
 TEST_CASE("kernel: the same bits for any thread count and any row range")
 {
     const std::size_t L = 3 * kBlockQ + 17;
-    const auto q = random4<float>(1, 3, L, 16, 1), k = random4<float>(1, 3, L, 16, 2), v = random4<float>(1, 3, L, 16, 3);
-    MaskSpec m;
-    m.kind = MaskKind::causal;
-    m.queries = m.keys = static_cast<long>(L);
-    AttentionInputs<float> in;
-    in.q = &q, in.k = &k, in.v = &v, in.mask = &m, in.scale = 0.25;
-    in.threads = 1;
-    const auto one = attention(in, false);
-    for (unsigned threads : {2u, 3u, 7u}) {
-        in.threads = threads;
-        CHECK(max_abs_diff(attention(in, false).out, one.out) == 0.0);
-    }
-    for (const RowRange rr : {RowRange{0, 1}, RowRange{static_cast<long>(kBlockQ) - 3, static_cast<long>(kBlockQ) + 3}, RowRange{static_cast<long>(L) - 5, static_cast<long>(L)}}) {
-        const auto part = attention(in, false, rr);
-        double worst = 0.0;
-        for (std::size_t h = 0; h < 3; ++h)
-            for (long i = rr.begin; i < rr.end; ++i)
-                for (std::size_t c = 0; c < 16; ++c) worst = std::max(worst, std::abs(double(part.out(0, h, i, c)) - double(one.out(0, h, i, c))));
-        CHECK(worst == 0.0);
-        if (rr.end < static_cast<long>(L)) CHECK(part.out(0, 0, static_cast<std::size_t>(rr.end), 0) == 0.0f);  // rows outside stay 0
+    for (const std::size_t d : {std::size_t{16}, std::size_t{64}}) {  // 64: the kernel's own p v product
+        CAPTURE(d);
+        const auto q = random4<float>(1, 3, L, d, 1), k = random4<float>(1, 3, L, d, 2), v = random4<float>(1, 3, L, d, 3);
+        MaskSpec m;
+        m.kind = MaskKind::causal;
+        m.queries = m.keys = static_cast<long>(L);
+        AttentionInputs<float> in;
+        in.q = &q, in.k = &k, in.v = &v, in.mask = &m, in.scale = 0.25;
+        in.threads = 1;
+        const auto one = attention(in, false);
+        for (unsigned threads : {2u, 3u, 7u}) {
+            in.threads = threads;
+            CHECK(max_abs_diff(attention(in, false).out, one.out) == 0.0);
+        }
+        for (const RowRange rr : {RowRange{0, 1}, RowRange{static_cast<long>(kBlockQ) - 3, static_cast<long>(kBlockQ) + 3}, RowRange{static_cast<long>(L) - 5, static_cast<long>(L)}}) {
+            const auto part = attention(in, false, rr);
+            double worst = 0.0;
+            for (std::size_t h = 0; h < 3; ++h)
+                for (long i = rr.begin; i < rr.end; ++i)
+                    for (std::size_t c = 0; c < d; ++c) worst = std::max(worst, std::abs(double(part.out(0, h, i, c)) - double(one.out(0, h, i, c))));
+            CHECK(worst == 0.0);
+            if (rr.end < static_cast<long>(L)) CHECK(part.out(0, 0, static_cast<std::size_t>(rr.end), 0) == 0.0f);  // rows outside stay 0
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 
 #include "attnlab/core/blas.hpp"
 #include "attnlab/core/fast_exp.hpp"
+#include "attnlab/core/microkernel.hpp"
 #include "attnlab/core/parallel.hpp"
 
 #include <algorithm>
@@ -94,9 +95,8 @@ void add_bias(const Tiled<T>& t, const QueryBlock<T>& w, T* row, std::size_t i, 
 template <class T>
 void score_tile(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::size_t nk)
 {
-    const auto& q = *t.in.q;
-    const auto& k = *t.in.k;
-    blas::gemm_nt(w.n, nk, t.d, static_cast<T>(t.in.scale), &q(w.b, w.h, w.i0, 0), t.d, &k(w.b, w.hk, j0, 0), t.d, T(0), w.s.get(), nk);
+    blas::gemm_nt(w.n, nk, t.d, static_cast<T>(t.in.scale), &(*t.in.q)(w.b, w.h, w.i0, 0), t.d, &(*t.in.k)(w.b, w.hk, j0, 0), t.d, T(0),
+                  w.s.get(), nk);
     const T fill = t.mask ? static_cast<T>(t.mask->fill) : T(0);
     const bool bias = t.in.head_bias != nullptr || t.in.alibi_slopes != nullptr;
     for (std::size_t r = 0; r < w.n; ++r) {
@@ -193,6 +193,17 @@ void write_matrices(const Tiled<T>& t, QueryBlock<T>& w, AttentionStats& st)
         if (in_range(t.range, w.i0 + r) && w.span[r].first < w.span[r].second) st.max_row_sum_error = worse(st.max_row_sum_error, std::abs(sums[r] - 1.0));
 }
 
+// o += p v for one tile: the kernel's own product for float32 with d = 64 (OpenBLAS would copy
+// p, which was just written, before multiplying it), OpenBLAS otherwise.
+template <class T>
+void value_product(QueryBlock<T>& w, const T* v, std::size_t nk, std::size_t d)
+{
+    if constexpr (std::is_same_v<T, float>) {
+        if (d == kPanelWidth) return panel64(w.n, nk, w.s.get(), nk, v, d, w.o.data(), d, true);
+    }
+    blas::gemm_nn(w.n, d, nk, T(1), w.s.get(), nk, v, d, T(1), w.o.data(), d);
+}
+
 template <class T>
 void run_item(const Tiled<T>& t, std::size_t item, AttentionStats& st)
 {
@@ -203,7 +214,7 @@ void run_item(const Tiled<T>& t, std::size_t item, AttentionStats& st)
         if (t.skip_hidden && wholly_hidden(w, static_cast<long>(j0), static_cast<long>(j0 + nk))) continue;
         score_tile(t, w, j0, nk);
         absorb_tile(w, nk, t.d);
-        blas::gemm_nn(w.n, t.d, nk, T(1), w.s.get(), nk, &v(w.b, w.hk, j0, 0), t.d, T(1), w.o.data(), t.d);
+        value_product(w, &v(w.b, w.hk, j0, 0), nk, t.d);
     }
     finish_rows(t, w, st);
     if (t.keep) write_matrices(t, w, st);

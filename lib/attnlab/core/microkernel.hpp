@@ -1,0 +1,21 @@
+// The kernel's own float32 product for a head dimension of 64: C [n, 64] (+)= A [n, k] B [k, 64],
+// row-major with row strides, no packing. It reads A where the kernel wrote it (the exp'd
+// scores, a query block) and B's rows in place (a value block, a transposed key block), which
+// OpenBLAS would copy first; it keeps six rows of C in registers and streams B row by row.
+// Each row of C is accumulated in the same order (over k, one fused multiply-add per element)
+// wherever it sits in a panel, so its bits do not depend on n or on which rows are computed.
+// panel64_reference is the plain loop the tests hold it to.
+#pragma once
+
+#include <cstddef>
+
+namespace attnlab {
+
+constexpr std::size_t kPanelWidth = 64;
+
+void panel64(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B, std::size_t ldb, float* C, std::size_t ldc,
+             bool accumulate);
+void panel64_reference(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B, std::size_t ldb, float* C,
+                       std::size_t ldc, bool accumulate);
+
+}  // namespace attnlab
