@@ -99,3 +99,26 @@ TEST_CASE("bfloat16 past position 256: rows_distinct fails with exit 1, and benc
     expect_usage_error({"bench", "--dtype", "float16"}, "--dtype float16: bench runs in float32 and float64 only");
     expect_usage_error({"bench", "--dtype", "bfloat16"}, "--dtype bfloat16: bench runs in float32 and float64 only");
 }
+
+TEST_CASE("the 16-bit checks speak Chinese too: the same exit status and check names with --lang zh")
+{
+    const std::vector<std::vector<std::string>> runs = {
+        {"mask", "--len", "4", "--kv-len", "3", "--align", "lower-right", "--fill", "-1e9", "--dtype", "float16"},
+        {"mask", "--dtype", "bfloat16"},
+        {"pe", "--len", "300", "--dim", "16", "--dtype", "bfloat16"},
+        {"rope", "--len", "64", "--dtype", "float16"},
+        {"attend", "--mask", "causal", "--dtype", "bfloat16"},
+        {"alibi", "--dtype", "bfloat16"}};
+    for (auto args : runs) {
+        args.push_back("--quiet");
+        const auto en = run_cli(args);
+        args.insert(args.end(), {"--lang", "zh"});
+        const auto zh = run_cli(args);
+        CAPTURE(args.front());
+        CAPTURE(zh.err);
+        CHECK(zh.status == en.status);
+        CHECK(zh.err == en.err);  // the failed-checks line stays English
+        CHECK(count_lines(zh.out) == count_lines(en.out));
+        CHECK(zh.out.find("internal error") == std::string::npos);
+    }
+}

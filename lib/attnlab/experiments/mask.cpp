@@ -443,7 +443,7 @@ std::optional<Check> check_fill_row_finite(const MaskParams& p, const Run& run, 
     if (rows == 0) return std::nullopt;
     return article_claim(tr(env, "with fill {} a fully masked row keeps finite weights in {} (§5.3: -1e9 'to avoid fp16 overflow')",
                             "填充 {} 时，完全被屏蔽的行在 {} 下的权重保持有限（§5.3：用 -1e9“防止 fp16 溢出”）", p.fill, name_of(env.dtype)),
-                         tr(env, "NaN weights in the {} fully masked rows (the fill is {} in {})", "{} 个完全被屏蔽的行中的 NaN 权重（填充值在 {2} 下为 {1}）", rows,
+                         tr(env, "NaN weights in the {} fully masked rows (the fill is {} in {})", "{0} 个完全被屏蔽的行中的 NaN 权重（填充值在 {2} 下为 {1}）", rows,
                             fmt::format("{:.9g}", round_to_dtype(fill, env.dtype)), name_of(env.dtype)),
                          static_cast<double>(nan), 0.0);
 }
