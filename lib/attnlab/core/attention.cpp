@@ -30,8 +30,6 @@ Dims dims_of(const AttentionInputs<T>& in)
     return {q.shape(0), q.shape(1), q.shape(2), q.shape(3), k.shape(1), k.shape(2), q.shape(1) / k.shape(1)};
 }
 
-bool has_mask(const MaskSpec* m) { return m != nullptr && m->kind != MaskKind::none; }
-
 template <class T>
 Accum<T> wide(T x)
 {
@@ -93,7 +91,7 @@ AttentionOutput<T> attention_reference(const AttentionInputs<T>& in, RowRange ro
                 for (std::size_t j = 0; j < S; ++j)
                     res.scores(b, h, r, j) = scaled_dot(&q(b, h, i0 + r, 0), &k(b, h / group, j, 0), d, in.scale);
     // pass 2: + additive mask, + per-head bias
-    if (has_mask(in.mask)) {
+    if (active_mask(in)) {
         const T fill = static_cast<T>(in.mask->fill);
         for (std::size_t b = 0; b < B; ++b)
             for (std::size_t h = 0; h < H; ++h)

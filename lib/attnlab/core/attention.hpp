@@ -31,6 +31,13 @@ struct AttentionInputs {
     unsigned threads = 0;  // the main implementation's threads; 0: every core
 };
 
+// The mask the inputs apply: null when there is none, or when its kind is none.
+template <class T>
+const MaskSpec* active_mask(const AttentionInputs<T>& in)
+{
+    return in.mask != nullptr && in.mask->kind != MaskKind::none ? in.mask : nullptr;
+}
+
 // [L, S]: 0 where query i of sequence b may look, the spec's fill where it may not.
 template <class T>
 Mat<T> additive_mask(const MaskSpec& m, long b = 0);

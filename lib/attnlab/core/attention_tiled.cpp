@@ -232,7 +232,7 @@ template <class T>
 void run_tiled(const AttentionInputs<T>& in, RowRange range, bool keep, AttentionOutput<T>& res)
 {
     const std::size_t B = in.q->shape(0), H = in.q->shape(1), L = in.q->shape(2), d = in.q->shape(3), S = in.k->shape(2);
-    const MaskSpec* mask = in.mask != nullptr && in.mask->kind != MaskKind::none ? in.mask : nullptr;
+    const MaskSpec* mask = active_mask(in);
     const std::size_t first_block = static_cast<std::size_t>(range.begin) / kBlockQ, last_block = static_cast<std::size_t>(range.end - 1) / kBlockQ;
     const Tiled<T> t{in, B, H, L, d, S, H / in.k->shape(1), mask, mask == nullptr || mask->fill == -kInf, range, last_block, keep, res};
     const std::size_t blocks = last_block - first_block + 1;
@@ -253,7 +253,7 @@ void reference_rows(const AttentionInputs<T>& in, RowRange rows, long first_row,
     const AttentionOutput<T> part = attention_reference(in, rows);
     const std::size_t B = res.out.shape(0), H = res.out.shape(1), d = res.out.shape(3), S = in.k->shape(2);
     const auto n = static_cast<std::size_t>(rows.end - rows.begin);
-    const MaskSpec* mask = in.mask != nullptr && in.mask->kind != MaskKind::none ? in.mask : nullptr;
+    const MaskSpec* mask = active_mask(in);
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t r = 0; r < n; ++r) {
