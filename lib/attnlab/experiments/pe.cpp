@@ -225,20 +225,11 @@ Mat<T> other_layout_reordered(long len, long dim, double base, PeLayout layout, 
 
 namespace {
 
-// Angle precision: pos * w_i as the table computes it in T against the exact product in long
-// double, the worst of each position (rope's angle_error, for the sinusoidal table).
+// Angle precision: pos * w_i as sinusoidal_table computes it in T against the exact product.
 template <class T>
 Vec<double> pe_angle_errors(const PeParams& p, const Vec<T>& freq)
 {
-    const auto exact = pe_frequencies_reference(p.dim, p.base, p.layout);
-    Vec<double> out = xt::zeros<double>({static_cast<std::size_t>(p.len)});
-    for (long pos = 0; pos < p.len; ++pos)
-        for (std::size_t i = 0; i < freq.size(); ++i) {
-            const T angle = static_cast<T>(pos) * freq(i);  // as sinusoidal_table rounds it
-            const long double e = std::abs(static_cast<long double>(angle) - static_cast<long double>(pos) * exact[i]);
-            out(pos) = worse(out(pos), static_cast<double>(e));
-        }
-    return out;
+    return angle_errors_by_position<T>(p.len, std::vector<double>(freq.begin(), freq.end()), pe_frequencies_reference(p.dim, p.base, p.layout));
 }
 
 // --- compute: PE as the articles' module builds it, plus the embedding when asked ---

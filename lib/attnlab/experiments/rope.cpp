@@ -349,20 +349,9 @@ Mat<T> dots_of(const RopeParams& p, const RopeCache<T>& cache, const Tensor& q, 
 // Angle precision: m * theta_i rounded in T against the exact product in long double, the
 // worst of each position.
 template <class T>
-Vec<double> angle_errors(const RopeParams& p, long* worst_pos, long* worst_pair, double* worst)
+Vec<double> angle_errors(const RopeParams& p, AngleWorst* worst = nullptr)
 {
-    const RopeFrequencies freq = freq_of<T>(p);
-    const auto exact = rope_frequencies_exact(rotary(p), p.base, p.scaling, p.len);
-    Vec<double> out = xt::zeros<double>({static_cast<std::size_t>(p.len)});
-    *worst = 0.0;
-    for (long m = 0; m < p.len; ++m)
-        for (std::size_t i = 0; i < freq.theta.size(); ++i) {
-            const T angle = static_cast<T>(m) * static_cast<T>(freq.theta[i]);
-            const double e = static_cast<double>(std::abs(static_cast<long double>(angle) - static_cast<long double>(m) * exact[i]));
-            out(m) = worse(out(m), e);
-            if (e > *worst) *worst = e, *worst_pos = m, *worst_pair = static_cast<long>(i);
-        }
-    return out;
+    return angle_errors_by_position<T>(p.len, freq_of<T>(p).theta, rope_frequencies_exact(rotary(p), p.base, p.scaling, p.len), worst);
 }
 
 template <class T>
@@ -402,9 +391,7 @@ Run compute_rope(const RopeParams& p, const Plan& plan)
         const auto decay = rope_decay(freq.theta, p.len);
         run.add(Tensor{"decay", {"distance"}, Elem::float64, {decay.size()}, decay});
     }
-    long pos = 0, pair = 0;
-    double worst = 0.0;
-    run.add(to_tensor("angle_error", {"pos"}, angle_errors<T>(p, &pos, &pair, &worst), Elem::float64));
+    run.add(to_tensor("angle_error", {"pos"}, angle_errors<T>(p), Elem::float64));
     return run;
 }
 
@@ -672,12 +659,11 @@ std::optional<Check> check_angles(const RopeParams& p, const Run&, const CheckEn
                            std::log(p.scaling.factor.value_or(1.0)) + 4.0;
         tol = std::max(tol, env.eps * dsize(p.len - 1) * theta[i] * (rel + 0.5));
     }
-    long pos = 0, pair = 0;
-    double worst = 0.0;
-    angle_errors<T>(p, &pos, &pair, &worst);
+    AngleWorst worst;
+    angle_errors<T>(p, &worst);
     return at_most(tr(env, "angles m*theta in {} stay within their rounding bound up to position {}",
                       "{} 下的角度 m*theta 直到位置 {} 都在舍入误差界之内", name_of(env.dtype), p.len - 1),
-                   "max |m*theta (dtype) - m*theta (exact)| in radians", worst, tol + 4.0 * env.eps);
+                   "max |m*theta (dtype) - m*theta (exact)| in radians", worst.error, tol + 4.0 * env.eps);
 }
 
 // YaRN: the factor times the rotation on both sides multiplies the rotated dimensions' part
@@ -755,12 +741,11 @@ std::vector<CheckDef<RopeParams>> rope_checks()
 template <class T>
 std::optional<std::string> note_angles(const RopeParams& p, const Run&, const CheckEnv& env)
 {
-    long pos = 0, pair = 0;
-    double worst = 0.0;
-    angle_errors<T>(p, &pos, &pair, &worst);
+    AngleWorst worst;
+    angle_errors<T>(p, &worst);
     return tr(env, "largest angle error in {}: {:.3g} rad ({:.3g} degrees) at position {}, pair {}",
-              "{} 下最大的角度误差：{:.3g} 弧度（{:.3g} 度），位于位置 {}、第 {} 对", name_of(env.dtype), worst,
-              worst * 180.0 / static_cast<double>(kPi), pos, pair);
+              "{} 下最大的角度误差：{:.3g} 弧度（{:.3g} 度），位于位置 {}、第 {} 对", name_of(env.dtype), worst.error,
+              worst.error * 180.0 / static_cast<double>(kPi), worst.pos, worst.pair);
 }
 
 template <class T>
