@@ -38,21 +38,7 @@ std::vector<std::string> newly_failing(const Experiment<P>& e, const P& p, const
 }
 
 // Element of a run's tensor by flat index.
-double& at(Run& run, const std::string& name, std::size_t flat)
-{
-    for (auto& t : run.tensors)
-        if (t.name == name) return t.values.at(flat);
-    FAIL("no tensor " << name);
-    throw;
-}
-
-Tensor& tensor_of(Run& run, const std::string& name)
-{
-    for (auto& t : run.tensors)
-        if (t.name == name) return t;
-    FAIL("no tensor " << name);
-    throw;
-}
+double& at(Run& run, const std::string& name, std::size_t flat) { return tensor_of(run, name).values.at(flat); }
 
 using Names = std::vector<std::string>;
 

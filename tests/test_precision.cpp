@@ -41,14 +41,6 @@ Check check_after(const Experiment<P>& e, const P& p, DType dtype, const std::st
     throw;
 }
 
-Tensor& tensor_in(Run& run, const std::string& name)
-{
-    for (auto& t : run.tensors)
-        if (t.name == name) return t;
-    FAIL("no tensor " << name);
-    throw;
-}
-
 }  // namespace
 
 TEST_CASE("16-bit ops run in float32 and round their result: ties to even, overflow, bfloat16's 8 bits")
@@ -147,7 +139,7 @@ TEST_CASE("mask: the naive softmax overflows in 16 bits, the max-subtracted one 
     CHECK(find_check(run_mask(p, in(DType::bfloat16)), "naive_softmax_overflows").claim.find("88.72") != std::string::npos);
     for (const auto& c : run_mask(p, in(DType::float32)).checks) CHECK(c.name != "naive_softmax_overflows");
     const Check broken = check_after(mask_experiment(), p, DType::float16, "max_subtracted_softmax_finite",
-                                     [](Run& run) { tensor_in(run, "scores").values[1] = INFINITY; });
+                                     [](Run& run) { tensor_of(run, "scores").values[1] = INFINITY; });
     CHECK_FALSE(broken.passed());
     CHECK(broken.measured >= 1.0);
 }
@@ -162,14 +154,14 @@ TEST_CASE("pe and rope: the angle error grows with position, and a doctored erro
     CHECK(grows.passed());
     CHECK(grows.measured > grows.tolerance);
     const Check flat = check_after(pe_experiment(), pe, DType::bfloat16, "angle_error_grows", [](Run& run) {
-        for (double& v : tensor_in(run, "angle_error").values) v = 0.001;
+        for (double& v : tensor_of(run, "angle_error").values) v = 0.001;
     });
     CHECK_FALSE(flat.passed());
     RopeParams rope;
     rope.len = 64;
     CHECK(find_check(run_rope(rope, in(DType::float16)), "angle_error_grows").passed());
     const Check shrinks = check_after(rope_experiment(), rope, DType::float16, "angle_error_grows", [](Run& run) {
-        auto& v = tensor_in(run, "angle_error").values;
+        auto& v = tensor_of(run, "angle_error").values;
         for (std::size_t i = 0; i < v.size(); ++i) v[i] = 1.0 / static_cast<double>(i + 1);
     });
     CHECK_FALSE(shrinks.passed());
@@ -208,7 +200,7 @@ TEST_CASE("attend in 16 bits: the output within its bound of float64's, and a do
         CHECK(c.passed());
         CHECK(c.measured > 0.0);  // 16 bits are not float64
         const Check broken = check_after(attend_experiment(), p, dt, "close_to_float64",
-                                         [](Run& run) { tensor_in(run, "out").values[5] += 4.0; });
+                                         [](Run& run) { tensor_of(run, "out").values[5] += 4.0; });
         CHECK_FALSE(broken.passed());
     }
     for (const auto& c : run_attend(p, in(DType::float32)).checks) CHECK(c.name != "close_to_float64");

@@ -3,6 +3,7 @@
 
 #include "attnlab/core/report.hpp"
 #include "attnlab/core/xt.hpp"
+#include "attnlab/experiments/experiment.hpp"
 
 #include <doctest/doctest.h>
 
@@ -29,6 +30,15 @@ inline attnlab::Check find_check(const attnlab::Report& r, const std::string& na
     for (const auto& c : r.checks)
         if (c.name == name) return c;
     FAIL("no check named " << name);
+    throw;
+}
+
+// The run's tensor of that name, to doctor in place (fails the test if there is none).
+inline attnlab::Tensor& tensor_of(attnlab::Run& run, const std::string& name)
+{
+    for (auto& t : run.tensors)
+        if (t.name == name) return t;
+    FAIL("no tensor " << name);
     throw;
 }
 
