@@ -274,12 +274,12 @@ TEST_CASE("a decoder step with a KV cache: lower-right puts query i at position 
     const Tensor &q = *r.find("q"), &q_rot = *r.find("q_rot"), &k = *r.find("k"), &k_rot = *r.find("k_rot");
     for (int i = 0; i < 2; ++i) {
         double expected[4];
-        rope_rotate(q.values.data() + 4 * i, expected, 4, 4, &cache.cos(3 + i, 0), &cache.sin(3 + i, 0), RopeStyle::interleaved,
+        rope_rotate(q.values.slice(4 * i, 4 * i + 4).data(), expected, 4, 4, &cache.cos(3 + i, 0), &cache.sin(3 + i, 0), RopeStyle::interleaved,
                     Direction::forward);
         for (int c = 0; c < 4; ++c) CHECK(q_rot.values[4 * i + c] == doctest::Approx(expected[c]).epsilon(1e-15));
     }
     double k4[4];
-    rope_rotate(k.values.data() + 4 * 4, k4, 4, 4, &cache.cos(4, 0), &cache.sin(4, 0), RopeStyle::interleaved, Direction::forward);
+    rope_rotate(k.values.slice(16, 20).data(), k4, 4, 4, &cache.cos(4, 0), &cache.sin(4, 0), RopeStyle::interleaved, Direction::forward);
     for (int c = 0; c < 4; ++c) CHECK(k_rot.values[4 * 4 + c] == doctest::Approx(k4[c]).epsilon(1e-15));
     // sinusoidal PE: x_pe of query i is x + PE(3 + i).
     p.pe = PeKind::sinusoidal;

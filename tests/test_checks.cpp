@@ -38,7 +38,7 @@ std::vector<std::string> newly_failing(const Experiment<P>& e, const P& p, const
 }
 
 // Element of a run's tensor by flat index.
-double& at(Run& run, const std::string& name, std::size_t flat) { return tensor_of(run, name).values.at(flat); }
+double& at(Run& run, const std::string& name, std::size_t flat) { return tensor_of(run, name).values.wide().at(flat); }
 
 using Names = std::vector<std::string>;
 
@@ -57,11 +57,11 @@ TEST_CASE("pe: each doctored table fails the checks that read what was broken")
     CHECK(newly_failing(e, p, [](Run& r) { at(r, "pe", 1) = 0.5; }) ==
           Names{"row0_exact", "relative_shift_linear", "dot_depends_on_offset", "embed_broadcast"});
     // a table scaled by mistake: still linear in the shift, but out of [-1, 1]
-    CHECK(newly_failing(e, p, [](Run& r) { for (double& v : tensor_of(r, "pe").values) v *= 1.5; }) ==
+    CHECK(newly_failing(e, p, [](Run& r) { for (double& v : tensor_of(r, "pe").values.wide()) v *= 1.5; }) ==
           Names{"row0_exact", "values_bounded", "embed_broadcast"});
     // two equal rows
     CHECK(newly_failing(e, p, [](Run& r) {
-              auto& v = tensor_of(r, "pe").values;
+              auto& v = tensor_of(r, "pe").values.wide();
               std::copy(v.begin() + 6 * 8, v.begin() + 7 * 8, v.begin() + 7 * 8);
           }) == Names{"rows_distinct", "relative_shift_linear", "dot_depends_on_offset", "embed_broadcast"});
     // frequencies out of order: the shift predicted from them no longer matches the table
@@ -119,7 +119,7 @@ TEST_CASE("mask: each doctored mask or weights tensor fails the checks that read
     RunContext ctx;
     Run run = compute_all(e, padding, ctx);
     CHECK(find_check(Report{"", {}, "", {}, {}, check_run(e, padding, run, ctx), {}, {}, {}}, "multiply_leak_very_small").passed() == false);
-    for (double& v : tensor_of(run, "leak").values) v = 0.0;
+    for (double& v : tensor_of(run, "leak").values.wide()) v = 0.0;
     CHECK(find_check(Report{"", {}, "", {}, {}, check_run(e, padding, run, ctx), {}, {}, {}}, "multiply_leak_very_small").passed());
 }
 
@@ -158,7 +158,7 @@ TEST_CASE("alibi: each doctored slope or bias fails the checks that read it")
     CHECK(newly_failing(e, p, [](Run& r) { at(r, "bias", 3 * 8 + 3) = -0.6; }) ==
           Names{"bias_zero_diagonal", "bias_toeplitz", "weights_fall_with_distance"});
     // +m|i - j|: the sign slip
-    CHECK(newly_failing(e, p, [](Run& r) { for (double& v : tensor_of(r, "bias").values) v = -v; }) ==
+    CHECK(newly_failing(e, p, [](Run& r) { for (double& v : tensor_of(r, "bias").values.wide()) v = -v; }) ==
           Names{"bias_never_positive", "weights_fall_with_distance", "steeper_looks_nearer"});
     CHECK(newly_failing(e, p, [](Run& r) { at(r, "bias", 1 * 64 + 5 * 8 + 2) -= 0.01; }) == Names{"bias_toeplitz"});
     CHECK(newly_failing(e, p, [](Run& r) { at(r, "weights", 8 + 1) += 0.1; }) == Names{"rows_sum_to_one"});

@@ -125,7 +125,7 @@ TEST_CASE("exercise: the same seed and the inputs read back give the same answer
     const MadeExercise p = made("permutation");
     std::vector<double> perm;
     for (const auto& in : p.inputs)
-        if (in.name == "perm") perm = in.tensor.values;
+        if (in.name == "perm") perm = in.tensor.values.to_vector();
     std::vector<double> sorted = perm;
     std::sort(sorted.begin(), sorted.end());
     CHECK(sorted == std::vector<double>{0, 1, 2, 3, 4, 5});

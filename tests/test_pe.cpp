@@ -119,18 +119,18 @@ TEST_CASE("each measurement is zero on a correct table and non-zero on a broken 
     CHECK(max_dot_spread(broken, 15) > 0.001);
 
     // Two equal rows are caught.
-    std::copy(broken.values.begin() + 6 * 8, broken.values.begin() + 7 * 8, broken.values.begin() + 7 * 8);
+    std::copy(broken.values.wide().begin() + 6 * 8, broken.values.wide().begin() + 7 * 8, broken.values.wide().begin() + 7 * 8);
     CHECK(min_pair_distance(broken, 15) == 0.0);
 
     // A value outside [-1, 1] (a table scaled by mistake) is caught by the bound.
     Tensor scaled = pe;
-    for (double& v : scaled.values) v *= 1.5;
+    for (double& v : scaled.values.wide()) v *= 1.5;
     CHECK(max_abs(scaled) > 1.0);
     CHECK(max_abs(pe) <= 1.0);
 
     // Rising frequencies are caught.
     Tensor rising = freq;
-    std::swap(rising.values[1], rising.values[2]);
+    std::swap(rising.values.wide()[1], rising.values.wide()[2]);
     CHECK(max_freq_ratio(rising) > 1.0);
 
     // NaN anywhere never passes: each measurement returns NaN (or the distance-based ones NaN).
@@ -153,7 +153,7 @@ TEST_CASE("the all-pairs checks cover every pair for usual sizes and stay bounde
     // Offsets beyond the budget are not looked at: a duplicate 10 apart goes unseen at k <= 5.
     const auto freq = pe_frequencies<double>(8, 10000.0, PeLayout::interleaved, FreqMethod::exp_log);
     Tensor pe = tt(sinusoidal_table<double>(16, freq, PeLayout::interleaved));
-    std::copy(pe.values.begin() + 2 * 8, pe.values.begin() + 3 * 8, pe.values.begin() + 12 * 8);
+    std::copy(pe.values.wide().begin() + 2 * 8, pe.values.wide().begin() + 3 * 8, pe.values.wide().begin() + 12 * 8);
     CHECK(min_pair_distance(pe, 5) > 0.0);
     CHECK(min_pair_distance(pe, 10) == 0.0);
 }

@@ -154,14 +154,14 @@ TEST_CASE("pe and rope: the angle error grows with position, and a doctored erro
     CHECK(grows.passed());
     CHECK(grows.measured > grows.tolerance);
     const Check flat = check_after(pe_experiment(), pe, DType::bfloat16, "angle_error_grows", [](Run& run) {
-        for (double& v : tensor_of(run, "angle_error").values) v = 0.001;
+        for (double& v : tensor_of(run, "angle_error").values.wide()) v = 0.001;
     });
     CHECK_FALSE(flat.passed());
     RopeParams rope;
     rope.len = 64;
     CHECK(find_check(run_rope(rope, in(DType::float16)), "angle_error_grows").passed());
     const Check shrinks = check_after(rope_experiment(), rope, DType::float16, "angle_error_grows", [](Run& run) {
-        auto& v = tensor_of(run, "angle_error").values;
+        auto& v = tensor_of(run, "angle_error").values.wide();
         for (std::size_t i = 0; i < v.size(); ++i) v[i] = 1.0 / static_cast<double>(i + 1);
     });
     CHECK_FALSE(shrinks.passed());

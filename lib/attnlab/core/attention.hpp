@@ -101,6 +101,12 @@ double max_abs_diff_rows(const Ten4<T>& a, const V* b, const RowRange& rr, const
         }
     return worst;
 }
+// The same against a tensor of the run, whatever its storage.
+template <class T>
+double max_abs_diff_rows(const Ten4<T>& a, const Tensor& b, const RowRange& rr, const std::vector<long>* row_end = nullptr)
+{
+    return b.values.visit([&](const auto* p) { return max_abs_diff_rows(a, p, rr, row_end); });
+}
 
 // scores [N, L, S] = q k^T * scale for q [N, L, d], k [N, S, d] (N: any leading batch of heads).
 template <class T>

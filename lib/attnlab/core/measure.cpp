@@ -29,23 +29,30 @@ double max_abs_diff(const Tensor& a, const Tensor& b)
     if (a.shape != b.shape) {
         throw std::logic_error(fmt::format("max_abs_diff: {} and {} differ in shape", a.name, b.name));
     }
-    return max_abs_diff(a.values.data(), b.values.data(), a.size());
+    return a.values.visit([&](const auto* pa) { return b.values.visit([&](const auto* pb) { return max_abs_diff(pa, pb, a.size()); }); });
 }
 
-double max_abs(const Tensor& t) { return max_abs(t.values.data(), t.size()); }
+double max_abs(const Tensor& t)
+{
+    return t.values.visit([&](const auto* p) { return max_abs(p, t.size()); });
+}
 
-long count_nan(const Tensor& t) { return count_nan(t.values.data(), t.size()); }
+long count_nan(const Tensor& t)
+{
+    return t.values.visit([&](const auto* p) { return count_nan(p, t.size()); });
+}
 
-double diagonal_spread(const double* m, std::size_t rows, std::size_t cols)
+template <class V>
+double diagonal_spread(const V* m, std::size_t rows, std::size_t cols)
 {
     const long L = static_cast<long>(rows), S = static_cast<long>(cols);
     double worst = 0.0;
     for (long delta = -(S - 1); delta <= L - 1; ++delta) {  // delta = i - j
         const long i0 = std::max(0L, delta);
-        const double first = m[i0 * S + (i0 - delta)];
+        const double first = static_cast<double>(m[i0 * S + (i0 - delta)]);
         double lo = first, hi = first;
         for (long i = i0; i < L && i - delta < S; ++i) {
-            const double v = m[i * S + (i - delta)];
+            const double v = static_cast<double>(m[i * S + (i - delta)]);
             if (std::isnan(v)) return std::numeric_limits<double>::quiet_NaN();
             lo = std::min(lo, v);
             hi = std::max(hi, v);
@@ -56,12 +63,16 @@ double diagonal_spread(const double* m, std::size_t rows, std::size_t cols)
     return worst;
 }
 
+template double diagonal_spread<double>(const double*, std::size_t, std::size_t);
+
 double max_diagonal_spread(const Tensor& t)
 {
     if (t.rank() < 2) throw std::logic_error("max_diagonal_spread needs a tensor of rank 2 or more");
     const auto [lead, rows, cols] = matrices_of(t);
     double worst = 0.0;
-    for (std::size_t n = 0; n < lead; ++n) worst = worse(worst, diagonal_spread(t.values.data() + n * rows * cols, rows, cols));
+    t.values.visit([&](const auto* p) {
+        for (std::size_t n = 0; n < lead; ++n) worst = worse(worst, diagonal_spread(p + n * rows * cols, rows, cols));
+    });
     return worst;
 }
 
@@ -72,9 +83,9 @@ double max_row_sum_error(const Tensor& w, const RowPredicate& skip)
     for (std::size_t n = 0; n < lead; ++n)
         for (std::size_t i = 0; i < rows; ++i) {
             if (skip && skip(n, i)) continue;
-            const double* row = w.values.data() + (n * rows + i) * cols;
+            const std::size_t row = (n * rows + i) * cols;
             double sum = 0.0;
-            for (std::size_t j = 0; j < cols; ++j) sum += row[j];
+            for (std::size_t j = 0; j < cols; ++j) sum += w.values[row + j];
             worst = worse(worst, std::abs(sum - 1.0));
         }
     return worst;

@@ -83,7 +83,8 @@ long count_nan(const Tensor& t);
 // (i - j fixed), the spread max - min of its entries. A diagonal whose entries are all the
 // same infinity has spread 0; a mix of infinite and finite entries, inf; any NaN, NaN.
 double max_diagonal_spread(const Tensor& t);
-double diagonal_spread(const double* m, std::size_t rows, std::size_t cols);
+template <class V>
+double diagonal_spread(const V* m, std::size_t rows, std::size_t cols);
 
 // Rows of the last axis: lead is the flat index over the leading axes, i the row.
 using RowPredicate = std::function<bool(std::size_t lead, std::size_t i)>;

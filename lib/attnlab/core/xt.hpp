@@ -30,7 +30,8 @@ constexpr T eps_of()
     return std::numeric_limits<T>::epsilon();
 }
 
-// Any xtensor expression as a Tensor (evaluated once, values widened to double exactly).
+// Any xtensor expression as a Tensor (evaluated once; float32, float16 and bfloat16 values
+// stored as floats, float64 and indices as doubles, exactly).
 template <class E>
 Tensor to_tensor(std::string name, std::vector<std::string> axes, const E& expr, Elem elem)
 {
@@ -40,8 +41,13 @@ Tensor to_tensor(std::string name, std::vector<std::string> axes, const E& expr,
     t.axes = std::move(axes);
     t.elem = elem;
     t.shape.assign(value.shape().begin(), value.shape().end());
-    t.values.reserve(value.size());
-    for (auto v : value) t.values.push_back(static_cast<double>(v));
+    // float32, float16 and bfloat16 values are all floats: stored as such, half the memory.
+    t.values = elem == Elem::float64 || elem == Elem::index ? Values(std::vector<double>(value.size())) : Values::floats(value.size());
+    t.values.visit([&](auto* out) {
+        using S = std::remove_pointer_t<decltype(out)>;
+        const auto* in = value.data();
+        for (std::size_t i = 0; i < value.size(); ++i) out[i] = static_cast<S>(static_cast<double>(in[i]));
+    });
     if (t.axes.size() != t.shape.size()) {
         throw std::logic_error("tensor " + t.name + " has a wrong number of axis names");
     }
@@ -55,8 +61,10 @@ xt::xtensor<T, N> from_tensor(const Tensor& t)
     if (t.rank() != N) throw std::logic_error("from_tensor: tensor " + t.name + " has another rank");
     std::array<std::size_t, N> shape{};
     for (std::size_t a = 0; a < N; ++a) shape[a] = t.shape[a];
-    xt::xtensor<T, N> out = xt::zeros<T>(shape);
-    for (std::size_t i = 0; i < t.size(); ++i) out.data()[i] = static_cast<T>(t.values[i]);
+    xt::xtensor<T, N> out(shape);
+    t.values.visit([&](const auto* in) {
+        for (std::size_t i = 0; i < t.size(); ++i) out.data()[i] = static_cast<T>(in[i]);
+    });
     return out;
 }
 

@@ -102,7 +102,7 @@ long decay_violations(const Tensor& w, AlibiVariant v, double smallest_normal)
     long bad = 0;
     const long L = static_cast<long>(w.dim(1));
     for (std::size_t h = 0; h < w.dim(0); ++h) {
-        const double* wh = w.values.data() + h * static_cast<std::size_t>(L * L);
+        const std::vector<double> wh = w.values.slice(h * static_cast<std::size_t>(L * L), (h + 1) * static_cast<std::size_t>(L * L));
         for (long i = 0; i < L; ++i)
             for (int side : {-1, +1}) {  // walk away from the diagonal on each side the variant looks at
                 if (side == +1 && v == AlibiVariant::causal) continue;
@@ -207,7 +207,7 @@ std::optional<Check> check_unit_interval(const AlibiParams&, const Run& run, con
 
 std::optional<Check> check_distinct(const AlibiParams&, const Run& run, const CheckEnv& env)
 {
-    std::vector<double> sorted = run.at("slopes").values;
+    std::vector<double> sorted = run.at("slopes").values.to_vector();
     if (sorted.size() < 2) return std::nullopt;
     std::sort(sorted.begin(), sorted.end());
     double gap = std::numeric_limits<double>::infinity();
@@ -307,7 +307,7 @@ template <class T>
 std::optional<Check> check_steeper(const AlibiParams& p, const Run& run, const CheckEnv& env)
 {
     const Tensor flat = flat_weights<T>(run);
-    const std::vector<double>& slopes = run.at("slopes").values;
+    const std::vector<double> slopes = run.at("slopes").values.to_vector();
     const auto L = static_cast<std::size_t>(p.len), last = L - 1;
     auto nearest = [&](std::size_t h) { return flat.values[(h * L + last) * L + last]; };
     long inversions = 0;

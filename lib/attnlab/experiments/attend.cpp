@@ -241,7 +241,7 @@ std::optional<Check> check_reference(const AttendParams& p, const Run& run, cons
     const long d = head_dim(p);
     const auto rows = sampled_rows(r.len, work_per_row(p));
     double worst = 0.0;
-    for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention_reference(in, rr).out, run.at("out").values.data(), rr));
+    for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention_reference(in, rr).out, run.at("out"), rr));
     return at_most(tr(env, "the main implementation matches the plain-loop reference", "主实现与逐循环的参考实现一致"),
                    fmt::format("max |out - out_ref|, {}", rows_description(rows, r.len)), worst,
                    env.eps * (dsize(r.kv_len) + dsize(d)) * (max_abs(v) + 1.0));
@@ -256,9 +256,9 @@ double rows_change(const Run& run, const Ten3<T>& changed, const BlockConfig& cf
                    const std::vector<long>* row_end = nullptr, const Ten3<T>* changed_kv = nullptr)
 {
     const BlockResult<T> res = run_block(changed, changed_kv ? *changed_kv : changed, weights_of<T>(run), cfg, false, rows.front());
-    double worst = max_abs_diff_rows(res.attn.out, run.at("out").values.data(), rows.front(), row_end);
+    double worst = max_abs_diff_rows(res.attn.out, run.at("out"), rows.front(), row_end);
     for (std::size_t r = 1; r < rows.size(); ++r)
-        worst = worse(worst, max_abs_diff_rows(attention(attention_inputs(res, cfg), false, rows[r]).out, run.at("out").values.data(), rows[r], row_end));
+        worst = worse(worst, max_abs_diff_rows(attention(attention_inputs(res, cfg), false, rows[r]).out, run.at("out"), rows[r], row_end));
     return worst;
 }
 

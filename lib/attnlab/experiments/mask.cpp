@@ -674,7 +674,7 @@ Tensor transposed_last(const Tensor& t)
 Tensor complement(const Tensor& t)
 {
     Tensor out = t;
-    for (double& v : out.values) v = v != 0.0 ? 0.0 : 1.0;
+    out.values.transform([](double v) { return v != 0.0 ? 0.0 : 1.0; });
     return out;
 }
 

@@ -158,10 +158,9 @@ double min_pair_distance(const Tensor& pe, std::size_t max_offset)
     double smallest = std::numeric_limits<double>::infinity();
     for (std::size_t k = 1; k < len && k <= max_offset; ++k)
         for (std::size_t p = 0; p + k < len; ++p) {
-            const double* a = pe.values.data() + p * dim;
-            const double* b = a + k * dim;
+            const std::size_t a = p * dim, b = a + k * dim;
             double dist2 = 0.0;
-            for (std::size_t j = 0; j < dim; ++j) dist2 += (a[j] - b[j]) * (a[j] - b[j]);
+            for (std::size_t j = 0; j < dim; ++j) dist2 += (pe.values[a + j] - pe.values[b + j]) * (pe.values[a + j] - pe.values[b + j]);
             if (std::isnan(dist2)) return dist2;  // NaN never passes
             smallest = std::min(smallest, std::sqrt(dist2));
         }
@@ -175,10 +174,9 @@ double max_dot_spread(const Tensor& pe, std::size_t max_offset)
     for (std::size_t k = 1; k < len && k <= max_offset; ++k) {
         double lo = std::numeric_limits<double>::infinity(), hi = -lo;
         for (std::size_t p = 0; p + k < len; ++p) {
-            const double* a = pe.values.data() + p * dim;
-            const double* b = a + k * dim;
+            const std::size_t a = p * dim, b = a + k * dim;
             double dot = 0.0;
-            for (std::size_t j = 0; j < dim; ++j) dot += a[j] * b[j];
+            for (std::size_t j = 0; j < dim; ++j) dot += pe.values[a + j] * pe.values[b + j];
             if (std::isnan(dot)) return dot;
             lo = std::min(lo, dot);
             hi = std::max(hi, dot);

@@ -34,7 +34,8 @@ double equivariance_error(const Tensor& y, const Tensor& y_perm, const std::vect
     const std::size_t E = y.shape.back();
     double worst = 0.0;
     for (std::size_t i = 0; i < perm.size(); ++i)
-        worst = worse(worst, max_abs_diff(y_perm.values.data() + i * E, y.values.data() + static_cast<std::size_t>(perm[i]) * E, E));
+        worst = worse(worst, max_abs_diff(y_perm.values.slice(i * E, (i + 1) * E),
+                                          y.values.slice(static_cast<std::size_t>(perm[i]) * E, static_cast<std::size_t>(perm[i] + 1) * E)));
     return worst;
 }
 
@@ -268,9 +269,9 @@ std::optional<Check> check_nn_transformer(const PermuteParams& p, const Run&, co
     const Tensor f = parse_npy(nn_transformer_encoder_npy(), "the embedded nn.Transformer fixture");
     const std::vector<long> perm = {2, 0, 4, 1, 3};
     const std::size_t LE = f.dim(1) * f.dim(2);
-    Tensor out{"out", {"pos", "dim"}, Elem::float64, {f.dim(1), f.dim(2)}, {f.values.begin() + LE, f.values.begin() + 2 * LE}};
+    Tensor out{"out", {"pos", "dim"}, Elem::float64, {f.dim(1), f.dim(2)}, f.values.slice(LE, 2 * LE)};
     Tensor out_perm = out;
-    out_perm.values.assign(f.values.begin() + 2 * LE, f.values.begin() + 3 * LE);
+    out_perm.values = f.values.slice(2 * LE, 3 * LE);
     return article_claim(tr(env, "torch.nn.Transformer adds sinusoidal PE by default (the API list), so its output is not P Enc(X)", "torch.nn.Transformer 默认加正弦位置编码（API 列表），所以它的输出不是 P Enc(X)"),
                          "max |Enc(PX) - P Enc(X)| of PyTorch's TransformerEncoder (embedded fixture, float64)",
                          equivariance_error(out, out_perm, perm), 1e-12, Compare::gt);
@@ -318,8 +319,7 @@ Tensor out_rows(const Run& run, const std::vector<long>& order)
     t.name = "out_perm";
     const std::size_t E = out.shape.back();
     for (std::size_t i = 0; i < order.size(); ++i)
-        std::copy_n(out.values.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(order[i]) * E), E,
-                    t.values.begin() + static_cast<std::ptrdiff_t>(i * E));
+        for (std::size_t c = 0; c < E; ++c) t.values[i * E + c] = out.values[static_cast<std::size_t>(order[i]) * E + c];
     return t;
 }
 

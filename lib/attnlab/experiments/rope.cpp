@@ -638,7 +638,7 @@ std::optional<Check> check_inverse(const RopeParams& p, const Run& run, const Ch
     const Tensor& q = run.at("q");
     return at_most(tr(env, "rotating back by -m theta restores the input (the inverse is the transpose)",
                       "按 -m theta 转回去即恢复输入（逆就是转置）"), "max |R(m)^T R(m) q - q|",
-                   max_abs_diff(back.data(), q.values.data(), q.size()), 8.0 * env.eps * max_abs(q));
+                   q.values.visit([&](const auto* qv) { return max_abs_diff(back.data(), qv, q.size()); }), 8.0 * env.eps * max_abs(q));
 }
 
 std::optional<Check> check_angle_growth(const RopeParams&, const Run& run, const CheckEnv& env)

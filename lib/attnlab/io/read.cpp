@@ -173,7 +173,9 @@ Tensor parse_json_tensor(const std::string& text, const std::string& what, const
     }
     Tensor t;
     t.elem = Elem::float64;
-    json_values(*data, 0, t.shape, t.values, what);
+    std::vector<double> values;
+    json_values(*data, 0, t.shape, values, what);
+    t.values = std::move(values);
     for (std::size_t a = 0; a < t.shape.size(); ++a) t.axes.push_back("a" + std::to_string(a));
     return t;
 }

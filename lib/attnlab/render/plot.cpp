@@ -32,9 +32,9 @@ double block_value(const std::vector<double>& v, std::size_t cols, std::size_t r
     return sum / static_cast<double>((r1 - r0) * (c1 - c0));
 }
 
-Panel downsample(const double* data, std::size_t rows, std::size_t cols, std::size_t row_step, std::size_t col_step, std::string label)
+Panel downsample(const Tensor& t, std::size_t k, std::size_t rows, std::size_t cols, std::size_t row_step, std::size_t col_step, std::string label)
 {
-    const std::vector<double> v(data, data + rows * cols);
+    const std::vector<double> v = t.values.slice(k * rows * cols, (k + 1) * rows * cols);
     Panel p{std::move(label), (rows + row_step - 1) / row_step, (cols + col_step - 1) / col_step, {}};
     for (std::size_t r = 0; r < p.rows; ++r)
         for (std::size_t c = 0; c < p.cols; ++c)
@@ -79,7 +79,7 @@ void heatmap_panels(Picture& pic, const Tensor& t, std::size_t max_cols, std::si
     pic.row_step = (rows + max_rows - 1) / max_rows;
     const std::size_t n = t.size() / (rows * cols);
     for (std::size_t k = 0; k < std::min(n, max_panels); ++k)
-        pic.panels.push_back(downsample(t.values.data() + k * rows * cols, rows, cols, pic.row_step, pic.col_step, t.rank() > 2 ? panel_label(t, k) : ""));
+        pic.panels.push_back(downsample(t, k, rows, cols, pic.row_step, pic.col_step, t.rank() > 2 ? panel_label(t, k) : ""));
     pic.panels_left_out = n > max_panels ? n - max_panels : 0;
     for (const auto& p : pic.panels) note_range(pic, p.values);
 }
@@ -89,7 +89,7 @@ void line_series(Picture& pic, const Tensor& t)
     if (t.rank() > 2) throw InputError(fmt::format("--plot lines draws a rank-1 or rank-2 tensor; {} has rank {} (try --plot heatmap)", t.name, t.rank()));
     const std::size_t cols = t.shape.back();
     if (t.rank() == 1) {
-        pic.series.push_back({t.name, t.values});
+        pic.series.push_back({t.name, t.values.to_vector()});
         pic.col_axis = t.axes[0];
     } else if (t.name == "pe") {  // the first four dimensions against position
         pic.col_axis = t.axes[0];
@@ -101,8 +101,7 @@ void line_series(Picture& pic, const Tensor& t)
     } else {  // each row a curve along the last axis
         pic.col_axis = t.axes[1];
         for (std::size_t r = 0; r < std::min<std::size_t>(8, t.shape[0]); ++r)
-            pic.series.push_back({fmt::format("{} {}", t.axes[0], r), std::vector<double>(t.values.begin() + static_cast<std::ptrdiff_t>(r * cols),
-                                                                                              t.values.begin() + static_cast<std::ptrdiff_t>((r + 1) * cols))});
+            pic.series.push_back({fmt::format("{} {}", t.axes[0], r), t.values.slice(r * cols, (r + 1) * cols)});
         pic.panels_left_out = t.shape[0] > 8 ? t.shape[0] - 8 : 0;
     }
     for (const auto& s : pic.series) note_range(pic, s.y);

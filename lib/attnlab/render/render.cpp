@@ -92,7 +92,7 @@ void text_matrix(const Tensor& t, std::size_t offset, std::size_t rows, std::siz
         for (std::size_t c : ci) {
             std::string s = (r == kGap || c == kGap)
                                 ? "..."
-                                : style(t.values.data()[offset + r * cols + c]);
+                                : style(t.values[offset + r * cols + c]);
             width = std::max(width, s.size());
             line.push_back(std::move(s));
         }
@@ -308,7 +308,7 @@ std::string render_csv(const Report& report, const RenderOptions& opts)
     std::vector<std::size_t> idx(rank, 0);
     for (std::size_t flat = 0; flat < v.size(); ++flat) {
         for (std::size_t a = 0; a < rank; ++a) out += fmt::format("{},", idx[a]);
-        out += format_value(v.data()[flat], t->elem);
+        out += format_value(v[flat], t->elem);
         out += '\n';
         for (std::size_t a = rank; a > 0; --a) {
             if (++idx[a - 1] < t->shape[a - 1]) break;
