@@ -301,6 +301,7 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     if (o.quiet) ctx.main_only = true;  // tensors are not printed
     const bool plotted = o.plot.plot || !o.plot.file.empty();
     if (plotted && !o.tensor.empty()) ctx.main_only = false, ctx.show = {o.tensor};  // kept to be drawn
+    ctx.keep_none = o.quiet && !plotted;  // an on-demand main tensor is not even computed
     if (!o.against_tensor.empty() && o.against.empty()) throw InputError("--against-tensor names the tensor --against compares; give --against FILE");
     if (!o.against.empty()) ctx.against = AgainstRequest{o.against, o.against_tensor, o.rtol, o.atol};
     if (!o.save.empty()) prepare_save_dir(o.save);

@@ -120,15 +120,20 @@ AttentionOutput<T> attention_reference(const AttentionInputs<T>& in, RowRange ro
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t r = 0; r < n; ++r) softmax_inplace(&res.weights(b, h, r, 0), S, in.softmax);
-    // pass 4: out = weights v
+    // pass 4: out = weights v, each element summed over j in order (a row of d accumulators
+    // walks v row by row)
+    std::vector<Accum<T>> acc(d);
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < H; ++h)
-            for (std::size_t r = 0; r < n; ++r)
-                for (std::size_t c = 0; c < d; ++c) {
-                    Accum<T> acc = 0;
-                    for (std::size_t j = 0; j < S; ++j) acc += wide(res.weights(b, h, r, j)) * wide(v(b, h / group, j, c));
-                    res.out(b, h, i0 + r, c) = static_cast<T>(acc);
+            for (std::size_t r = 0; r < n; ++r) {
+                std::fill(acc.begin(), acc.end(), Accum<T>(0));
+                for (std::size_t j = 0; j < S; ++j) {
+                    const Accum<T> w = wide(res.weights(b, h, r, j));
+                    const T* vj = &v(b, h / group, j, 0);
+                    for (std::size_t c = 0; c < d; ++c) acc[c] += w * wide(vj[c]);
                 }
+                for (std::size_t c = 0; c < d; ++c) res.out(b, h, i0 + r, c) = static_cast<T>(acc[c]);
+            }
     return res;
 }
 
@@ -190,17 +195,20 @@ Ten3<T> merge_heads(const Ten4<T>& x)
 template <class T>
 Mat<T> random_weight(long rows, long cols, std::uint64_t seed, std::uint64_t stream)
 {
-    Rng rng(seed, stream);  // normals scaled by 1/sqrt(rows): not fill_normal's plain normals
-    Mat<T> w = xt::zeros<T>({static_cast<std::size_t>(rows), static_cast<std::size_t>(cols)});
+    // The stream's normals (drawn on every core, the numbers of one sequential draw), scaled by
+    // 1/sqrt(rows) in double before they are stored.
+    Mat<T> w = xt::empty<T>({static_cast<std::size_t>(rows), static_cast<std::size_t>(cols)});
+    std::vector<double> normals(w.size());
+    fill_normal(normals.data(), normals.size(), seed, stream);
     const double s = 1.0 / std::sqrt(static_cast<double>(rows));
-    for (auto& x : w) x = static_cast<T>(rng.normal() * s);
+    std::transform(normals.begin(), normals.end(), w.begin(), [s](double n) { return static_cast<T>(n * s); });
     return w;
 }
 
 template <class T>
 Ten3<T> random_tensor3(std::size_t a, std::size_t b, std::size_t c, std::uint64_t seed, std::uint64_t stream)
 {
-    Ten3<T> x = xt::zeros<T>({a, b, c});
+    Ten3<T> x = xt::empty<T>({a, b, c});
     fill_normal(x.data(), x.size(), seed, stream);
     return x;
 }

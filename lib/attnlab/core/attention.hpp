@@ -11,25 +11,100 @@
 #include "attnlab/core/xt.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <optional>
 #include <vector>
 
 namespace attnlab {
 
+// A read-only view of N-dimensional row-major data, set from a container's address (it reads
+// that container) or from a tensor's storage (no copy). It dereferences to itself, so code
+// written for a pointer to a container reads it unchanged: (*v)(b, h, i, c), v->shape(0).
+template <class T, std::size_t N>
+class View {
+public:
+    View() = default;
+    View(std::nullptr_t) {}
+    View(const xt::xtensor<T, N>* c) : data_(c ? c->data() : nullptr), set_(c != nullptr)
+    {
+        if (c) std::copy(c->shape().begin(), c->shape().end(), shape_.begin());
+    }
+    View(const T* data, const std::array<std::size_t, N>& shape) : data_(data), shape_(shape), set_(true) {}
+
+    explicit operator bool() const { return set_; }
+    bool operator==(std::nullptr_t) const { return !set_; }
+    bool operator!=(std::nullptr_t) const { return set_; }
+    const View& operator*() const { return *this; }
+    const View* operator->() const { return this; }
+    const std::array<std::size_t, N>& shape() const { return shape_; }
+    std::size_t shape(std::size_t a) const { return shape_[a]; }
+    std::size_t size() const
+    {
+        std::size_t n = 1;
+        for (std::size_t s : shape_) n *= s;
+        return n;
+    }
+    const T* data() const { return data_; }
+    template <class... I>
+    const T& operator()(I... i) const
+    {
+        static_assert(sizeof...(I) == N, "one index per axis");
+        const std::size_t idx[] = {static_cast<std::size_t>(i)...};
+        std::size_t at = 0;
+        for (std::size_t a = 0; a < N; ++a) at = at * shape_[a] + idx[a];
+        return data_[at];
+    }
+
+private:
+    const T* data_ = nullptr;
+    std::array<std::size_t, N> shape_{};
+    bool set_ = false;
+};
+
+// A run's tensor seen as T: its storage itself when it holds T (float32 and float64 runs),
+// otherwise a converted copy kept in `owned` (the 16-bit types).
+template <class T, std::size_t N>
+View<T, N> view_of(const Tensor& t, xt::xtensor<T, N>& owned)
+{
+    std::array<std::size_t, N> shape{};
+    if (t.rank() != N) throw std::logic_error("view_of: tensor " + t.name + " has another rank");
+    std::copy(t.shape.begin(), t.shape.end(), shape.begin());
+    const T* data = t.values.visit([](const auto* p) -> const T* {
+        if constexpr (std::is_same_v<std::remove_cv_t<std::remove_pointer_t<decltype(p)>>, T>) return p;
+        else return nullptr;
+    });
+    if (data != nullptr) return View<T, N>(data, shape);
+    owned = from_tensor<T, N>(t);
+    return View<T, N>(&owned);
+}
+
 template <class T>
 struct AttentionInputs {
-    const Ten4<T>* q = nullptr;          // [B, H, L, d]
-    const Ten4<T>* k = nullptr;          // [B, Hkv, S, d]
-    const Ten4<T>* v = nullptr;          // [B, Hkv, S, d]
+    View<T, 4> q;                        // [B, H, L, d]
+    View<T, 4> k;                        // [B, Hkv, S, d]
+    View<T, 4> v;                        // [B, Hkv, S, d]
     const MaskSpec* mask = nullptr;      // additive mask by spec; null or kind none: no mask
-    const Ten3<T>* head_bias = nullptr;  // [H, L, S], any additive bias; null: none
+    View<T, 3> head_bias;                // [H, L, S], any additive bias; unset: none
     // ALiBi computed tile by tile: head h adds -m_h |q0 + i - j| (null: none).
     const std::vector<double>* alibi_slopes = nullptr;
     long alibi_q0 = 0;
     double scale = 1.0;
     SoftmaxKind softmax = SoftmaxKind::plain;
     unsigned threads = 0;  // the main implementation's threads; 0: every core
+    // Rows whose weights the kernel also forms, from its own scores, to measure their sums
+    // (stats.max_row_sum_error) when the matrices are not kept (null: none).
+    const std::vector<RowRange>* probes = nullptr;
 };
+
+// Whether row i lies in one of the ranges.
+inline bool in_ranges(const std::vector<RowRange>* ranges, long i)
+{
+    if (ranges == nullptr) return false;
+    for (const auto& r : *ranges)
+        if (i >= r.begin && i < r.end) return true;
+    return false;
+}
 
 // The mask the inputs apply: null when there is none, or when its kind is none.
 template <class T>
@@ -51,7 +126,7 @@ Tensor additive_mask_tensor(const MaskSpec& m, long batch);
 // Measured while the rows are computed, so checks need no stored weights.
 struct AttentionStats {
     // |sum_j w - 1| over rows that are not fully masked: measured on the weights, so only when
-    // they are kept (NaN otherwise, which no check passes).
+    // they are kept, or on the probe rows (NaN otherwise, which no check passes).
     double max_row_sum_error = 0.0;
     double max_masked_weight = 0.0;  // |w| where the mask hides the key
     long nan_weights = 0;
@@ -119,6 +194,10 @@ template <class T>
 Ten3<T> project(const Ten3<T>& x, const Mat<T>& w, unsigned threads = 0);
 template <class T>
 Ten3<T> project_reference(const Ten3<T>& x, const Mat<T>& w);
+// split_heads(project(x, w), heads) without the intermediate [B, L, out]: each head's rows
+// written in place by their own products (fixed blocks, so any thread count gives the same bits).
+template <class T>
+Ten4<T> project_heads(const Ten3<T>& x, const Mat<T>& w, long heads, unsigned threads = 0);
 
 // [B, L, H*d] <-> [B, H, L, d]
 template <class T>

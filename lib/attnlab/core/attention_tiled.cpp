@@ -167,30 +167,49 @@ void finish_rows(const Tiled<T>& t, const QueryBlock<T>& w, AttentionStats& st)
     }
 }
 
-// With keep_matrices: every tile again, its scores and final weights written out.
+// Which rows of the block form their final weights again: with keep_matrices, every row asked
+// for (its scores and weights written out); without, the probe rows (their sums measured).
 template <class T>
-void write_matrices(const Tiled<T>& t, QueryBlock<T>& w, AttentionStats& st)
+std::vector<char> revisited_rows(const Tiled<T>& t, const QueryBlock<T>& w)
 {
+    std::vector<char> rows(w.n, 0);
+    for (std::size_t r = 0; r < w.n; ++r) {
+        const long i = static_cast<long>(w.i0 + r);
+        rows[r] = in_range(t.range, w.i0 + r) && (t.keep || in_ranges(t.in.probes, i)) ? 1 : 0;
+    }
+    return rows;
+}
+
+// Every tile again, from the kernel's own scores: the final weights of the revisited rows,
+// written out with keep_matrices, and their sums measured.
+template <class T>
+void revisit_tiles(const Tiled<T>& t, QueryBlock<T>& w, AttentionStats& st)
+{
+    const std::vector<char> rows = revisited_rows(t, w);
+    if (std::find(rows.begin(), rows.end(), 1) == rows.end()) return;
     std::vector<double> sums(w.n, 0.0);
     for (std::size_t j0 = 0; j0 < t.S; j0 += kBlockK) {
         const std::size_t nk = std::min(kBlockK, t.S - j0);
+        // A measured sum needs no tile whose weights are all exactly 0.
+        if (!t.keep && t.skip_hidden && wholly_hidden(w, static_cast<long>(j0), static_cast<long>(j0 + nk))) continue;
         score_tile(t, w, j0, nk);
         for (std::size_t r = 0; r < w.n; ++r) {
-            if (!in_range(t.range, w.i0 + r)) continue;
+            if (!rows[r]) continue;
             const std::size_t row = w.i0 + r - static_cast<std::size_t>(t.range.begin);
             for (std::size_t c = 0; c < nk; ++c) {
                 const T s = w.s[r * nk + c], weight = final_weight(t, w, r, s);
+                sums[r] += static_cast<double>(weight);
+                if (!t.keep) continue;
                 const long j = static_cast<long>(j0 + c);
                 t.res.scores(w.b, w.h, row, j0 + c) = s;
                 t.res.weights(w.b, w.h, row, j0 + c) = weight;
-                sums[r] += static_cast<double>(weight);
                 if (std::isnan(weight)) ++st.nan_weights;
                 if (j < w.span[r].first || j >= w.span[r].second) st.max_masked_weight = worse(st.max_masked_weight, std::abs(static_cast<double>(weight)));
             }
         }
     }
     for (std::size_t r = 0; r < w.n; ++r)
-        if (in_range(t.range, w.i0 + r) && w.span[r].first < w.span[r].second) st.max_row_sum_error = worse(st.max_row_sum_error, std::abs(sums[r] - 1.0));
+        if (rows[r] && w.span[r].first < w.span[r].second) st.max_row_sum_error = worse(st.max_row_sum_error, std::abs(sums[r] - 1.0));
 }
 
 // o += p v for one tile: the kernel's own product for float32 with d = 64 (OpenBLAS would copy
@@ -217,7 +236,7 @@ void run_item(const Tiled<T>& t, std::size_t item, AttentionStats& st)
         value_product(w, &v(w.b, w.hk, j0, 0), nk, t.d);
     }
     finish_rows(t, w, st);
-    if (t.keep) write_matrices(t, w, st);
+    revisit_tiles(t, w, st);
 }
 
 void merge(AttentionStats& into, const AttentionStats& part)
@@ -269,12 +288,21 @@ void reference_rows(const AttentionInputs<T>& in, RowRange rows, long first_row,
                     if (std::isnan(w)) ++res.stats.nan_weights;
                     if (hidden) res.stats.max_masked_weight = worse(res.stats.max_masked_weight, std::abs(w));
                 }
-                if (keep && visible) res.stats.max_row_sum_error = worse(res.stats.max_row_sum_error, std::abs(sum - 1.0));
+                if ((keep || in_ranges(in.probes, static_cast<long>(i))) && visible) res.stats.max_row_sum_error = worse(res.stats.max_row_sum_error, std::abs(sum - 1.0));
                 if (!keep) continue;
                 const std::size_t row = i - static_cast<std::size_t>(first_row);
                 std::copy_n(&part.scores(b, h, r, 0), S, &res.scores(b, h, row, 0));
                 std::copy_n(&part.weights(b, h, r, 0), S, &res.weights(b, h, row, 0));
             }
+}
+
+// Whether a probe row lies in the range.
+bool probed(const std::vector<RowRange>* probes, RowRange range)
+{
+    if (probes == nullptr) return false;
+    for (const auto& p : *probes)
+        if (std::max(p.begin, range.begin) < std::min(p.end, range.end)) return true;
+    return false;
 }
 
 }  // namespace
@@ -294,7 +322,7 @@ AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, s
     if (keep_matrices) {
         res.scores = xt::zeros<T>({B, H, n, S});
         res.weights = xt::zeros<T>({B, H, n, S});
-    } else {
+    } else if (!probed(in.probes, range)) {
         res.stats.max_row_sum_error = std::numeric_limits<double>::quiet_NaN();
     }
     if (n == 0) return res;
@@ -323,6 +351,25 @@ Ten3<T> project_wide(const Ten3<T>& x, const Mat<T>& w, unsigned threads)
 }
 
 template <class T>
+Ten4<T> project_heads(const Ten3<T>& x, const Mat<T>& w, long heads, unsigned threads)
+{
+    if constexpr (is_narrow<T>) {
+        return split_heads(project(x, w, threads), heads);
+    } else {
+        const std::size_t B = x.shape(0), L = x.shape(1), n_in = x.shape(2), n_out = w.shape(1), H = static_cast<std::size_t>(heads);
+        if (w.shape(0) != n_in || H == 0 || n_out % H != 0) throw std::logic_error("project_heads: x [B, L, in] and w [in, H * d] expected");
+        const std::size_t d = n_out / H, chunk = 256, chunks = (L + chunk - 1) / chunk;
+        Ten4<T> y = xt::empty<T>({B, H, L, d});  // every element is written by a product
+        parallel_for(B * H * chunks, thread_count(threads), [&](std::size_t item) {
+            const std::size_t b = item / (H * chunks), h = item / chunks % H, r0 = item % chunks * chunk, m = std::min(chunk, L - r0);
+            blas::gemm_nn(m, d, n_in, T(1), x.data() + (b * L + r0) * n_in, n_in, w.data() + h * d, n_out, T(0),
+                          y.data() + ((b * H + h) * L + r0) * d, d);
+        });
+        return y;
+    }
+}
+
+template <class T>
 Ten3<T> project(const Ten3<T>& x, const Mat<T>& w, unsigned threads)
 {
     if constexpr (is_narrow<T>) {  // float32 products, as a 16-bit matmul accumulates, rounded once
@@ -337,7 +384,8 @@ Ten3<T> project(const Ten3<T>& x, const Mat<T>& w, unsigned threads)
 
 #define ATTNLAB_TILED_INSTANTIATE(T)                                                                    \
     template AttentionOutput<T> attention<T>(const AttentionInputs<T>&, bool, std::optional<RowRange>); \
-    template Ten3<T> project<T>(const Ten3<T>&, const Mat<T>&, unsigned);
+    template Ten3<T> project<T>(const Ten3<T>&, const Mat<T>&, unsigned);               \
+    template Ten4<T> project_heads<T>(const Ten3<T>&, const Mat<T>&, long, unsigned);
 ATTNLAB_TILED_INSTANTIATE(float)
 ATTNLAB_TILED_INSTANTIATE(double)
 ATTNLAB_TILED_INSTANTIATE(f16)

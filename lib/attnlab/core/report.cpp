@@ -15,6 +15,7 @@ namespace attnlab {
 bool RunContext::keeps(const std::string& name, const std::string& main_tensor) const
 {
     if (keep_all) return true;
+    if (keep_none) return false;
     if (main_only) return name == main_tensor;
     if (show.empty()) return true;
     return std::find(show.begin(), show.end(), name) != show.end();

@@ -64,6 +64,7 @@ struct RunContext {
     double max_memory_bytes = 2.0 * 1024 * 1024 * 1024;
     std::vector<std::string> show;       // tensors to keep; empty keeps all
     bool main_only = false;              // keep only the command's main tensor (CSV default)
+    bool keep_none = false;              // keep no tensor (--quiet: nothing is printed or drawn)
     double render_bytes_per_element = 24.0;  // what the chosen output format costs per number
     std::string render_format = "text";      // named in the memory message
     double max_work = 200e9;                 // --max-work: multiply-adds a request may take

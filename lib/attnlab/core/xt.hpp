@@ -35,7 +35,7 @@ constexpr T eps_of()
 template <class E>
 Tensor to_tensor(std::string name, std::vector<std::string> axes, const E& expr, Elem elem)
 {
-    const auto value = xt::eval(expr);
+    const auto& value = xt::eval(expr);  // a container itself, or the evaluated expression: no copy
     Tensor t;
     t.name = std::move(name);
     t.axes = std::move(axes);

@@ -149,17 +149,6 @@ void add_block_tensors(const AttendParams& p, BlockResult<T>& res, const Plan& p
     run.add(taken<T>("out", bhld, res.attn.out));
 }
 
-// Without kept weights, the row sums are measured on the sampled rows' weights, which the
-// kernel computes again bit-identically.
-template <class T>
-double sampled_row_sum_error(const AttendParams& p, const BlockResult<T>& res, const Resolved& r)
-{
-    double worst = 0.0;
-    for (const auto& rr : sampled_rows(r.len, work_per_row(p)))
-        worst = worse(worst, attention(attention_inputs(res, r.cfg), true, rr).stats.max_row_sum_error);
-    return worst;
-}
-
 template <class T>
 Run compute_attend(const AttendParams& p, const Plan& plan)
 {
@@ -174,9 +163,12 @@ Run compute_attend(const AttendParams& p, const Plan& plan)
     const BlockWeights<T> w{input_or<T, 2>(plan, "w_q", [&] { return drawn.w_q; }), input_or<T, 2>(plan, "w_k", [&] { return drawn.w_k; }),
                             input_or<T, 2>(plan, "w_v", [&] { return drawn.w_v; })};
     const bool keep = plan.wants("scores") || plan.wants("weights");
-    BlockResult<T> res = run_block(x, x_kv, w, r.cfg, keep);
+    // Without kept weights, the kernel forms the sampled rows' weights too and measures their sums.
+    BlockConfig cfg = r.cfg;
+    if (!keep) cfg.probes = sampled_rows(r.len, work_per_row(p));
+    BlockResult<T> res = run_block(x, x_kv, w, cfg, keep);
     run.derived["scale"] = res.scale;
-    run.measured["max_row_sum_error"] = keep ? res.attn.stats.max_row_sum_error : sampled_row_sum_error(p, res, r);
+    run.measured["max_row_sum_error"] = res.attn.stats.max_row_sum_error;
     run.measured["max_masked_weight"] = res.attn.stats.max_masked_weight;
     run.measured["nan_weights"] = static_cast<double>(res.attn.stats.nan_weights);
     // Pipeline order, so the text reads as the data flows.
@@ -232,11 +224,12 @@ std::optional<Check> check_reference(const AttendParams& p, const Run& run, cons
 {
     const Resolved r = resolve(p);
     const bool rope = p.pe == PeKind::rope;
-    const Ten4<T> q = from_tensor<T, 4>(run.at(rope ? "q_rot" : "q")), k = from_tensor<T, 4>(run.at(rope ? "k_rot" : "k"));
-    const Ten4<T> v = from_tensor<T, 4>(run.at("v"));
-    const Ten3<T> bias = p.pe == PeKind::alibi ? from_tensor<T, 3>(run.at("bias")) : Ten3<T>();
+    Ten4<T> q, k, v;  // copies only where the run's storage is not T
+    Ten3<T> bias;
     AttentionInputs<T> in;
-    in.q = &q, in.k = &k, in.v = &v, in.mask = &r.cfg.mask, in.head_bias = p.pe == PeKind::alibi ? &bias : nullptr;
+    in.q = view_of(run.at(rope ? "q_rot" : "q"), q), in.k = view_of(run.at(rope ? "k_rot" : "k"), k), in.v = view_of(run.at("v"), v);
+    if (p.pe == PeKind::alibi) in.head_bias = view_of(run.at("bias"), bias);
+    in.mask = &r.cfg.mask;
     in.scale = run.derived.at("scale").get<double>(), in.softmax = p.softmax;
     const long d = head_dim(p);
     const auto rows = sampled_rows(r.len, work_per_row(p));
@@ -244,21 +237,22 @@ std::optional<Check> check_reference(const AttendParams& p, const Run& run, cons
     for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention_reference(in, rr).out, run.at("out"), rr));
     return at_most(tr(env, "the main implementation matches the plain-loop reference", "主实现与逐循环的参考实现一致"),
                    fmt::format("max |out - out_ref|, {}", rows_description(rows, r.len)), worst,
-                   env.eps * (dsize(r.kv_len) + dsize(d)) * (max_abs(v) + 1.0));
+                   env.eps * (dsize(r.kv_len) + dsize(d)) * (max_abs(run.at("v")) + 1.0));
 }
 
 bool causal_mask(MaskKind m) { return m == MaskKind::causal || m == MaskKind::both || m == MaskKind::window; }
 
-// The block run again on a changed X, once, and its attention on each sampled range (each
-// range's rows are bit-identical to a full run's): the largest change of those output rows.
+// The block run again on a changed X (released once projected), and its attention on each
+// sampled range (each range's rows are bit-identical to a full run's): the largest change of
+// those output rows.
 template <class T>
-double rows_change(const Run& run, const Ten3<T>& changed, const BlockConfig& cfg, const std::vector<RowRange>& rows,
+double rows_change(const Run& run, Ten3<T> changed, const BlockConfig& cfg, const std::vector<RowRange>& rows,
                    const std::vector<long>* row_end = nullptr, const Ten3<T>* changed_kv = nullptr)
 {
-    const BlockResult<T> res = run_block(changed, changed_kv ? *changed_kv : changed, weights_of<T>(run), cfg, false, rows.front());
-    double worst = max_abs_diff_rows(res.attn.out, run.at("out"), rows.front(), row_end);
-    for (std::size_t r = 1; r < rows.size(); ++r)
-        worst = worse(worst, max_abs_diff_rows(attention(attention_inputs(res, cfg), false, rows[r]).out, run.at("out"), rows[r], row_end));
+    const BlockResult<T> res = prepare_block(changed, changed_kv ? *changed_kv : changed, weights_of<T>(run), cfg);
+    changed = Ten3<T>();
+    double worst = 0.0;
+    for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention(attention_inputs(res, cfg), false, rr).out, run.at("out"), rr, row_end));
     return worst;
 }
 
@@ -287,8 +281,8 @@ std::optional<double> future_change(const AttendParams& p, const Run& run, const
 {
     const Resolved r = resolve(p);
     if (r.cross || r.len < 2) return std::nullopt;
-    const Ten3<T> changed = perturbed<T>(run, std::vector<long>(static_cast<std::size_t>(r.batch), i_last + 1), env.seed);
-    return rows_change(run, changed, r.cfg, sampled_rows(i_last + 1, work_per_row(p)));
+    return rows_change(run, perturbed<T>(run, std::vector<long>(static_cast<std::size_t>(r.batch), i_last + 1), env.seed), r.cfg,
+                       sampled_rows(i_last + 1, work_per_row(p)));
 }
 
 long early_rows_end(const AttendParams& p) { return p.len / 2 - 1; }
@@ -329,9 +323,8 @@ std::optional<Check> check_padding(const AttendParams& p, const Run& run, const 
 {
     const Resolved r = resolve(p);
     if (r.cross || !(p.mask == MaskKind::padding || p.mask == MaskKind::both)) return std::nullopt;
-    const Ten3<T> changed = perturbed<T>(run, p.lengths, env.seed);
     const auto rows = sampled_rows(r.len, work_per_row(p));
-    const double worst = rows_change(run, changed, r.cfg, rows, &p.lengths);
+    const double worst = rows_change(run, perturbed<T>(run, p.lengths, env.seed), r.cfg, rows, &p.lengths);
     return bit_identical(tr(env, "changing X at padded positions leaves every non-padded output unchanged", "改变填充位置上的 X，所有非填充输出都不变"),
                          fmt::format("max |out' - out| at non-padded rows, {}", rows_description(rows, r.len)), worst);
 }
@@ -390,8 +383,8 @@ std::optional<Check> check_vs_float64(const AttendParams& p, const Run& run, con
     if (!is_narrow<T>) return std::nullopt;
     const Resolved r = resolve(p);
     const auto rows = sampled_rows(r.len, work_per_row(p));
-    const Ten3<double> x = x_of<double>(run, "x"), x_kv = r.cross ? x_of<double>(run, "x_kv") : Ten3<double>();
-    const double worst = rows_change(run, x, r.cfg, rows, nullptr, r.cross ? &x_kv : nullptr);
+    const Ten3<double> x_kv = r.cross ? x_of<double>(run, "x_kv") : Ten3<double>();
+    const double worst = rows_change(run, x_of<double>(run, "x"), r.cfg, rows, nullptr, r.cross ? &x_kv : nullptr);
     const bool rope = p.pe == PeKind::rope;
     const double qk = run.derived.at("scale").get<double>() * max_row_norm(run.at(rope ? "q_rot" : "q")) * max_row_norm(run.at(rope ? "k_rot" : "k"));
     const double bias = p.pe == PeKind::alibi ? max_abs(run.at("bias")) : 0.0;

@@ -9,8 +9,7 @@
 namespace attnlab {
 
 template <class T>
-BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeights<T>& w, const BlockConfig& cfg,
-                         bool keep_matrices, std::optional<RowRange> rows)
+BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeights<T>& w, const BlockConfig& cfg)
 {
     const long E = static_cast<long>(x.shape(2));
     const long L = static_cast<long>(x.shape(1)), S = static_cast<long>(x_kv.shape(1));
@@ -35,9 +34,9 @@ BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeigh
     const Ten3<T>& x_in = cfg.pe == PeKind::sinusoidal ? r.x_pe : x;
     const Ten3<T>& kv_in = cfg.pe == PeKind::sinusoidal ? kv_pe : x_kv;
     // 2. projections, row vectors times W [in, out], then the heads split.
-    r.q = split_heads(project(x_in, w.w_q, cfg.threads), cfg.heads);
-    r.k = split_heads(project(kv_in, w.w_k, cfg.threads), cfg.kv_heads);
-    r.v = split_heads(project(kv_in, w.w_v, cfg.threads), cfg.kv_heads);
+    r.q = project_heads(x_in, w.w_q, cfg.heads, cfg.threads);
+    r.k = project_heads(kv_in, w.w_k, cfg.kv_heads, cfg.threads);
+    r.v = project_heads(kv_in, w.w_v, cfg.kv_heads, cfg.threads);
     // 3. RoPE rotates q and k after the projections, by their own positions.
     if (cfg.pe == PeKind::rope) {
         const RopeFrequencies f = rope_frequencies<T>(d, 10000.0, RopeScalingParams{}, positions);
@@ -52,6 +51,14 @@ BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeigh
         r.slopes = alibi_slopes(cfg.heads, SlopeRule::paper);
         r.bias = alibi_bias<T>(r.slopes, L, S, AlibiVariant::symmetric, q0);
     }
+    return r;
+}
+
+template <class T>
+BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeights<T>& w, const BlockConfig& cfg,
+                         bool keep_matrices, std::optional<RowRange> rows)
+{
+    BlockResult<T> r = prepare_block(x, x_kv, w, cfg);
     r.attn = attention(attention_inputs(r, cfg), keep_matrices, rows);
     return r;
 }
@@ -69,6 +76,7 @@ AttentionInputs<T> attention_inputs(const BlockResult<T>& r, const BlockConfig& 
     in.scale = r.scale;
     in.softmax = cfg.softmax;
     in.threads = cfg.threads;
+    in.probes = cfg.probes.empty() ? nullptr : &cfg.probes;
     return in;
 }
 
@@ -79,6 +87,7 @@ long query_position_offset(Align align, long queries, long keys)
 
 #define ATTNLAB_BLOCK_INSTANTIATE(T)                                                                            \
     template AttentionInputs<T> attention_inputs<T>(const BlockResult<T>&, const BlockConfig&);                 \
+    template BlockResult<T> prepare_block<T>(const Ten3<T>&, const Ten3<T>&, const BlockWeights<T>&, const BlockConfig&); \
     template BlockResult<T> run_block<T>(const Ten3<T>&, const Ten3<T>&, const BlockWeights<T>&, const BlockConfig&, \
                                          bool, std::optional<RowRange>);
 ATTNLAB_BLOCK_INSTANTIATE(float)

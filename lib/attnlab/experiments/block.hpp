@@ -22,6 +22,7 @@ struct BlockConfig {
     MaskSpec mask;               // kind none: no mask
     SoftmaxKind softmax = SoftmaxKind::plain;
     unsigned threads = 0;        // the kernel's and the projections' (results do not depend on it)
+    std::vector<RowRange> probes;  // rows whose weight sums the kernel measures (AttentionInputs::probes)
 };
 
 template <class T>
@@ -50,6 +51,10 @@ long query_position_offset(Align align, long queries, long keys);
 // What attention() is given for a block's q, k, v, bias and scale.
 template <class T>
 AttentionInputs<T> attention_inputs(const BlockResult<T>& r, const BlockConfig& cfg);
+
+// Everything before attention: PE, the projections, RoPE, ALiBi's bias (attn left empty).
+template <class T>
+BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeights<T>& w, const BlockConfig& cfg);
 
 // Runs X (queries) against X_kv (keys and values; the same tensor for self-attention).
 template <class T>
