@@ -1,7 +1,8 @@
 // The tiled attention kernel held to the plain-loop reference at the block edges, its results
 // bit-identical whatever the thread count or the rows asked for; its exp against std::exp
 // with the documented error bound; the BLAS projection against its plain loop; the mask's
-// visible interval against masked().
+// visible interval against masked(); the probe rows' sums, the in-place head projections and
+// the views of a run's tensors.
 #include "attnlab/core/attention.hpp"
 #include "attnlab/core/fast_exp.hpp"
 #include "attnlab/core/microkernel.hpp"
@@ -236,6 +237,65 @@ TEST_CASE("projection: the BLAS blocks equal the plain loop, whatever the thread
     const auto ref = project_reference(x, w);
     CHECK(max_abs_diff(project(x, w, 1), ref) <= 1e-13);
     CHECK(max_abs_diff(project(x, w, 3), project(x, w, 1)) == 0.0);
+}
+
+TEST_CASE("projection: each head written in place equals the projection split into heads")
+{
+    Ten3<float> x = xt::zeros<float>({std::size_t{2}, std::size_t{300}, std::size_t{24}});
+    Mat<float> w = xt::zeros<float>({std::size_t{24}, std::size_t{24}});
+    fill_normal(x.data(), x.size(), 5, 1);
+    fill_normal(w.data(), w.size(), 5, 2);
+    const Ten4<float> ref = split_heads(project_reference(x, w), 3);
+    const Ten4<float> heads = project_heads(x, w, 3, 1);
+    REQUIRE(heads.shape() == ref.shape());
+    CHECK(max_abs_diff(heads, ref) <= 1e-5);
+    CHECK(max_abs_diff(project_heads(x, w, 3, 2), heads) == 0.0);  // fixed blocks: the same bits
+    // A head out of place is caught: heads 0 and 1 swapped.
+    Ten4<float> swapped = heads;
+    xt::view(swapped, xt::all(), 0) = xt::view(heads, xt::all(), 1);
+    CHECK(max_abs_diff(swapped, ref) > 0.1);
+}
+
+TEST_CASE("kernel: probe rows measure the row sums of the weights the kept matrices hold")
+{
+    const auto q = random4<float>(1, 2, 600, 16, 1), k = random4<float>(1, 2, 600, 16, 2), v = random4<float>(1, 2, 600, 16, 3);
+    MaskSpec m;
+    m.kind = MaskKind::causal, m.queries = 600, m.keys = 600;
+    AttentionInputs<float> in;
+    in.q = &q, in.k = &k, in.v = &v, in.mask = &m, in.scale = 0.9;
+    const std::vector<RowRange> probes = {{0, 5}, {297, 303}, {590, 600}};
+    in.probes = &probes;
+    const auto probed = attention(in, false);
+    double kept = 0.0;
+    for (const auto& rr : probes) kept = worse(kept, attention(in, true, rr).stats.max_row_sum_error);
+    CHECK(probed.stats.max_row_sum_error > 0.0);  // float32 sums are not exactly 1
+    CHECK(probed.stats.max_row_sum_error == kept);
+    // The output is the same bits with or without probes.
+    AttentionInputs<float> plain = in;
+    plain.probes = nullptr;
+    const auto unprobed = attention(plain, false);
+    CHECK(max_abs_diff(unprobed.out, probed.out) == 0.0);
+    CHECK(std::isnan(unprobed.stats.max_row_sum_error));  // nothing measured: no check passes
+    // No probe row in the range asked for: nothing measured either.
+    CHECK(std::isnan(attention(in, false, RowRange{100, 120}).stats.max_row_sum_error));
+}
+
+TEST_CASE("attention inputs: a view reads a tensor's storage in place, or a copy in another type")
+{
+    const auto q = random4<float>(1, 2, 3, 4, 1);
+    const Tensor t = to_tensor("q", {"batch", "head", "pos", "dim"}, q, Elem::float32);
+    REQUIRE(t.values.narrow());
+    Ten4<float> owned;
+    const View<float, 4> same = view_of(t, owned);
+    CHECK(owned.size() == 0);  // no copy
+    CHECK(same.data() == t.values.visit([](const auto* p) { return static_cast<const void*>(p); }));
+    CHECK(same(0, 1, 2, 3) == q(0, 1, 2, 3));
+    CHECK(same.shape() == std::array<std::size_t, 4>{1, 2, 3, 4});
+    Ten4<double> wide;
+    const View<double, 4> converted = view_of(t, wide);
+    CHECK(wide.size() == 24);  // float storage read as double: converted once
+    CHECK(converted(0, 1, 2, 3) == static_cast<double>(q(0, 1, 2, 3)));
+    CHECK_FALSE(View<float, 3>(nullptr));
 }
 
 TEST_CASE("mask: the visible interval of each row is exactly the keys masked() leaves")

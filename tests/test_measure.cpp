@@ -1,6 +1,7 @@
 // The measurement library: each figure against a hand-worked value, and the one NaN rule on
 // broken input.
 #include "attnlab/core/measure.hpp"
+#include "attnlab/core/xt.hpp"
 
 #include "test_support.hpp"
 
@@ -22,6 +23,37 @@ Tensor matrix(std::size_t rows, std::size_t cols, std::vector<double> values)
 }
 
 }  // namespace
+
+TEST_CASE("tensor values: float storage reads as the exact doubles, writes round to float, and widens on demand")
+{
+    const Tensor narrow = to_tensor("t", {"i"}, Vec<float>{0.1f, -2.5f, 1e-30f}, Elem::float32);
+    const Tensor wide = to_tensor("t", {"i"}, Vec<double>{0.1, -2.5, 1e-30}, Elem::float64);
+    REQUIRE(narrow.values.narrow());
+    CHECK_FALSE(wide.values.narrow());
+    CHECK(narrow.values[0] == static_cast<double>(0.1f));  // the float itself, not 0.1
+    CHECK(narrow.values[0] != 0.1);
+    CHECK(wide.values[0] == 0.1);
+    CHECK(narrow.values.to_vector() == std::vector<double>{static_cast<double>(0.1f), -2.5, static_cast<double>(1e-30f)});
+    CHECK(narrow.values.slice(1, 3) == std::vector<double>{-2.5, static_cast<double>(1e-30f)});
+    CHECK(narrow.values != wide.values);  // 0.1f is not 0.1
+    Tensor copy = narrow;
+    copy.values[1] = 1.0 / 3.0;  // stored as the float nearest 1/3
+    CHECK(copy.values[1] == static_cast<double>(1.0f / 3.0f));
+    copy.values[1] += 1.0;
+    CHECK(copy.values[1] == static_cast<double>(static_cast<float>(static_cast<double>(1.0f / 3.0f) + 1.0)));
+    CHECK(narrow.values[1] == -2.5);  // a copy is its own storage
+    copy.values.transform([](double v) { return -v; });
+    CHECK(copy.values[0] == -static_cast<double>(0.1f));
+    std::vector<double>& w = copy.values.wide();  // widened exactly, then written in double
+    CHECK_FALSE(copy.values.narrow());
+    CHECK(w[0] == -static_cast<double>(0.1f));
+    w[0] = 0.1;
+    CHECK(copy.values[0] == 0.1);
+    // The measurements read either storage.
+    CHECK(max_abs(narrow) == 2.5);
+    CHECK(max_abs_diff(narrow, wide) == doctest::Approx(std::abs(0.1 - static_cast<double>(0.1f))).epsilon(1e-9));
+    CHECK(max_abs_diff(narrow, wide) > 0.0);
+}
 
 TEST_CASE("the NaN rule: NaN = NaN, NaN against a number is infinitely far, equal infinities are equal")
 {

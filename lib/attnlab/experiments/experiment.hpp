@@ -235,7 +235,7 @@ std::vector<std::string> offered_tensors(const Experiment<P>& e, const P& p)
 template <class P>
 void estimate_memory(const Experiment<P>& e, const P& p, const Plan& plan, const RunContext& ctx)
 {
-    const double per = detail::elem_bytes(ctx.dtype) + sizeof(double);  // computed, then kept as a Tensor
+    const double per = 2.0 * detail::elem_bytes(ctx.dtype);  // computed, then kept as a Tensor (floats or doubles)
     const double scratch = e.scratch_bytes ? e.scratch_bytes(p, detail::elem_bytes(ctx.dtype)) : 0.0;
     double bytes = detail::kProcessBytes + scratch;
     double rendered = 0.0, largest_n = -1.0;
