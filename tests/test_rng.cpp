@@ -58,6 +58,27 @@ TEST_CASE("below(n) stays in range and permutation() is a permutation")
     CHECK_THROWS(rng.below(0));
 }
 
+TEST_CASE("normals(n) gives the values and the final state of n normal() calls")
+{
+    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{1000}}) {
+        CAPTURE(n);
+        Rng batched(9, 4), stepped(9, 4);
+        std::vector<double> values(n);
+        batched.normals(values.data(), n);
+        std::size_t differ = 0;
+        for (double v : values) differ += v != stepped.normal();
+        CHECK(differ == 0);
+        CHECK(batched.next_u32() == stepped.next_u32());  // the same state after
+    }
+    // A batch after single draws continues the one sequence.
+    Rng mixed(9, 4), stepped(9, 4);
+    mixed.next_u32();
+    stepped.next_u32();
+    double v[3];
+    mixed.normals(v, 3);
+    for (double x : v) CHECK(x == stepped.normal());
+}
+
 TEST_CASE("advance(k) lands where k outputs do, and a chunked parallel fill equals one sequential draw")
 {
     for (const std::uint64_t k : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{12}, std::uint64_t{786431}, std::uint64_t{786432}}) {

@@ -82,7 +82,7 @@ AttentionOutput<T> attention_reference(const AttentionInputs<T>& in, RowRange ro
     const auto i0 = static_cast<std::size_t>(rows.begin), n = static_cast<std::size_t>(rows.end - rows.begin);
     // scores and weights hold the n rows of the range only: row r is query i0 + r.
     AttentionOutput<T> res;
-    res.out = xt::zeros<T>({B, H, L, d});
+    res.out = xt::zeros<T>({B, H, n, d});
     res.scores = xt::zeros<T>({B, H, n, S});
     // pass 1: scores = q k^T * scale
     for (std::size_t b = 0; b < B; ++b)
@@ -132,7 +132,7 @@ AttentionOutput<T> attention_reference(const AttentionInputs<T>& in, RowRange ro
                     const T* vj = &v(b, h / group, j, 0);
                     for (std::size_t c = 0; c < d; ++c) acc[c] += w * wide(vj[c]);
                 }
-                for (std::size_t c = 0; c < d; ++c) res.out(b, h, i0 + r, c) = static_cast<T>(acc[c]);
+                for (std::size_t c = 0; c < d; ++c) res.out(b, h, r, c) = static_cast<T>(acc[c]);
             }
     return res;
 }

@@ -134,7 +134,7 @@ struct AttentionStats {
 
 template <class T>
 struct AttentionOutput {
-    Ten4<T> out;      // [B, H, L, d]; rows outside the range stay 0
+    Ten4<T> out;      // [B, H, rows, d]: row r is query rows.begin + r (every row without a range)
     Ten4<T> scores;   // [B, H, rows, S] after mask and bias, when kept (else empty)
     Ten4<T> weights;  // [B, H, rows, S], when kept (else empty)
     AttentionStats stats;
@@ -159,28 +159,30 @@ constexpr std::size_t kBlockK = 256;
 template <class T>
 AttentionOutput<T> attention_reference(const AttentionInputs<T>& in, RowRange rows);
 
-// max |a - b| over rows [rr.begin, rr.end) of two [B, H, L, d] outputs, b given by its data in
-// the same layout (NaN = NaN); with row_end, sequence b stops at row_end[b] (its length).
+// max |a - b| over the rows rr of a, the output of that range ([B, H, rows, d], row r is query
+// rr.begin + r), and b, a whole [B, H, L, d] output given by its data and L (NaN = NaN); with
+// row_end, sequence b stops at row_end[b] (its length).
 template <class T, class V>
-double max_abs_diff_rows(const Ten4<T>& a, const V* b, const RowRange& rr, const std::vector<long>* row_end = nullptr)
+double max_abs_diff_rows(const Ten4<T>& a, const V* b, std::size_t L, const RowRange& rr, const std::vector<long>* row_end = nullptr)
 {
-    const std::size_t H = a.shape(1), L = a.shape(2), d = a.shape(3);
+    const std::size_t H = a.shape(1), n = a.shape(2), d = a.shape(3);
     double worst = 0.0;
     for (std::size_t bb = 0; bb < a.shape(0); ++bb)
         for (std::size_t h = 0; h < H; ++h) {
             const long end = row_end ? std::min(rr.end, (*row_end)[bb]) : rr.end;
             for (long i = rr.begin; i < end; ++i) {
-                const std::size_t at = ((bb * H + h) * L + static_cast<std::size_t>(i)) * d;
-                worst = worse(worst, max_abs_diff(a.data() + at, b + at, d));
+                const std::size_t in_a = ((bb * H + h) * n + static_cast<std::size_t>(i - rr.begin)) * d;
+                const std::size_t in_b = ((bb * H + h) * L + static_cast<std::size_t>(i)) * d;
+                worst = worse(worst, max_abs_diff(a.data() + in_a, b + in_b, d));
             }
         }
     return worst;
 }
-// The same against a tensor of the run, whatever its storage.
+// The same against a run's [B, H, L, d] tensor, whatever its storage.
 template <class T>
 double max_abs_diff_rows(const Ten4<T>& a, const Tensor& b, const RowRange& rr, const std::vector<long>* row_end = nullptr)
 {
-    return b.values.visit([&](const auto* p) { return max_abs_diff_rows(a, p, rr, row_end); });
+    return b.values.visit([&](const auto* p) { return max_abs_diff_rows(a, p, b.shape.at(2), rr, row_end); });
 }
 
 // scores [N, L, S] = q k^T * scale for q [N, L, d], k [N, S, d] (N: any leading batch of heads).

@@ -156,7 +156,7 @@ void finish_rows(const Tiled<T>& t, const QueryBlock<T>& w, AttentionStats& st)
 {
     for (std::size_t r = 0; r < w.n; ++r) {
         if (!in_range(t.range, w.i0 + r)) continue;
-        T* out = &t.res.out(w.b, w.h, w.i0 + r, 0);
+        T* out = &t.res.out(w.b, w.h, w.i0 + r - static_cast<std::size_t>(t.range.begin), 0);
         const bool nan = nan_row(t, w, r), zero = w.m[r] == -std::numeric_limits<T>::infinity();
         for (std::size_t c = 0; c < t.d; ++c)
             out[c] = nan ? std::numeric_limits<T>::quiet_NaN() : zero ? T(0) : w.o[r * t.d + c] / w.l[r];
@@ -277,7 +277,7 @@ void reference_rows(const AttentionInputs<T>& in, RowRange rows, long first_row,
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t r = 0; r < n; ++r) {
                 const std::size_t i = static_cast<std::size_t>(rows.begin) + r;
-                std::copy_n(&part.out(b, h, i, 0), d, &res.out(b, h, i, 0));
+                std::copy_n(&part.out(b, h, r, 0), d, &res.out(b, h, i - static_cast<std::size_t>(first_row), 0));
                 double sum = 0.0;
                 bool visible = false;
                 for (std::size_t j = 0; j < S; ++j) {
@@ -317,8 +317,8 @@ AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, s
     const std::size_t B = q.shape(0), H = q.shape(1), L = q.shape(2), d = q.shape(3), S = k.shape(2);
     const RowRange range = rows.value_or(RowRange{0, static_cast<long>(L)});
     AttentionOutput<T> res;
-    res.out = xt::zeros<T>({B, H, L, d});
     const auto n = static_cast<std::size_t>(range.end - range.begin);
+    res.out = xt::empty<T>({B, H, n, d});  // every row of the range is written
     if (keep_matrices) {
         res.scores = xt::zeros<T>({B, H, n, S});
         res.weights = xt::zeros<T>({B, H, n, S});

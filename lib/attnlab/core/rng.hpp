@@ -34,6 +34,10 @@ public:
     void advance(std::uint64_t steps);
     double uniform();
     double normal();
+    // The next n normal() values, computed faster: four copies of the generator, each
+    // stepping four outputs at a time (the LCG jumped by 4), interleave the one sequence, so
+    // the values and the final state are exactly those of n normal() calls.
+    void normals(double* out, std::size_t n);
     std::uint32_t below(std::uint32_t n);
     std::vector<std::size_t> permutation(std::size_t n);
 
@@ -52,7 +56,10 @@ void fill_normal(T* data, std::size_t n, std::uint64_t seed, std::uint64_t strea
     parallel_for((n + chunk - 1) / chunk, n > chunk ? thread_count(0) : 1, [&](std::size_t c) {
         Rng rng(seed, stream);
         rng.advance(12 * c * chunk);  // 12 outputs per normal
-        for (std::size_t i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) data[i] = static_cast<T>(rng.normal());
+        const std::size_t first = c * chunk, count = std::min(n, first + chunk) - first;
+        std::vector<double> values(count);
+        rng.normals(values.data(), count);
+        for (std::size_t i = 0; i < count; ++i) data[first + i] = static_cast<T>(values[i]);
     });
 }
 
