@@ -55,6 +55,28 @@ TEST_CASE("tensor values: float storage reads as the exact doubles, writes round
     CHECK(max_abs_diff(narrow, wide) > 0.0);
 }
 
+TEST_CASE("tensor values: a float container moved in is adopted without a copy, and copies own their storage")
+{
+    Vec<float> c = {1.5f, 2.5f, 3.5f};
+    const float* before = c.data();
+    Tensor t = to_tensor("t", {"i"}, std::move(c), Elem::float32);
+    CHECK(t.values.visit([](const auto* p) { return static_cast<const void*>(p); }) == static_cast<const void*>(before));
+    CHECK(t.values.to_vector() == std::vector<double>{1.5, 2.5, 3.5});
+    Tensor copy = t;
+    copy.values[0] = 9.0;
+    CHECK(t.values[0] == 1.5);  // the copy wrote its own storage
+    CHECK(copy.values[0] == 9.0);
+    t.values.push_back(4.25);  // an adopted storage grows as a vector of its own
+    CHECK(t.values.size() == 4);
+    CHECK(t.values.to_vector() == std::vector<double>{1.5, 2.5, 3.5, 4.25});
+    CHECK(t.values.narrow());
+    Tensor moved = std::move(copy);
+    CHECK(moved.values.to_vector() == std::vector<double>{9.0, 2.5, 3.5});
+    // A float64 tensor of a float container is stored as doubles.
+    Vec<float> d = {0.1f};
+    CHECK_FALSE(to_tensor("d", {"i"}, std::move(d), Elem::float64).values.narrow());
+}
+
 TEST_CASE("the NaN rule: NaN = NaN, NaN against a number is infinitely far, equal infinities are equal")
 {
     CHECK(diff_nan_rule(kNaN, kNaN) == 0.0);

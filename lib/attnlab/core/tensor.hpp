@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <initializer_list>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -84,32 +85,61 @@ public:
     Values() = default;
     Values(std::vector<double> v) : wide_(std::move(v)) {}
     Values(std::initializer_list<double> v) : wide_(v) {}
+    // A copy owns its own storage, whatever the original's.
+    Values(const Values& o) : wide_(o.wide_), is_narrow_(o.is_narrow_)
+    {
+        if (is_narrow_) own(std::vector<float>(o.fdata_, o.fdata_ + o.fsize_));
+    }
+    Values(Values&& o) noexcept { swap(o); }
+    Values& operator=(Values o) noexcept
+    {
+        swap(o);
+        return *this;
+    }
     // n float elements (zero), for a tensor of float32-representable values.
     static Values floats(std::size_t n)
     {
         Values v;
-        v.narrow_.resize(n);
         v.is_narrow_ = true;
+        v.own(std::vector<float>(n));
+        return v;
+    }
+    // n floats at data, kept alive by owner (a container moved in): no copy.
+    static Values adopt(std::shared_ptr<void> owner, float* data, std::size_t n)
+    {
+        Values v;
+        v.is_narrow_ = true;
+        v.owner_ = std::move(owner);
+        v.fdata_ = data;
+        v.fsize_ = n;
         return v;
     }
 
     bool narrow() const { return is_narrow_; }
-    std::size_t size() const { return is_narrow_ ? narrow_.size() : wide_.size(); }
+    std::size_t size() const { return is_narrow_ ? fsize_ : wide_.size(); }
     bool empty() const { return size() == 0; }
-    double operator[](std::size_t i) const { return is_narrow_ ? static_cast<double>(narrow_[i]) : wide_[i]; }
+    double operator[](std::size_t i) const { return is_narrow_ ? static_cast<double>(fdata_[i]) : wide_[i]; }
     Ref operator[](std::size_t i) { return Ref(*this, i); }
     void set(std::size_t i, double x)
     {
-        if (is_narrow_) narrow_[i] = static_cast<float>(x);
+        if (is_narrow_) fdata_[i] = static_cast<float>(x);
         else wide_[i] = x;
     }
     void push_back(double x)
     {
-        if (is_narrow_) narrow_.push_back(static_cast<float>(x));
+        if (is_narrow_) edit([&](std::vector<float>& v) { v.push_back(static_cast<float>(x)); });
         else wide_.push_back(x);
     }
-    void reserve(std::size_t n) { is_narrow_ ? narrow_.reserve(n) : wide_.reserve(n); }
-    void resize(std::size_t n) { is_narrow_ ? narrow_.resize(n) : wide_.resize(n); }
+    void reserve(std::size_t n)
+    {
+        if (is_narrow_) edit([&](std::vector<float>& v) { v.reserve(n); });
+        else wide_.reserve(n);
+    }
+    void resize(std::size_t n)
+    {
+        if (is_narrow_) edit([&](std::vector<float>& v) { v.resize(n); });
+        else wide_.resize(n);
+    }
     void assign(std::size_t n, double x) { *this = Values(std::vector<double>(n, x)); }
     const_iterator begin() const { return {this, 0}; }
     const_iterator end() const { return {this, size()}; }
@@ -125,20 +155,20 @@ public:
     template <class F>
     decltype(auto) visit(F&& f) const
     {
-        return is_narrow_ ? f(static_cast<const float*>(narrow_.data())) : f(static_cast<const double*>(wide_.data()));
+        return is_narrow_ ? f(static_cast<const float*>(fdata_)) : f(static_cast<const double*>(wide_.data()));
     }
     template <class F>
     decltype(auto) visit(F&& f)
     {
-        return is_narrow_ ? f(narrow_.data()) : f(wide_.data());
+        return is_narrow_ ? f(fdata_) : f(wide_.data());
     }
     // The values as a mutable vector of doubles, the storage widened first (exact).
     std::vector<double>& wide()
     {
         if (is_narrow_) {
-            wide_.assign(narrow_.begin(), narrow_.end());
-            narrow_ = std::vector<float>();
-            is_narrow_ = false;
+            wide_.assign(fdata_, fdata_ + fsize_);
+            owner_.reset();
+            fdata_ = nullptr, fsize_ = 0, vec_ = nullptr, is_narrow_ = false;
         }
         return wide_;
     }
@@ -161,8 +191,35 @@ public:
     friend bool operator!=(const Values& a, const Values& b) { return !(a == b); }
 
 private:
+    void swap(Values& o) noexcept
+    {
+        std::swap(wide_, o.wide_);
+        std::swap(owner_, o.owner_);
+        std::swap(fdata_, o.fdata_);
+        std::swap(fsize_, o.fsize_);
+        std::swap(vec_, o.vec_);
+        std::swap(is_narrow_, o.is_narrow_);
+    }
+    void own(std::vector<float> v)
+    {
+        auto held = std::make_shared<std::vector<float>>(std::move(v));
+        fdata_ = held->data(), fsize_ = held->size(), vec_ = held.get();
+        owner_ = std::move(held);
+    }
+    // Changes the float storage as a vector: an adopted one is copied into a vector first.
+    template <class F>
+    void edit(F&& f)
+    {
+        if (vec_ == nullptr || owner_.get() != static_cast<void*>(vec_)) own(std::vector<float>(fdata_, fdata_ + fsize_));
+        f(*vec_);
+        fdata_ = vec_->data(), fsize_ = vec_->size();
+    }
+
     std::vector<double> wide_;
-    std::vector<float> narrow_;
+    std::shared_ptr<void> owner_;         // keeps the float storage alive
+    float* fdata_ = nullptr;              // the float storage
+    std::size_t fsize_ = 0;
+    std::vector<float>* vec_ = nullptr;   // the owner, when it is a vector of our own
     bool is_narrow_ = false;
 };
 

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 
 namespace attnlab {
@@ -51,6 +52,24 @@ Tensor to_tensor(std::string name, std::vector<std::string> axes, const E& expr,
     if (t.axes.size() != t.shape.size()) {
         throw std::logic_error("tensor " + t.name + " has a wrong number of axis names");
     }
+    return t;
+}
+
+// A float container moved into a Tensor: its storage adopted, no copy.
+template <std::size_t N>
+Tensor to_tensor(std::string name, std::vector<std::string> axes, xt::xtensor<float, N>&& c, Elem elem)
+{
+    if (elem == Elem::float64 || elem == Elem::index) return to_tensor(std::move(name), std::move(axes), static_cast<const xt::xtensor<float, N>&>(c), elem);
+    auto held = std::make_shared<xt::xtensor<float, N>>(std::move(c));
+    Tensor t;
+    t.name = std::move(name);
+    t.axes = std::move(axes);
+    t.elem = elem;
+    t.shape.assign(held->shape().begin(), held->shape().end());
+    if (t.axes.size() != t.shape.size()) throw std::logic_error("tensor " + t.name + " has a wrong number of axis names");
+    float* data = held->data();
+    const std::size_t n = held->size();
+    t.values = Values::adopt(std::move(held), data, n);
     return t;
 }
 
