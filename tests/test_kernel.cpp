@@ -243,7 +243,7 @@ TEST_CASE("projection: the BLAS blocks equal the plain loop, whatever the thread
 
 TEST_CASE("projection: each head written in place equals the projection split into heads")
 {
-    Ten3<float> x = xt::zeros<float>({std::size_t{2}, std::size_t{300}, std::size_t{24}});
+    Ten3<float> x = xt::zeros<float>({std::size_t{2}, std::size_t{1300}, std::size_t{24}});  // two row blocks per head
     Mat<float> w = xt::zeros<float>({std::size_t{24}, std::size_t{24}});
     fill_normal(x.data(), x.size(), 5, 1);
     fill_normal(w.data(), w.size(), 5, 2);

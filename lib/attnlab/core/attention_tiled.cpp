@@ -358,7 +358,7 @@ Ten4<T> project_heads(const Ten3<T>& x, const Mat<T>& w, long heads, unsigned th
     } else {
         const std::size_t B = x.shape(0), L = x.shape(1), n_in = x.shape(2), n_out = w.shape(1), H = static_cast<std::size_t>(heads);
         if (w.shape(0) != n_in || H == 0 || n_out % H != 0) throw std::logic_error("project_heads: x [B, L, in] and w [in, H * d] expected");
-        const std::size_t d = n_out / H, chunk = 256, chunks = (L + chunk - 1) / chunk;
+        const std::size_t d = n_out / H, chunk = 1024, chunks = (L + chunk - 1) / chunk;
         Ten4<T> y = xt::empty<T>({B, H, L, d});  // every element is written by a product
         parallel_for(B * H * chunks, thread_count(threads), [&](std::size_t item) {
             const std::size_t b = item / (H * chunks), h = item / chunks % H, r0 = item % chunks * chunk, m = std::min(chunk, L - r0);
