@@ -150,6 +150,10 @@ struct AttentionOutput {
 // thread count or the row range asked for: any rows computed again are bit-identical.
 template <class T>
 AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, std::optional<RowRange> rows = {});
+// The same into res, whose output storage is reused when it has the shape already (a caller
+// that runs the kernel again, as bench's timed repeats, touches no fresh memory).
+template <class T>
+void attention(const AttentionInputs<T>& in, bool keep_matrices, std::optional<RowRange> rows, AttentionOutput<T>& res);
 
 constexpr std::size_t kBlockQ = 256;
 constexpr std::size_t kBlockK = 256;

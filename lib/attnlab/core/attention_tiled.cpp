@@ -308,7 +308,7 @@ bool probed(const std::vector<RowRange>* probes, RowRange range)
 }  // namespace
 
 template <class T>
-AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, std::optional<RowRange> rows)
+void attention(const AttentionInputs<T>& in, bool keep_matrices, std::optional<RowRange> rows, AttentionOutput<T>& res)
 {
     const auto& q = *in.q;
     const auto& k = *in.k;
@@ -316,22 +316,30 @@ AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, s
         throw std::logic_error("attention: q [B,H,L,d] and k, v [B,Hkv,S,d] with H % Hkv == 0 expected");
     const std::size_t B = q.shape(0), H = q.shape(1), L = q.shape(2), d = q.shape(3), S = k.shape(2);
     const RowRange range = rows.value_or(RowRange{0, static_cast<long>(L)});
-    AttentionOutput<T> res;
     const auto n = static_cast<std::size_t>(range.end - range.begin);
-    res.out = xt::empty<T>({B, H, n, d});  // every row of the range is written
+    const std::array<std::size_t, 4> shape{B, H, n, d};
+    if (res.out.shape() != shape) res.out = xt::empty<T>(shape);  // every row of the range is written
+    res.scores = Ten4<T>(), res.weights = Ten4<T>(), res.stats = AttentionStats{};
     if (keep_matrices) {
         res.scores = xt::zeros<T>({B, H, n, S});
         res.weights = xt::zeros<T>({B, H, n, S});
     } else if (!probed(in.probes, range)) {
         res.stats.max_row_sum_error = std::numeric_limits<double>::quiet_NaN();
     }
-    if (n == 0) return res;
+    if (n == 0) return;
     if constexpr (is_narrow<T>) {
         for (long i0 = range.begin; i0 < range.end; i0 += 64)
             reference_rows(in, {i0, std::min(i0 + 64, range.end)}, range.begin, keep_matrices, res);
     } else {
         run_tiled(in, range, keep_matrices, res);
     }
+}
+
+template <class T>
+AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, std::optional<RowRange> rows)
+{
+    AttentionOutput<T> res;
+    attention(in, keep_matrices, rows, res);
     return res;
 }
 
@@ -384,6 +392,7 @@ Ten3<T> project(const Ten3<T>& x, const Mat<T>& w, unsigned threads)
 
 #define ATTNLAB_TILED_INSTANTIATE(T)                                                                    \
     template AttentionOutput<T> attention<T>(const AttentionInputs<T>&, bool, std::optional<RowRange>); \
+    template void attention<T>(const AttentionInputs<T>&, bool, std::optional<RowRange>, AttentionOutput<T>&); \
     template Ten3<T> project<T>(const Ten3<T>&, const Mat<T>&, unsigned);               \
     template Ten4<T> project_heads<T>(const Ten3<T>&, const Mat<T>&, long, unsigned);
 ATTNLAB_TILED_INSTANTIATE(float)
