@@ -290,3 +290,22 @@ TEST_CASE("a decoder step with a KV cache: lower-right puts query i at position 
     for (int i = 0; i < 2; ++i)
         for (int c = 0; c < 4; ++c) CHECK(x_pe.values[4 * i + c] == doctest::Approx(x.values[4 * i + c] + table(3 + i, c)).epsilon(1e-15));
 }
+
+TEST_CASE("attend keeps no tensor when nothing is printed, the main tensor when only it is, and still checks")
+{
+    AttendParams p;
+    p.len = 6;
+    p.mask = MaskKind::causal;
+    RunContext none;
+    none.keep_none = true;
+    const Report quiet = run_attend(p, none);
+    CHECK(quiet.tensors.empty());
+    CHECK(quiet.checks.size() >= 4);  // the checks read the run's own tensors, kept or not
+    CHECK(quiet.passed());
+    RunContext main;
+    main.main_only = true;
+    const Report one = run_attend(p, main);
+    REQUIRE(one.tensors.size() == 1);
+    CHECK(one.tensors[0].name == "out_merged");
+    CHECK(one.checks.size() == quiet.checks.size());
+}
