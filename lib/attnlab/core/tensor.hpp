@@ -24,7 +24,7 @@
 namespace attnlab {
 
 // How a tensor's values are to be read and printed.
-// float16 and bfloat16 values are held as the doubles they stand for.
+// float16 and bfloat16 values are stored as the floats they stand for (every one is a float).
 enum class Elem { float32, float64, boolean, index, float16, bfloat16 };
 constexpr auto enum_names(Elem)
 {
