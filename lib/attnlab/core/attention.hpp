@@ -39,12 +39,6 @@ public:
     const View* operator->() const { return this; }
     const std::array<std::size_t, N>& shape() const { return shape_; }
     std::size_t shape(std::size_t a) const { return shape_[a]; }
-    std::size_t size() const
-    {
-        std::size_t n = 1;
-        for (std::size_t s : shape_) n *= s;
-        return n;
-    }
     const T* data() const { return data_; }
     template <class... I>
     const T& operator()(I... i) const

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace attnlab {
@@ -57,9 +58,13 @@ void fill_normal(T* data, std::size_t n, std::uint64_t seed, std::uint64_t strea
         Rng rng(seed, stream);
         rng.advance(12 * c * chunk);  // 12 outputs per normal
         const std::size_t first = c * chunk, count = std::min(n, first + chunk) - first;
-        std::vector<double> values(count);
-        rng.normals(values.data(), count);
-        for (std::size_t i = 0; i < count; ++i) data[first + i] = static_cast<T>(values[i]);
+        if constexpr (std::is_same_v<T, double>) {
+            rng.normals(data + first, count);
+        } else {
+            std::vector<double> values(count);
+            rng.normals(values.data(), count);
+            for (std::size_t i = 0; i < count; ++i) data[first + i] = static_cast<T>(values[i]);
+        }
     });
 }
 

@@ -130,11 +130,6 @@ public:
         if (is_narrow_) edit([&](std::vector<float>& v) { v.push_back(static_cast<float>(x)); });
         else wide_.push_back(x);
     }
-    void reserve(std::size_t n)
-    {
-        if (is_narrow_) edit([&](std::vector<float>& v) { v.reserve(n); });
-        else wide_.reserve(n);
-    }
     void resize(std::size_t n)
     {
         if (is_narrow_) edit([&](std::vector<float>& v) { v.resize(n); });

@@ -174,7 +174,7 @@ Run compute_attend(const AttendParams& p, const Plan& plan)
     run.measured["nan_weights"] = static_cast<double>(res.attn.stats.nan_weights);
     // Pipeline order, so the text reads as the data flows.
     if (r.cross) run.add(to_tensor("x_kv", {"batch", "pos", "dim"}, x_kv, elem_of<T>()));
-    run.tensors.insert(run.tensors.begin(), taken<T>("x", {"batch", "pos", "dim"}, x));  // x_kv read x until here
+    run.add(taken<T>("x", {"batch", "pos", "dim"}, x));  // last: x_kv reads x until here
     run.add(to_tensor("w_q", {"in", "out"}, w.w_q, elem_of<T>()));
     run.add(to_tensor("w_k", {"in", "out"}, w.w_k, elem_of<T>()));
     run.add(to_tensor("w_v", {"in", "out"}, w.w_v, elem_of<T>()));
