@@ -60,7 +60,9 @@ TEST_CASE("below(n) stays in range and permutation() is a permutation")
 
 TEST_CASE("normals(n) gives the values and the final state of n normal() calls")
 {
-    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{1000}}) {
+    // Blocks of 32 take the eight-lane path where the processor has it; the rest is scalar.
+    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{31}, std::size_t{32}, std::size_t{33},
+                                std::size_t{1000}, std::size_t{100003}}) {
         CAPTURE(n);
         Rng batched(9, 4), stepped(9, 4);
         std::vector<double> values(n);
@@ -77,6 +79,30 @@ TEST_CASE("normals(n) gives the values and the final state of n normal() calls")
     double v[3];
     mixed.normals(v, 3);
     for (double x : v) CHECK(x == stepped.normal());
+    std::vector<double> w(70);
+    mixed.normals(w.data(), w.size());
+    std::size_t differ = 0;
+    for (double x : w) differ += x != stepped.normal();
+    CHECK(differ == 0);
+    CHECK(mixed.next_u32() == stepped.next_u32());
+}
+
+TEST_CASE("fill_normal from an offset continues the stream there, and scales in double before rounding")
+{
+    const std::size_t n = 70000;
+    std::vector<double> whole(n + 100);
+    attnlab::fill_normal(whole.data(), whole.size(), 5, 3);
+    std::vector<double> tail(n);
+    attnlab::fill_normal(tail.data(), n, 5, 3, 100);
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < n; ++i) differ += tail[i] != whole[100 + i];
+    CHECK(differ == 0);
+    std::vector<float> scaled(n);
+    attnlab::fill_normal(scaled.data(), n, 5, 3, 100, 0.125 / 3.0);
+    differ = 0;
+    for (std::size_t i = 0; i < n; ++i) differ += scaled[i] != static_cast<float>(whole[100 + i] * (0.125 / 3.0));
+    CHECK(differ == 0);
+    CHECK(scaled[7] != static_cast<float>(whole[100 + 7]));  // the scale is applied
 }
 
 TEST_CASE("advance(k) lands where k outputs do, and a chunked parallel fill equals one sequential draw")

@@ -198,10 +198,7 @@ Mat<T> random_weight(long rows, long cols, std::uint64_t seed, std::uint64_t str
     // The stream's normals (drawn on every core, the numbers of one sequential draw), scaled by
     // 1/sqrt(rows) in double before they are stored.
     Mat<T> w = xt::empty<T>({static_cast<std::size_t>(rows), static_cast<std::size_t>(cols)});
-    std::vector<double> normals(w.size());
-    fill_normal(normals.data(), normals.size(), seed, stream);
-    const double s = 1.0 / std::sqrt(static_cast<double>(rows));
-    std::transform(normals.begin(), normals.end(), w.begin(), [s](double n) { return static_cast<T>(n * s); });
+    fill_normal(w.data(), w.size(), seed, stream, 0, 1.0 / std::sqrt(static_cast<double>(rows)));
     return w;
 }
 
