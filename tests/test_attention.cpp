@@ -1,5 +1,6 @@
 #include "attnlab/experiments/alibi.hpp"
 #include "attnlab/experiments/attend.hpp"
+#include "attnlab/experiments/block.hpp"
 #include "attnlab/experiments/pe.hpp"
 #include "attnlab/core/attention.hpp"
 #include "attnlab/experiments/permute.hpp"
@@ -308,4 +309,30 @@ TEST_CASE("attend keeps no tensor when nothing is printed, the main tensor when 
     REQUIRE(one.tensors.size() == 1);
     CHECK(one.tensors[0].name == "out_merged");
     CHECK(one.checks.size() == quiet.checks.size());
+}
+
+TEST_CASE("self_kv_rows gives the keys and values prepare_block gives those rows, with every kind of position")
+{
+    const std::size_t B = 2, L = 7, E = 8;
+    const Ten3<float> x = random_tensor3<float>(B, L, E, 4, stream::x);
+    const BlockWeights<float> w{random_weight<float>(8, 8, 4, stream::w_q), random_weight<float>(8, 4, 4, stream::w_k),
+                                random_weight<float>(8, 4, 4, stream::w_v)};
+    for (const PeKind pe : {PeKind::none, PeKind::sinusoidal, PeKind::rope, PeKind::alibi}) {
+        for (const RopeStyle style : {RopeStyle::interleaved, RopeStyle::half}) {
+            CAPTURE(static_cast<int>(pe));
+            BlockConfig cfg;
+            cfg.heads = 2, cfg.kv_heads = 1, cfg.pe = pe, cfg.rope_style = style;
+            const BlockResult<float> full = prepare_block(x, x, w, cfg);
+            const Ten3<float> later = xt::view(x, xt::all(), xt::range(3, 7), xt::all());
+            const auto [k, v] = self_kv_rows(later, 3, 7, w, cfg);
+            REQUIRE(k.shape() == std::array<std::size_t, 4>{B, 1, 4, 4});
+            CHECK(max_abs_diff(k, Ten4<float>(xt::view(full.k, xt::all(), xt::all(), xt::range(3, 7), xt::all()))) == 0.0);
+            CHECK(max_abs_diff(v, Ten4<float>(xt::view(full.v, xt::all(), xt::all(), xt::range(3, 7), xt::all()))) == 0.0);
+            // Placed at other positions, RoPE's keys and PE's inputs differ: the positions count.
+            const auto [k0, v0] = self_kv_rows(later, 0, 7, w, cfg);
+            const bool positional = pe == PeKind::sinusoidal || pe == PeKind::rope;
+            CHECK((max_abs_diff(k0, k) > 0.0) == positional);
+            CHECK((max_abs_diff(v0, v) > 0.0) == (pe == PeKind::sinusoidal));
+        }
+    }
 }

@@ -219,68 +219,115 @@ std::optional<Check> check_no_nan(const AttendParams&, const Run& run, const Che
     return exact_zero(tr(env, "no attention weight is NaN", "没有任何注意力权重是 NaN"), tr(env, "NaN weights", "NaN 权重个数"), figure);
 }
 
+// Attention's inputs as the run holds them (copies only where its storage is not T): q, k,
+// v (rotated with RoPE), ALiBi's bias tensor, the mask, the scale and the softmax.
+template <class T>
+struct RunInputs {
+    Resolved r;
+    Ten4<T> q, k, v;
+    Ten3<T> bias;
+    AttentionInputs<T> in;
+
+    RunInputs(const AttendParams& p, const Run& run) : r(resolve(p))
+    {
+        const bool rope = p.pe == PeKind::rope;
+        in.q = view_of(run.at(rope ? "q_rot" : "q"), q), in.k = view_of(run.at(rope ? "k_rot" : "k"), k), in.v = view_of(run.at("v"), v);
+        if (p.pe == PeKind::alibi) in.head_bias = view_of(run.at("bias"), bias);
+        in.mask = &r.cfg.mask;
+        in.scale = run.derived.at("scale").get<double>(), in.softmax = p.softmax, in.threads = p.threads;
+    }
+    RunInputs(const RunInputs&) = delete;
+    RunInputs& operator=(const RunInputs&) = delete;
+};
+
 // Main against the plain-loop reference, on the rows a reference pass can afford.
 template <class T>
 std::optional<Check> check_reference(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
-    const Resolved r = resolve(p);
-    const bool rope = p.pe == PeKind::rope;
-    Ten4<T> q, k, v;  // copies only where the run's storage is not T
-    Ten3<T> bias;
-    AttentionInputs<T> in;
-    in.q = view_of(run.at(rope ? "q_rot" : "q"), q), in.k = view_of(run.at(rope ? "k_rot" : "k"), k), in.v = view_of(run.at("v"), v);
-    if (p.pe == PeKind::alibi) in.head_bias = view_of(run.at("bias"), bias);
-    in.mask = &r.cfg.mask;
-    in.scale = run.derived.at("scale").get<double>(), in.softmax = p.softmax;
-    const long d = head_dim(p);
-    const auto rows = sampled_rows(r.len, work_per_row(p));
+    const RunInputs<T> from(p, run);
+    const auto rows = sampled_rows(from.r.len, work_per_row(p));
     // Row by row on every core (the reference is single-threaded), combined in order.
     std::vector<RowRange> each;
     for (const auto& rr : rows)
         for (long i = rr.begin; i < rr.end; ++i) each.push_back({i, i + 1});
     std::vector<double> diffs(each.size());
     parallel_for(each.size(), thread_count(p.threads), [&](std::size_t n) {
-        diffs[n] = max_abs_diff_rows(attention_reference(in, each[n]).out, run.at("out"), each[n]);
+        diffs[n] = max_abs_diff_rows(attention_reference(from.in, each[n]).out, run.at("out"), each[n]);
     });
     double worst = 0.0;
     for (double diff : diffs) worst = worse(worst, diff);
     return at_most(tr(env, "the main implementation matches the plain-loop reference", "主实现与逐循环的参考实现一致"),
-                   fmt::format("max |out - out_ref|, {}", rows_description(rows, r.len)), worst,
-                   env.eps * (dsize(r.kv_len) + dsize(d)) * (max_abs(run.at("v")) + 1.0));
+                   fmt::format("max |out - out_ref|, {}", rows_description(rows, from.r.len)), worst,
+                   env.eps * (dsize(from.r.kv_len) + dsize(head_dim(p))) * (max_abs(run.at("v")) + 1.0));
 }
 
 bool causal_mask(MaskKind m) { return m == MaskKind::causal || m == MaskKind::both || m == MaskKind::window; }
 
-// The block run again on a changed X (released once projected), and its attention on each
+// The block run again on another X (released once projected), and its attention on each
 // sampled range (each range's rows are bit-identical to a full run's): the largest change of
 // those output rows.
 template <class T>
 double rows_change(const Run& run, Ten3<T> changed, const BlockConfig& cfg, const std::vector<RowRange>& rows,
-                   const std::vector<long>* row_end = nullptr, const Ten3<T>* changed_kv = nullptr)
+                   const Ten3<T>* changed_kv = nullptr)
 {
     const BlockResult<T> res = prepare_block(changed, changed_kv ? *changed_kv : changed, weights_of<T>(run), cfg);
     changed = Ten3<T>();
     double worst = 0.0;
-    for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention(attention_inputs(res, cfg), false, rr).out, run.at("out"), rr, row_end));
+    for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention(attention_inputs(res, cfg), false, rr).out, run.at("out"), rr));
     return worst;
 }
 
-// X with rows [first[b], L) of each sequence b replaced by the perturb stream's normals, drawn
-// in (b, i, c) order as one sequential stream (fill_normal draws it on every core).
+// X changed from position first[b] on in each sequence b (its rows there replaced by the
+// perturb stream's normals, drawn in (b, i, c) order as one sequential stream), in
+// self-attention: the largest change of the output's sampled rows, those before row_end[b]
+// where given. Before first[b], X and so the run's q, k and v are unchanged (PE, the
+// projections and RoPE each act on one position at a time), so the attention runs on the run's
+// own q, with k and v recomputed from the new rows on: what a KV cache holds.
+// [B, H, L, d] with sequence b's rows from first[b] on taken from its own [1, H, L - first[b],
+// d] tensor in `rows` (in b order, sequences with nothing changed left out) and the others
+// from the run's tensor.
 template <class T>
-Ten3<T> perturbed(const Run& run, const std::vector<long>& first, std::uint64_t seed)
+Ten4<T> spliced(const Tensor& run_t, const std::vector<Ten4<T>>& rows, const std::vector<long>& first)
 {
-    Ten3<T> x = x_of<T>(run, "x");
-    const std::size_t L = x.shape(1), E = x.shape(2);
-    std::size_t n = 0;
-    for (long f : first) n += (L - static_cast<std::size_t>(f)) * E;
-    std::vector<T> drawn(n);
-    fill_normal(drawn.data(), n, seed, stream::perturb);
-    std::size_t at = 0;
-    for (std::size_t b = 0; b < x.shape(0); ++b)
-        for (std::size_t i = static_cast<std::size_t>(first[b]); i < L; ++i)
-            for (std::size_t c = 0; c < E; ++c) x(b, i, c) = drawn[at++];
-    return x;
+    const std::size_t B = run_t.shape[0], H = run_t.shape[1], L = run_t.shape[2], d = run_t.shape[3];
+    Ten4<T> out = Ten4<T>::from_shape({B, H, L, d});
+    run_t.values.visit([&](const auto* in) {
+        std::size_t changed = 0;
+        for (std::size_t b = 0; b < B; ++b) {
+            const auto f = std::min(static_cast<std::size_t>(first[b]), L);
+            for (std::size_t h = 0; h < H; ++h) {
+                const std::size_t at = ((b * H + h) * L) * d;
+                std::transform(in + at, in + at + f * d, out.data() + at, [](auto value) { return static_cast<T>(value); });
+                if (f < L) std::copy_n(&rows[changed](0, h, 0, 0), (L - f) * d, out.data() + at + f * d);
+            }
+            if (f < L) ++changed;
+        }
+    });
+    return out;
+}
+
+template <class T>
+double future_rows_change(const AttendParams& p, const Run& run, const std::vector<long>& first, std::uint64_t seed,
+                          const std::vector<RowRange>& rows, const std::vector<long>* row_end = nullptr)
+{
+    RunInputs<T> from(p, run);
+    const auto L = static_cast<std::size_t>(from.r.len), E = static_cast<std::size_t>(from.r.dim);
+    const BlockWeights<T> w{Mat<T>(), from_tensor<T, 2>(run.at("w_k")), from_tensor<T, 2>(run.at("w_v"))};
+    std::vector<Ten4<T>> k_rows, v_rows;
+    std::size_t drawn = 0;
+    for (long f : first) {
+        if (static_cast<std::size_t>(f) >= L) continue;
+        Ten3<T> x_rows = Ten3<T>::from_shape({1, L - static_cast<std::size_t>(f), E});
+        fill_normal(x_rows.data(), x_rows.size(), seed, stream::perturb, drawn);
+        drawn += x_rows.size();
+        auto kv = self_kv_rows(x_rows, f, from.r.len, w, from.r.cfg);
+        k_rows.push_back(std::move(kv.first)), v_rows.push_back(std::move(kv.second));
+    }
+    const Ten4<T> k = spliced(run.at(p.pe == PeKind::rope ? "k_rot" : "k"), k_rows, first), v = spliced(run.at("v"), v_rows, first);
+    from.in.k = &k, from.in.v = &v;
+    double worst = 0.0;
+    for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention(from.in, false, rr).out, run.at("out"), rr, row_end));
+    return worst;
 }
 
 // Causality: change X after position i_last and run the block again on rows 0..i_last.
@@ -290,8 +337,8 @@ std::optional<double> future_change(const AttendParams& p, const Run& run, const
 {
     const Resolved r = resolve(p);
     if (r.cross || r.len < 2) return std::nullopt;
-    return rows_change(run, perturbed<T>(run, std::vector<long>(static_cast<std::size_t>(r.batch), i_last + 1), env.seed), r.cfg,
-                       sampled_rows(i_last + 1, work_per_row(p)));
+    return future_rows_change<T>(p, run, std::vector<long>(static_cast<std::size_t>(r.batch), i_last + 1), env.seed,
+                                 sampled_rows(i_last + 1, work_per_row(p)));
 }
 
 long early_rows_end(const AttendParams& p) { return p.len / 2 - 1; }
@@ -333,7 +380,7 @@ std::optional<Check> check_padding(const AttendParams& p, const Run& run, const 
     const Resolved r = resolve(p);
     if (r.cross || !(p.mask == MaskKind::padding || p.mask == MaskKind::both)) return std::nullopt;
     const auto rows = sampled_rows(r.len, work_per_row(p));
-    const double worst = rows_change(run, perturbed<T>(run, p.lengths, env.seed), r.cfg, rows, &p.lengths);
+    const double worst = future_rows_change<T>(p, run, p.lengths, env.seed, rows, &p.lengths);
     return bit_identical(tr(env, "changing X at padded positions leaves every non-padded output unchanged", "改变填充位置上的 X，所有非填充输出都不变"),
                          fmt::format("max |out' - out| at non-padded rows, {}", rows_description(rows, r.len)), worst);
 }
@@ -393,7 +440,7 @@ std::optional<Check> check_vs_float64(const AttendParams& p, const Run& run, con
     const Resolved r = resolve(p);
     const auto rows = sampled_rows(r.len, work_per_row(p));
     const Ten3<double> x_kv = r.cross ? x_of<double>(run, "x_kv") : Ten3<double>();
-    const double worst = rows_change(run, x_of<double>(run, "x"), r.cfg, rows, nullptr, r.cross ? &x_kv : nullptr);
+    const double worst = rows_change(run, x_of<double>(run, "x"), r.cfg, rows, r.cross ? &x_kv : nullptr);
     const bool rope = p.pe == PeKind::rope;
     const double qk = run.derived.at("scale").get<double>() * max_row_norm(run.at(rope ? "q_rot" : "q")) * max_row_norm(run.at(rope ? "k_rot" : "k"));
     const double bias = p.pe == PeKind::alibi ? max_abs(run.at("bias")) : 0.0;

@@ -8,6 +8,24 @@
 
 namespace attnlab {
 
+namespace {
+
+// The sinusoidal table the block adds to X: rows are positions 0..positions-1.
+template <class T>
+Mat<T> pe_table(long E, long positions)
+{
+    return sinusoidal_table<T>(positions, pe_frequencies<T>(E, 10000.0, PeLayout::interleaved, FreqMethod::exp_log), PeLayout::interleaved);
+}
+
+// RoPE's angles for positions 0..positions-1, base 10000, no scaling.
+template <class T>
+RopeCache<T> block_rope_cache(long d, long positions)
+{
+    return rope_cache<T>(positions, rope_frequencies<T>(d, 10000.0, RopeScalingParams{}, positions).theta);
+}
+
+}  // namespace
+
 template <class T>
 BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeights<T>& w, const BlockConfig& cfg)
 {
@@ -26,8 +44,7 @@ BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockW
     //    without it: the projections then read x itself, and no copy is made).
     Ten3<T> kv_pe;
     if (cfg.pe == PeKind::sinusoidal) {
-        const Vec<T> freq = pe_frequencies<T>(E, 10000.0, PeLayout::interleaved, FreqMethod::exp_log);
-        const Mat<T> table = sinusoidal_table<T>(positions, freq, PeLayout::interleaved);
+        const Mat<T> table = pe_table<T>(E, positions);
         r.x_pe = x + xt::view(table, xt::newaxis(), xt::range(q0, q0 + L), xt::all());
         kv_pe = x_kv + xt::view(table, xt::newaxis(), xt::range(0, S), xt::all());
     }
@@ -39,8 +56,7 @@ BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockW
     r.v = project_heads(kv_in, w.w_v, cfg.kv_heads, cfg.threads);
     // 3. RoPE rotates q and k after the projections, by their own positions.
     if (cfg.pe == PeKind::rope) {
-        const RopeFrequencies f = rope_frequencies<T>(d, 10000.0, RopeScalingParams{}, positions);
-        const RopeCache<T> cache = rope_cache<T>(positions, f.theta);
+        const RopeCache<T> cache = block_rope_cache<T>(d, positions);
         r.q_unrotated = r.q;
         r.k_unrotated = r.k;
         r.q = rope_apply(r.q, cache, d, cfg.rope_style, Direction::forward, q0);
@@ -52,6 +68,24 @@ BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockW
         r.bias = alibi_bias<T>(r.slopes, L, S, AlibiVariant::symmetric, q0);
     }
     return r;
+}
+
+template <class T>
+std::pair<Ten4<T>, Ten4<T>> self_kv_rows(const Ten3<T>& x_rows, long first, long positions, const BlockWeights<T>& w, const BlockConfig& cfg)
+{
+    const long E = static_cast<long>(x_rows.shape(2)), n = static_cast<long>(x_rows.shape(1));
+    Ten3<T> pe_rows;
+    if (cfg.pe == PeKind::sinusoidal) {
+        const Mat<T> table = pe_table<T>(E, positions);
+        pe_rows = x_rows + xt::view(table, xt::newaxis(), xt::range(first, first + n), xt::all());
+    }
+    const Ten3<T>& in = cfg.pe == PeKind::sinusoidal ? pe_rows : x_rows;
+    std::pair<Ten4<T>, Ten4<T>> kv{project_heads(in, w.w_k, cfg.kv_heads, cfg.threads), project_heads(in, w.w_v, cfg.kv_heads, cfg.threads)};
+    if (cfg.pe == PeKind::rope) {
+        const long d = E / cfg.heads;
+        kv.first = rope_apply(kv.first, block_rope_cache<T>(d, positions), d, cfg.rope_style, Direction::forward, first);
+    }
+    return kv;
 }
 
 template <class T>
@@ -88,6 +122,7 @@ long query_position_offset(Align align, long queries, long keys)
 #define ATTNLAB_BLOCK_INSTANTIATE(T)                                                                            \
     template AttentionInputs<T> attention_inputs<T>(const BlockResult<T>&, const BlockConfig&);                 \
     template BlockResult<T> prepare_block<T>(const Ten3<T>&, const Ten3<T>&, const BlockWeights<T>&, const BlockConfig&); \
+    template std::pair<Ten4<T>, Ten4<T>> self_kv_rows<T>(const Ten3<T>&, long, long, const BlockWeights<T>&, const BlockConfig&); \
     template BlockResult<T> run_block<T>(const Ten3<T>&, const Ten3<T>&, const BlockWeights<T>&, const BlockConfig&, \
                                          bool, std::optional<RowRange>);
 ATTNLAB_BLOCK_INSTANTIATE(float)

@@ -10,6 +10,7 @@
 #include "attnlab/experiments/rope.hpp"
 
 #include <optional>
+#include <utility>
 
 namespace attnlab {
 
@@ -55,6 +56,13 @@ AttentionInputs<T> attention_inputs(const BlockResult<T>& r, const BlockConfig& 
 // Everything before attention: PE, the projections, RoPE, ALiBi's bias (attn left empty).
 template <class T>
 BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeights<T>& w, const BlockConfig& cfg);
+
+// Self-attention's keys and values (RoPE applied) for rows of X at positions first..first+n-1
+// of a block of `positions` positions: x_rows [B, n, E] through sinusoidal PE, the projections
+// and RoPE at those positions, as prepare_block takes every row; each of those steps acts on
+// one position at a time. Returns k, v [B, Hkv, n, d].
+template <class T>
+std::pair<Ten4<T>, Ten4<T>> self_kv_rows(const Ten3<T>& x_rows, long first, long positions, const BlockWeights<T>& w, const BlockConfig& cfg);
 
 // Runs X (queries) against X_kv (keys and values; the same tensor for self-attention).
 template <class T>
