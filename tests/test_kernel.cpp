@@ -282,6 +282,26 @@ TEST_CASE("kernel: probe rows measure the row sums of the weights the kept matri
     CHECK(std::isnan(attention(in, false, RowRange{100, 120}).stats.max_row_sum_error));
 }
 
+TEST_CASE("kernel: probe rows whose scores are too many to keep are scored again, to the same figure")
+{
+    // A whole block of 256 probe rows over 4500 keys is past the 2^20 scores a work item keeps;
+    // the 10 rows of the last block are not.
+    const std::size_t L = 4500;
+    const auto q = random4<float>(1, 1, L, 4, 1), k = random4<float>(1, 1, L, 4, 2), v = random4<float>(1, 1, L, 4, 3);
+    for (const MaskKind kind : {MaskKind::none, MaskKind::causal}) {
+        MaskSpec m;
+        m.kind = kind, m.queries = static_cast<long>(L), m.keys = static_cast<long>(L);
+        AttentionInputs<float> in;
+        in.q = &q, in.k = &k, in.v = &v, in.mask = &m, in.scale = 3.0;
+        for (const std::vector<RowRange>& probes : {std::vector<RowRange>{{256, 512}}, std::vector<RowRange>{{4490, 4500}}}) {
+            in.probes = &probes;
+            const double probed = attention(in, false).stats.max_row_sum_error;
+            CHECK(probed > 0.0);
+            CHECK(probed == attention(in, true, probes[0]).stats.max_row_sum_error);
+        }
+    }
+}
+
 TEST_CASE("attention inputs: a view reads a tensor's storage in place, or a copy in another type")
 {
     const auto q = random4<float>(1, 2, 3, 4, 1);

@@ -41,7 +41,14 @@ struct QueryBlock {
     std::unique_ptr<T[]> s;  // [n, nk] scores, then p; never read before a product writes it
     std::vector<T> o, m, l, shift, alpha, masked_max;
     std::vector<std::pair<long, long>> span;
+    std::vector<char> revisited;        // the rows whose final weights are formed again
+    std::vector<std::size_t> kept_row;  // a revisited row's row in `kept`, when scores are kept
+    std::vector<T> kept;                // [revisited rows, S]: their scores, kept as the tiles pass
 };
+
+// The most scores a work item keeps for its probe rows (4 MB of floats); past it, the tiles
+// are computed again instead.
+constexpr std::size_t kMaxKeptScores = std::size_t{1} << 20;
 
 template <class T>
 QueryBlock<T> query_block(const Tiled<T>& t, std::size_t item)
@@ -180,24 +187,49 @@ std::vector<char> revisited_rows(const Tiled<T>& t, const QueryBlock<T>& w)
     return rows;
 }
 
-// Every tile again, from the kernel's own scores: the final weights of the revisited rows,
-// written out with keep_matrices, and their sums measured.
+// Which rows form their final weights again, and whether their scores are kept as the tiles
+// pass (probe rows only, within kMaxKeptScores) rather than computed again afterwards.
+template <class T>
+void plan_revisit(const Tiled<T>& t, QueryBlock<T>& w)
+{
+    w.revisited = revisited_rows(t, w);
+    const auto rows = static_cast<std::size_t>(std::count(w.revisited.begin(), w.revisited.end(), 1));
+    if (t.keep || rows == 0 || rows * t.S > kMaxKeptScores) return;
+    w.kept_row.assign(w.n, 0);
+    for (std::size_t r = 0, at = 0; r < w.n; ++r)
+        if (w.revisited[r]) w.kept_row[r] = at++;
+    w.kept.resize(rows * t.S);
+}
+
+// Keeps the revisited rows' scores of the tile just scored.
+template <class T>
+void keep_scores(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::size_t nk)
+{
+    if (w.kept.empty()) return;
+    for (std::size_t r = 0; r < w.n; ++r)
+        if (w.revisited[r]) std::copy_n(w.s.get() + r * nk, nk, w.kept.data() + w.kept_row[r] * t.S + j0);
+}
+
+// Every tile again, from the kernel's own scores (kept, or computed again): the final weights
+// of the revisited rows, written out with keep_matrices, and their sums measured.
 template <class T>
 void revisit_tiles(const Tiled<T>& t, QueryBlock<T>& w, AttentionStats& st)
 {
-    const std::vector<char> rows = revisited_rows(t, w);
+    const std::vector<char>& rows = w.revisited;
     if (std::find(rows.begin(), rows.end(), 1) == rows.end()) return;
     std::vector<double> sums(w.n, 0.0);
     for (std::size_t j0 = 0; j0 < t.S; j0 += kBlockK) {
         const std::size_t nk = std::min(kBlockK, t.S - j0);
-        // A measured sum needs no tile whose weights are all exactly 0.
+        // A measured sum needs no tile whose weights are all exactly 0 (nor does the kernel
+        // score one: the kept scores have the same tiles).
         if (!t.keep && t.skip_hidden && wholly_hidden(w, static_cast<long>(j0), static_cast<long>(j0 + nk))) continue;
-        score_tile(t, w, j0, nk);
+        if (w.kept.empty()) score_tile(t, w, j0, nk);
         for (std::size_t r = 0; r < w.n; ++r) {
             if (!rows[r]) continue;
             const std::size_t row = w.i0 + r - static_cast<std::size_t>(t.range.begin);
+            const T* scores = w.kept.empty() ? w.s.get() + r * nk : w.kept.data() + w.kept_row[r] * t.S + j0;
             for (std::size_t c = 0; c < nk; ++c) {
-                const T s = w.s[r * nk + c], weight = final_weight(t, w, r, s);
+                const T s = scores[c], weight = final_weight(t, w, r, s);
                 sums[r] += static_cast<double>(weight);
                 if (!t.keep) continue;
                 const long j = static_cast<long>(j0 + c);
@@ -227,11 +259,13 @@ template <class T>
 void run_item(const Tiled<T>& t, std::size_t item, AttentionStats& st)
 {
     QueryBlock<T> w = query_block(t, item);
+    plan_revisit(t, w);
     const auto& v = *t.in.v;
     for (std::size_t j0 = 0; j0 < t.S; j0 += kBlockK) {
         const std::size_t nk = std::min(kBlockK, t.S - j0);
         if (t.skip_hidden && wholly_hidden(w, static_cast<long>(j0), static_cast<long>(j0 + nk))) continue;
         score_tile(t, w, j0, nk);
+        keep_scores(t, w, j0, nk);
         absorb_tile(w, nk, t.d);
         value_product(w, &v(w.b, w.hk, j0, 0), nk, t.d);
     }
