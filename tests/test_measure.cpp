@@ -134,9 +134,14 @@ TEST_CASE("row sums and masked weights, with rows skipped and NaN kept")
 TEST_CASE("row sampling says which rows it looked at")
 {
     CHECK(sampled_rows(50, 1e9).size() == 1);  // short: every row, whatever the cost
+    // The budget is 2^26 multiply-adds: 1024 rows of 2^16 fit, one more row does not.
+    CHECK(sampled_rows(1024, 65536.0).size() == 1);
+    CHECK(sampled_rows(1025, 65536.0).size() == 3);
+    // floor(2^26 / (3 * 10^6)) = 22 rows per range; 32 at most.
     const auto rows = sampled_rows(4096, 1e6);
     REQUIRE(rows.size() == 3);
-    CHECK(rows_description(rows, 4096) == "over rows 0..31, 2032..2063, 4064..4095");
+    CHECK(rows_description(rows, 4096) == "over rows 0..21, 2037..2058, 4074..4095");
+    CHECK(rows_description(sampled_rows(4096, 1e5), 4096) == "over rows 0..31, 2032..2063, 4064..4095");
     CHECK(rows_description(sampled_rows(10, 1.0), 10) == "over all rows");
     CHECK(sampled_positions(1024).size() == 1024);
     const auto pos = sampled_positions(100000);

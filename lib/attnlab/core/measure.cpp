@@ -104,7 +104,7 @@ double max_masked_weight(const Tensor& w, const CellPredicate& hidden)
 
 std::vector<RowRange> sampled_rows(long len, double work_per_row)
 {
-    constexpr double budget = 1 << 27;  // multiply-adds for a reference pass
+    constexpr double budget = 1 << 26;  // multiply-adds for a reference pass
     if (static_cast<double>(len) * work_per_row <= budget || len <= 96) return {RowRange{0, len}};
     // Three ranges (the first rows, the middle, the last) of up to 32 rows, as many as fit.
     const long width = static_cast<long>(std::clamp(std::floor(budget / (3.0 * work_per_row)), 1.0, 32.0));

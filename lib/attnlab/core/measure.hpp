@@ -100,7 +100,7 @@ struct RowRange {
     long begin = 0;
     long end = 0;
 };
-// Rows a budgeted check looks at: every row when len * work_per_row fits the budget (2^27
+// Rows a budgeted check looks at: every row when len * work_per_row fits the budget (2^26
 // multiply-adds, or len <= 96), otherwise the first, middle and last rows, 32 of each or as
 // many as the budget holds (at least 1).
 std::vector<RowRange> sampled_rows(long len, double work_per_row);

@@ -287,21 +287,18 @@ double rows_change(const Run& run, Ten3<T> changed, const BlockConfig& cfg, cons
 // d] tensor in `rows` (in b order, sequences with nothing changed left out) and the others
 // from the run's tensor.
 template <class T>
-Ten4<T> spliced(const Tensor& run_t, const std::vector<Ten4<T>>& rows, const std::vector<long>& first)
+Ten4<T> spliced(const Tensor& run_t, const std::vector<Ten4<T>>& rows, const std::vector<long>& first, unsigned threads)
 {
     const std::size_t B = run_t.shape[0], H = run_t.shape[1], L = run_t.shape[2], d = run_t.shape[3];
     Ten4<T> out = Ten4<T>::from_shape({B, H, L, d});
+    std::vector<std::size_t> changed(B);  // sequence b's tensor in `rows`
+    for (std::size_t b = 0, n = 0; b < B; ++b) changed[b] = static_cast<std::size_t>(first[b]) < L ? n++ : 0;
     run_t.values.visit([&](const auto* in) {
-        std::size_t changed = 0;
-        for (std::size_t b = 0; b < B; ++b) {
-            const auto f = std::min(static_cast<std::size_t>(first[b]), L);
-            for (std::size_t h = 0; h < H; ++h) {
-                const std::size_t at = ((b * H + h) * L) * d;
-                std::transform(in + at, in + at + f * d, out.data() + at, [](auto value) { return static_cast<T>(value); });
-                if (f < L) std::copy_n(&rows[changed](0, h, 0, 0), (L - f) * d, out.data() + at + f * d);
-            }
-            if (f < L) ++changed;
-        }
+        parallel_for(B * H, thread_count(threads), [&](std::size_t bh) {
+            const std::size_t b = bh / H, h = bh % H, at = bh * L * d, f = std::min(static_cast<std::size_t>(first[b]), L);
+            std::transform(in + at, in + at + f * d, out.data() + at, [](auto value) { return static_cast<T>(value); });
+            if (f < L) std::copy_n(&rows[changed[b]](0, h, 0, 0), (L - f) * d, out.data() + at + f * d);
+        });
     });
     return out;
 }
@@ -323,7 +320,8 @@ double future_rows_change(const AttendParams& p, const Run& run, const std::vect
         auto kv = self_kv_rows(x_rows, f, from.r.len, w, from.r.cfg);
         k_rows.push_back(std::move(kv.first)), v_rows.push_back(std::move(kv.second));
     }
-    const Ten4<T> k = spliced(run.at(p.pe == PeKind::rope ? "k_rot" : "k"), k_rows, first), v = spliced(run.at("v"), v_rows, first);
+    const Ten4<T> k = spliced(run.at(p.pe == PeKind::rope ? "k_rot" : "k"), k_rows, first, p.threads),
+                  v = spliced(run.at("v"), v_rows, first, p.threads);
     from.in.k = &k, from.in.v = &v;
     double worst = 0.0;
     for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention(from.in, false, rr).out, run.at("out"), rr, row_end));
