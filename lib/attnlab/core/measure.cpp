@@ -106,9 +106,11 @@ std::vector<RowRange> sampled_rows(long len, double work_per_row)
 {
     constexpr double budget = 1 << 26;  // multiply-adds for a reference pass
     if (static_cast<double>(len) * work_per_row <= budget || len <= 96) return {RowRange{0, len}};
-    // Three ranges (the first rows, the middle, the last) of up to 32 rows, as many as fit.
+    // Three ranges (the first rows, the middle, the last) of up to 32 rows, as many as fit. The
+    // middle one starts at len / 2, so that a power-of-two length's middle rows lie in one
+    // block of the kernel's grid, unless it would then reach the last range.
     const long width = static_cast<long>(std::clamp(std::floor(budget / (3.0 * work_per_row)), 1.0, 32.0));
-    const long mid = len / 2 - width / 2;
+    const long mid = std::min(len / 2, len - 2 * width);
     return {RowRange{0, width}, RowRange{mid, mid + width}, RowRange{len - width, len}};
 }
 

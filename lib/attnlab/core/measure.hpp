@@ -101,8 +101,8 @@ struct RowRange {
     long end = 0;
 };
 // Rows a budgeted check looks at: every row when len * work_per_row fits the budget (2^26
-// multiply-adds, or len <= 96), otherwise the first, middle and last rows, 32 of each or as
-// many as the budget holds (at least 1).
+// multiply-adds, or len <= 96), otherwise the first rows, those from len / 2 on and the last
+// rows, 32 of each or as many as the budget holds (at least 1).
 std::vector<RowRange> sampled_rows(long len, double work_per_row);
 // "over all rows", or "over rows 0..31, 2032..2063, 4064..4095".
 std::string rows_description(const std::vector<RowRange>& rows, long len);
