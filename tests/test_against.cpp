@@ -130,3 +130,26 @@ TEST_CASE("--against: a right answer computed another way passes: a float32 PE t
     CHECK(c.passed);
     CHECK(c.max_abs_diff > 1e-5);  // not bit-identical: the angles round differently
 }
+
+TEST_CASE("--against: an attention output one ulp from ours passes, and no check of our own second run judges it")
+{
+    AttendParams p;
+    p.heads = 2;
+    p.mask = MaskKind::causal;
+    RunContext ctx;
+    Tensor out = compute_all(attend_experiment(), p, ctx).at("out");
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        const auto v = static_cast<float>(out.values[i]);
+        out.values[i] = std::nextafter(v, v >= 0.0f ? 2.0f * v + 1.0f : 2.0f * v - 1.0f);
+    }
+    const Comparison c = against(attend_experiment(), p, write_temp(out, "ulp"), "out");
+    CHECK(c.passed);
+    CHECK(c.max_abs_diff > 0.0);
+    REQUIRE(!c.properties.empty());
+    for (const Check& check : c.properties) {
+        CAPTURE(check.name);
+        CHECK(check.passed());
+        // Changing X and running again judges attnlab's implementation, not a given tensor.
+        CHECK(check.name != "causal_rows_unchanged");
+    }
+}

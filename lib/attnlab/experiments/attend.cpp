@@ -455,9 +455,12 @@ std::vector<CheckDef<AttendParams>> attend_checks()
             {"masked_weights_exactly_zero", {"weights"}, check_masked_zero},
             {"no_nan_weights", {"weights"}, check_no_nan},
             {"main_matches_reference", {"q", "k", "q_rot", "k_rot", "v", "out"}, check_reference<T>},
-            {"causal_rows_unchanged", {"x", "out"}, check_causal_rows<T>},
-            {"unmasked_rows_change", {"x", "out"}, check_unmasked_rows<T>},
-            {"padding_ignored", {"x", "out"}, check_padding<T>},
+            // These three run attnlab's own block again on a changed X and compare with its
+            // first run: a given tensor has no second run, so they judge none (a learner's out
+            // one ulp away would otherwise "fail" bit-identity with attnlab's second run).
+            {"causal_rows_unchanged", {}, check_causal_rows<T>},
+            {"unmasked_rows_change", {}, check_unmasked_rows<T>},
+            {"padding_ignored", {}, check_padding<T>},
             {"rope_scores_relative", {"x"}, check_rope_relative<T>},
             {"close_to_float64", {"x", "out"}, check_vs_float64<T>}};
 }

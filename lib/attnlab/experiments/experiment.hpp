@@ -94,8 +94,9 @@ std::string tr(const CheckEnv& env, const char* en, const char* zh, Args&&... ar
     return fmt::format(fmt::runtime(env.lang == Lang::zh ? zh : en), std::forward<Args>(args)...);
 }
 
-// A check: its name, the tensors it reads, and the function that measures it (nullopt when
-// it does not apply to this configuration).
+// A check: its name, the tensors it reads (those whose given replacement, a learner's under
+// --against, it judges), and the function that measures it (nullopt when it does not apply to
+// this configuration).
 template <class P>
 struct CheckDef {
     std::string name;
