@@ -3,7 +3,7 @@
 
 Usage (after a release build; needs Debian's python3-torch, which the build and tests do not):
     /usr/bin/python3 bench/compare_pytorch.py [--lens 2048,4096,8192] [--heads 8] [--head-dim 64]
-                                              [--mask causal] [--repeat 3] [--threads 0]
+                                              [--mask causal] [--repeat 3] [--threads 0] [--every-path]
 
 For each L it runs `attnlab bench` (JSON), then PyTorch on random q, k, v of the same shape:
   manual: softmax(q k^T / sqrt(d) + mask) v, the math spelled out;
@@ -74,19 +74,19 @@ def attnlab_bench(exe, L, a):
     return doc["measurements"]
 
 
-def torch_best(L, a, threads, blas_core):
+def torch_runs(L, a, threads, blas_core):
+    """PyTorch's time on every path under every BLAS kernel choice: a list of
+    {"seconds", "path", "blas", "torch"}."""
     variants = [None] + ([blas_core] if blas_core else [])
-    best = None
+    runs = []
     for core in variants:
         env = dict(os.environ)
         if core:
             env["OPENBLAS_CORETYPE"] = core
         arg = json.dumps([L, a.heads, a.head_dim, a.mask == "causal", a.repeat, threads])
         r = json.loads(subprocess.run([sys.executable, "-c", TORCH_TIMER, arg], check=True, capture_output=True, text=True, env=env).stdout)
-        for path in ("manual", "fused"):
-            if best is None or r[path] < best["seconds"]:
-                best = {"seconds": r[path], "path": path, "blas": r["blas"], "torch": r["torch"]}
-    return best
+        runs += [{"seconds": r[path], "path": path, "blas": r["blas"], "torch": r["torch"]} for path in ("manual", "fused")]
+    return runs
 
 
 def exponent(lens, times):
@@ -104,6 +104,7 @@ def main():
     ap.add_argument("--mask", choices=["none", "causal"], default="causal")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0, help="0: every core")
+    ap.add_argument("--every-path", action="store_true", help="also print PyTorch's time on each path and BLAS kernel choice")
     ap.add_argument("--attnlab", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "release", "attnlab"))
     a = ap.parse_args()
     lens = [int(n) for n in a.lens.split(",")]
@@ -114,11 +115,15 @@ def main():
     for L in lens:
         m = attnlab_bench(a.attnlab, L, a)
         core = m["blas"].split(", ")[1].split(" ")[0] if ", " in m["blas"] else None
-        t = torch_best(L, a, threads, core)
+        runs = torch_runs(L, a, threads, core)
+        t = min(runs, key=lambda r: r["seconds"])
         ours.append(m["seconds"])
         theirs.append(t["seconds"])
         print(f"{L:>6} {m['seconds']:>10.4f} {m['gflops']:>8.1f} {m['fraction_of_sgemm']:>8.2f} {t['seconds']:>15.4f} "
               f"{'(' + t['path'] + ', ' + t['blas'] + ')':<22} {m['seconds'] / t['seconds']:>6.3f}")
+        if a.every_path:
+            for r in runs:
+                print(f"{'':>6} PyTorch {r['path']:<6} with {r['blas']} kernels: {r['seconds']:.4f} s")
     print(f"PyTorch {t['torch']}; attnlab's BLAS: {m['blas']}")
     if len(lens) > 1:
         print(f"time ~ L^k: attnlab k = {exponent(lens, ours):.2f}, PyTorch best k = {exponent(lens, theirs):.2f}")
