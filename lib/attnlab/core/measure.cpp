@@ -104,7 +104,7 @@ double max_masked_weight(const Tensor& w, const CellPredicate& hidden)
 
 std::vector<RowRange> sampled_rows(long len, double work_per_row)
 {
-    constexpr double budget = 1 << 26;  // multiply-adds for a reference pass
+    const double budget = kCheckBudget;
     if (static_cast<double>(len) * work_per_row <= budget || len <= 96) return {RowRange{0, len}};
     // Three ranges (the first rows, the middle, the last) of up to 32 rows, as many as fit. The
     // middle one starts at len / 2, so that a power-of-two length's middle rows lie in one

@@ -100,6 +100,9 @@ struct RowRange {
     long begin = 0;
     long end = 0;
 };
+// The multiply-adds a budgeted check's reference pass may take.
+constexpr double kCheckBudget = 67108864.0;  // 2^26
+
 // Rows a budgeted check looks at: every row when len * work_per_row fits the budget (2^26
 // multiply-adds, or len <= 96), otherwise the first rows, those from len / 2 on and the last
 // rows, 32 of each or as many as the budget holds (at least 1).

@@ -87,7 +87,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) std::uint64_t normals_x32(s
     return start[0];
 }
 
-bool has_x8()
+bool has_avx512()
 {
     static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
     return has;
@@ -132,7 +132,7 @@ double Rng::normal()
 void Rng::normals(double* out, std::size_t n)
 {
 #if ATTNLAB_WIDE_NORMALS
-    if (n >= 32 && has_x8()) {
+    if (n >= 32 && has_avx512()) {
         state_ = normals_x32(state_, inc_, out, n / 32);
         out += n / 32 * 32;
         n %= 32;

@@ -4,6 +4,7 @@
 
 #include "attnlab/core/attention.hpp"
 #include "attnlab/core/blas.hpp"
+#include "attnlab/core/measure.hpp"
 #include "attnlab/core/parallel.hpp"
 #include "attnlab/core/rng.hpp"
 #include "attnlab/experiments/command_line.hpp"
@@ -191,7 +192,7 @@ Experiment<BenchParams> make_bench_experiment()
         return (2.0 * qo + kv + 2.0 * dsize(p.batch) * dsize(p.heads) * 96.0 * dsize(kv_len(p)) + threads * (2.0 * 1024.0 * 1024.0 + 3.0 * kBlockQ * kBlockK)) * elem;
     };
     e.work = [](const BenchParams& p, const Plan&) {
-        return (dsize(p.repeat) + 2.0) * useful_madds(p) / kKernelSpeedup + 3.0 * 134217728.0 + 4.0 * 1073741824.0 / kKernelSpeedup;
+        return (dsize(p.repeat) + 2.0) * useful_madds(p) / kKernelSpeedup + 3.0 * kCheckBudget + 4.0 * 1073741824.0 / kKernelSpeedup;
     };
     e.work_what = [](const BenchParams& p) {
         return fmt::format("{} timed runs of attention over [{}, {}, {}, {}] with d = {}", p.repeat, p.batch, p.heads, p.len, kv_len(p), p.head_dim);
