@@ -31,17 +31,26 @@ constexpr T eps_of()
     return std::numeric_limits<T>::epsilon();
 }
 
+// A Tensor's name, axes, element type and shape, with no values yet.
+template <class Shape>
+Tensor tensor_header(std::string name, std::vector<std::string> axes, const Shape& shape, Elem elem)
+{
+    Tensor t;
+    t.name = std::move(name);
+    t.axes = std::move(axes);
+    t.elem = elem;
+    t.shape.assign(shape.begin(), shape.end());
+    if (t.axes.size() != t.shape.size()) throw std::logic_error("tensor " + t.name + " has a wrong number of axis names");
+    return t;
+}
+
 // Any xtensor expression as a Tensor (evaluated once; float32, float16 and bfloat16 values
 // stored as floats, float64 and indices as doubles, exactly).
 template <class E>
 Tensor to_tensor(std::string name, std::vector<std::string> axes, const E& expr, Elem elem)
 {
     const auto& value = xt::eval(expr);  // a container itself, or the evaluated expression: no copy
-    Tensor t;
-    t.name = std::move(name);
-    t.axes = std::move(axes);
-    t.elem = elem;
-    t.shape.assign(value.shape().begin(), value.shape().end());
+    Tensor t = tensor_header(std::move(name), std::move(axes), value.shape(), elem);
     // float32, float16 and bfloat16 values are all floats: stored as such, half the memory.
     t.values = elem == Elem::float64 || elem == Elem::index ? Values(std::vector<double>(value.size())) : Values::floats(value.size());
     t.values.visit([&](auto* out) {
@@ -49,9 +58,6 @@ Tensor to_tensor(std::string name, std::vector<std::string> axes, const E& expr,
         const auto* in = value.data();
         for (std::size_t i = 0; i < value.size(); ++i) out[i] = static_cast<S>(static_cast<double>(in[i]));
     });
-    if (t.axes.size() != t.shape.size()) {
-        throw std::logic_error("tensor " + t.name + " has a wrong number of axis names");
-    }
     return t;
 }
 
@@ -61,12 +67,7 @@ Tensor to_tensor(std::string name, std::vector<std::string> axes, xt::xtensor<fl
 {
     if (elem == Elem::float64 || elem == Elem::index) return to_tensor(std::move(name), std::move(axes), static_cast<const xt::xtensor<float, N>&>(c), elem);
     auto held = std::make_shared<xt::xtensor<float, N>>(std::move(c));
-    Tensor t;
-    t.name = std::move(name);
-    t.axes = std::move(axes);
-    t.elem = elem;
-    t.shape.assign(held->shape().begin(), held->shape().end());
-    if (t.axes.size() != t.shape.size()) throw std::logic_error("tensor " + t.name + " has a wrong number of axis names");
+    Tensor t = tensor_header(std::move(name), std::move(axes), held->shape(), elem);
     float* data = held->data();
     const std::size_t n = held->size();
     t.values = Values::adopt(std::move(held), data, n);
