@@ -228,10 +228,12 @@ struct RunInputs {
     Ten3<T> bias;
     AttentionInputs<T> in;
 
-    RunInputs(const AttendParams& p, const Run& run) : r(resolve(p))
+    // Without with_kv, k and v are left for the caller to set.
+    RunInputs(const AttendParams& p, const Run& run, bool with_kv = true) : r(resolve(p))
     {
         const bool rope = p.pe == PeKind::rope;
-        in.q = view_of(run.at(rope ? "q_rot" : "q"), q), in.k = view_of(run.at(rope ? "k_rot" : "k"), k), in.v = view_of(run.at("v"), v);
+        in.q = view_of(run.at(rope ? "q_rot" : "q"), q);
+        if (with_kv) in.k = view_of(run.at(rope ? "k_rot" : "k"), k), in.v = view_of(run.at("v"), v);
         if (p.pe == PeKind::alibi) in.head_bias = view_of(run.at("bias"), bias);
         in.mask = &r.cfg.mask;
         in.scale = run.derived.at("scale").get<double>(), in.softmax = p.softmax, in.threads = p.threads;
@@ -263,26 +265,27 @@ std::optional<Check> check_reference(const AttendParams& p, const Run& run, cons
 
 bool causal_mask(MaskKind m) { return m == MaskKind::causal || m == MaskKind::both || m == MaskKind::window; }
 
-// The block run again on another X (released once projected), and its attention on each
-// sampled range (each range's rows are bit-identical to a full run's): the largest change of
-// those output rows.
+// Attention again on each sampled range (each range's rows are bit-identical to a full
+// run's): the largest change of those rows from the run's out, before row_end[b] where given.
+template <class T>
+double largest_change(const AttentionInputs<T>& in, const Run& run, const std::vector<RowRange>& rows, const std::vector<long>* row_end = nullptr)
+{
+    double worst = 0.0;
+    for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention(in, false, rr).out, run.at("out"), rr, row_end));
+    return worst;
+}
+
+// The block run again on another X (released once projected), and attention on each sampled
+// range: the largest change of those output rows.
 template <class T>
 double rows_change(const Run& run, Ten3<T> changed, const BlockConfig& cfg, const std::vector<RowRange>& rows,
                    const Ten3<T>* changed_kv = nullptr)
 {
     const BlockResult<T> res = prepare_block(changed, changed_kv ? *changed_kv : changed, weights_of<T>(run), cfg);
     changed = Ten3<T>();
-    double worst = 0.0;
-    for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention(attention_inputs(res, cfg), false, rr).out, run.at("out"), rr));
-    return worst;
+    return largest_change(attention_inputs(res, cfg), run, rows);
 }
 
-// X changed from position first[b] on in each sequence b (its rows there replaced by the
-// perturb stream's normals, drawn in (b, i, c) order as one sequential stream), in
-// self-attention: the largest change of the output's sampled rows, those before row_end[b]
-// where given. Before first[b], X and so the run's q, k and v are unchanged (PE, the
-// projections and RoPE each act on one position at a time), so the attention runs on the run's
-// own q, with k and v recomputed from the new rows on: what a KV cache holds.
 // [B, H, L, d] with sequence b's rows from first[b] on taken from its own [1, H, L - first[b],
 // d] tensor in `rows` (in b order, sequences with nothing changed left out) and the others
 // from the run's tensor.
@@ -303,11 +306,17 @@ Ten4<T> spliced(const Tensor& run_t, const std::vector<Ten4<T>>& rows, const std
     return out;
 }
 
+// X changed from position first[b] on in each sequence b (its rows there replaced by the
+// perturb stream's normals, drawn in (b, i, c) order as one sequential stream), in
+// self-attention: the largest change of the output's sampled rows, those before row_end[b]
+// where given. Before first[b], X and so the run's q, k and v are unchanged (PE, the
+// projections and RoPE each act on one position at a time), so the attention runs on the run's
+// own q, with k and v recomputed from the new rows on: what a KV cache holds.
 template <class T>
 double future_rows_change(const AttendParams& p, const Run& run, const std::vector<long>& first, std::uint64_t seed,
                           const std::vector<RowRange>& rows, const std::vector<long>* row_end = nullptr)
 {
-    RunInputs<T> from(p, run);
+    RunInputs<T> from(p, run, false);
     const auto L = static_cast<std::size_t>(from.r.len), E = static_cast<std::size_t>(from.r.dim);
     const BlockWeights<T> w{Mat<T>(), from_tensor<T, 2>(run.at("w_k")), from_tensor<T, 2>(run.at("w_v"))};
     std::vector<Ten4<T>> k_rows, v_rows;
@@ -323,9 +332,7 @@ double future_rows_change(const AttendParams& p, const Run& run, const std::vect
     const Ten4<T> k = spliced(run.at(p.pe == PeKind::rope ? "k_rot" : "k"), k_rows, first, p.threads),
                   v = spliced(run.at("v"), v_rows, first, p.threads);
     from.in.k = &k, from.in.v = &v;
-    double worst = 0.0;
-    for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention(from.in, false, rr).out, run.at("out"), rr, row_end));
-    return worst;
+    return largest_change(from.in, run, rows, row_end);
 }
 
 // Causality: change X after position i_last and run the block again on rows 0..i_last.
