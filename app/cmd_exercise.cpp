@@ -243,7 +243,7 @@ void setup_exercise(CLI::App& app)
 
     auto* made = ex->add_subcommand("new", "Write DIR: README.md (the task), inputs/*.npy, starter.py, check.sh, exercise.json");
     made->add_option("NAME", opts->name, "Exercise name (attnlab exercise list)")->required();
-    made->add_option("DIR", opts->dir, "Folder to create (refused when it exists and is not empty)")->required();
+    made->add_option("DIR", opts->dir, "Folder to create (refused when it exists and is not empty)")->required()->check(non_empty_path);
     add_optional_enum(*made, "--lang", opts->lang, "Language of the task, en or zh (default: from the locale)");
     made->add_option("--seed", opts->seed, "Seed of the inputs")->check(seed_number);
     add_sizes(*made, *opts);
@@ -252,7 +252,7 @@ void setup_exercise(CLI::App& app)
 
     auto* solve = ex->add_subcommand("solve", "For teachers: write the reference answer (or a catalogued mistake) into DIR");
     solve->add_option("NAME", opts->name, "Exercise name")->required();
-    solve->add_option("DIR", opts->dir, "The exercise's folder (made by exercise new)")->required();
+    solve->add_option("DIR", opts->dir, "The exercise's folder (made by exercise new)")->required()->check(non_empty_path);
     solve->add_option("--mistake", opts->mistake, "Write the wrong answer of this catalogued mistake (its README lists them)");
     solve->callback([opts] { run_solve(*opts), exit_status() = 0; });
     ex->footer("Example:\n  attnlab exercise new attention hw1 --lang en\n  cd hw1 && python3 starter.py && ./check.sh\n"

@@ -122,6 +122,9 @@ std::string did_you_mean(const CLI::App& sub, const std::string& unexpected)
 const CLI::Validator non_empty = CLI::Validator(
     [](std::string& text) -> std::string { return text.empty() ? std::string("has an empty entry") : std::string(); }, "");
 
+const CLI::Validator non_empty_path = CLI::Validator(
+    [](std::string& text) -> std::string { return text.empty() ? std::string("is an empty path") : std::string(); }, "");
+
 void add_run_options(CLI::App& sub, CommonOpts& o)
 {
     sub.add_option("--seed", o.seed, "Seed of the random inputs (same numbers on every platform)")
@@ -172,12 +175,13 @@ void add_common_options(CLI::App& sub, CommonOpts& o)
     sub.add_flag("--wide", o.wide, "CSV: print a rank-2 tensor as one row per first-axis index");
     sub.add_flag("--full", o.full, "Text: print every element of large tensors");
     sub.add_option("--against", o.against,
-                   "Hold your tensor in FILE (NPY, CSV or JSON) against the run's; the exit status is that comparison");
+                   "Hold your tensor in FILE (NPY, CSV or JSON) against the run's; the exit status is that comparison")
+        ->check(non_empty_path);
     sub.add_option("--against-tensor", o.against_tensor, "Which of the run's tensors --against compares with (default: the main one)");
-    sub.add_option("--rtol", o.rtol, "--against: relative tolerance (default 8 eps of the coarser dtype)")->check(finite_non_negative);
-    sub.add_option("--atol", o.atol, "--against: absolute tolerance (default: the computation's own rounding bound)")
+    sub.add_option("--rtol", o.rtol, "--against: replaces the error model's relative term (default: the unit roundoff of the coarser of the file's and the run's dtype)")->check(finite_non_negative);
+    sub.add_option("--atol", o.atol, "--against: replaces the error model's absolute term (default: twice a plain reference's measured error; see README, The error model)")
         ->check(finite_non_negative);
-    sub.add_option("--save", o.save, "Write every tensor of the run to DIR/NAME.npy, and DIR/run.json");
+    sub.add_option("--save", o.save, "Write every tensor of the run to DIR/NAME.npy, and DIR/run.json")->check(non_empty_path);
     sub.add_option("--input", o.inputs, "NAME=FILE: use your own tensor for an input (x, w_q, q, scores, ...); repeatable")
         ->type_name("NAME=FILE");
     add_plot_options(sub, o.plot);

@@ -46,6 +46,8 @@ extern const CLI::Validator finite_positive;
 extern const CLI::Validator finite_non_negative;
 // Refuses an empty entry of a comma-separated list ("3,,5" or "").
 extern const CLI::Validator non_empty;
+// Refuses an empty file or folder argument: an unset shell variable must not mean "none".
+extern const CLI::Validator non_empty_path;
 // A whole number ("abc" and "2.5" are "not a whole number", not "out of range").
 extern const CLI::Validator whole_number;
 // A whole number from lo to hi.

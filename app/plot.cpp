@@ -47,7 +47,7 @@ void add_plot_options(CLI::App& sub, PlotOpts& o)
         ->check(CLI::IsMember({"", "auto", "heatmap", "lines"}))
         ->type_name("[auto|heatmap|lines]");
     add_optional_enum(sub, "--plot-style", o.style, "Glyphs of --plot: unicode or ascii (default: unicode in a UTF-8 locale)");
-    sub.add_option("--plot-file", o.file, "Write the same picture to PATH.png or PATH.svg (the folder must exist)")->type_name("PATH");
+    sub.add_option("--plot-file", o.file, "Write the same picture to PATH.png or PATH.svg (the folder must exist)")->type_name("PATH")->check(non_empty_path);
 }
 
 PlotOptions terminal_plot_options(const PlotOpts& o, Lang lang)

@@ -67,7 +67,8 @@ TEST_CASE("--save writes every tensor as NPY and run.json, and the saved answer 
     CHECK(j["tensors"][0]["file"] == "pe.npy");
     const auto r = run_cli({"pe", "--len", "6", "--dim", "4", "--against", dir + "/pe.npy", "--quiet"});
     CHECK(r.status == 0);
-    CHECK(r.out.find("against " + dir + "/pe.npy (tensor pe): MATCH") != std::string::npos);
+    CHECK(r.out.find("against " + dir + "/pe.npy (tensor pe), judged at float32 precision:") != std::string::npos);
+    CHECK(r.out.rfind("\nMATCH max |diff| = 0; 0 of 24 elements differ\n") + 47 == r.out.size());  // the last line
     // CSV and JSON answers too: attnlab's own CSV, and its JSON document
     const auto csv = run_cli({"pe", "--len", "6", "--dim", "4", "--format", "csv"});
     std::ofstream(kDir + "-pe.csv") << csv.out;

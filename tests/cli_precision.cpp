@@ -75,7 +75,8 @@ TEST_CASE("--save writes float16 as <f2 and bfloat16 as float32 holding the bflo
     // the saved float16 answer is read back as float16 and matches
     const auto again = run_cli({"pe", "--len", "3", "--dim", "4", "--dtype", "float16", "--against", "/tmp/attnlab-cli-precision-f16/pe.npy", "--quiet"});
     CHECK(again.status == 0);
-    CHECK(again.out.find("(tensor pe): MATCH") != std::string::npos);
+    CHECK(again.out.find("(tensor pe), judged at float16 precision:") != std::string::npos);
+    CHECK(again.out.find("\nMATCH max |diff| = 0;") != std::string::npos);
 }
 
 TEST_CASE("-1e9 in float16: the fully masked row is NaN, exit 1 naming the failed checks")

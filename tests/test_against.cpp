@@ -74,7 +74,7 @@ void every_mistake_is_named(const Experiment<P>& e, const P& p)
         }
         const Tensor wrong = m.build(p, run);
         double diff = 0.0;
-        if (tensors_match(run.at(m.tensor), wrong, 1e-5, 1e-5, &diff)) continue;  // here the mistake changes nothing
+        if (tensors_match(run.at(m.tensor), wrong, Tolerance{1e-5, 1e-5, 1e-5}, &diff)) continue;  // here the mistake changes nothing
         for (const std::string& file : {write_temp(wrong, m.id), write_csv(wrong, m.id)}) {
             CAPTURE(file);
             const Comparison c = against(e, p, file, m.tensor);

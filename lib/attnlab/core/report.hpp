@@ -29,15 +29,37 @@ struct InputError : std::runtime_error {
 struct AgainstRequest {
     std::string file;
     std::string tensor;            // empty: the command's main tensor
-    std::optional<double> rtol;    // default 8 eps of the coarser of the two dtypes
-    std::optional<double> atol;    // default: the experiment's rounding bound for the tensor
+    std::optional<double> rtol;    // given: replaces the error model's relative term
+    std::optional<double> atol;    // given: replaces the error model's absolute term
 };
 
-// A catalogued mistake whose tensor matches the learner's.
+// How sure a diagnosis is: "matches" within the comparison's own tolerance, or "closest" (no
+// catalogued mistake matches; this one is nearer the learner's tensor than the reference is).
+enum class Certainty { matches, closest };
+constexpr auto enum_names(Certainty)
+{
+    return std::array{std::pair{Certainty::matches, std::string_view("matches")},
+                      std::pair{Certainty::closest, std::string_view("closest")}};
+}
+
+// A catalogued mistake held against the learner's tensor.
 struct Diagnosis {
     std::string id;
     std::string explanation;  // in the run's language
     double max_abs_diff = 0.0;
+    Certainty certainty = Certainty::matches;
+};
+
+// The indices, along one axis, where the learner's tensor differs (first to last, inclusive).
+struct AxisRange {
+    std::string axis;
+    std::size_t from = 0, to = 0;
+    std::size_t size = 0;  // the axis's length: from 0 to size - 1 is "all"
+};
+
+struct NonFiniteCount {
+    std::size_t nan = 0, posinf = 0, neginf = 0;
+    std::size_t total() const { return nan + posinf + neginf; }
 };
 
 // The verdict on a learner's tensor: the comparison, the properties of the learner's tensor,
@@ -50,9 +72,14 @@ struct Comparison {
     double max_abs_diff = 0.0;
     std::size_t mismatched = 0, total = 0;
     double rtol = 0.0, atol = 0.0;
+    std::string judged_at;           // "float16 storage, float32 arithmetic"
     std::vector<std::size_t> worst_index;
     double worst_expected = 0.0, worst_got = 0.0;
-    std::string where;               // "rows 0-3 match; from row 4 on they differ"
+    Elem expected_elem = Elem::float64, got_elem = Elem::float64;
+    std::vector<AxisRange> where;    // along every axis, the range where they differ
+    NonFiniteCount nonfinite;        // non-finite values where the reference has numbers
+    std::vector<std::string> kinds;  // precision_only, transposed, permuted, ...
+    std::vector<std::string> notes;  // in the run's language: what the kinds mean, how to fix
     std::vector<Check> properties;   // the run's checks that read this tensor, on the learner's
     std::vector<Diagnosis> diagnosis;
 };

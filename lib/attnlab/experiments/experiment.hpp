@@ -264,11 +264,11 @@ void estimate_memory(const Experiment<P>& e, const P& p, const Plan& plan, const
 }
 
 // Runs the checks of a typed list on a run.
+// env: what the checks know besides the tensors (the dtype and eps they judge at).
 template <class P>
 std::vector<Check> run_checks(const std::vector<CheckDef<P>>& defs, const P& p, const Run& run,
-                              const RunContext& ctx)
+                              const RunContext& ctx, const CheckEnv& env)
 {
-    const CheckEnv env{ctx.dtype, eps_of(ctx.dtype), ctx.seed, ctx.lang};
     std::vector<Check> out;
     for (const auto& def : defs) {
         std::optional<Check> c = def.fn(p, run, env);
@@ -278,6 +278,12 @@ std::vector<Check> run_checks(const std::vector<CheckDef<P>>& defs, const P& p, 
         out.push_back(std::move(*c));
     }
     return out;
+}
+template <class P>
+std::vector<Check> run_checks(const std::vector<CheckDef<P>>& defs, const P& p, const Run& run,
+                              const RunContext& ctx)
+{
+    return run_checks(defs, p, run, ctx, CheckEnv{ctx.dtype, eps_of(ctx.dtype), ctx.seed, ctx.lang});
 }
 
 // What one compute is asked for: the on-demand tensors `wanted` names, the inputs; refused

@@ -1,65 +1,165 @@
-// --against: a learner's tensor held against the run's, its properties checked with the
-// experiment's own checks, and the catalogued mistakes it matches named.
+// --against: a learner's tensor held against the run's under the error model of
+// core/error_model.hpp, its properties checked with the experiment's own checks at the
+// precision the file carries, and the catalogued mistakes it matches named.
 #pragma once
 
+#include "attnlab/core/error_model.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/experiments/experiment.hpp"
 #include "attnlab/io/read.hpp"
 #include "attnlab/learner/compare.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace attnlab {
 
 namespace detail {
 
-// The largest finite |x| (a mask's -inf must not make the tolerance infinite).
-inline double max_finite_abs(const Tensor& t)
+// The tensor under judgement computed in other dtypes on the same input, each once: the
+// float64 reference and the plain references whose error sets the tolerance.
+template <class P>
+class References {
+public:
+    References(const Experiment<P>& e, const P& p, const Run& run, const RunContext& ctx, std::string name)
+        : e_(e), p_(p), ctx_(ctx), name_(std::move(name))
+    {
+        cache_.emplace(ctx.dtype, run.at(name_));
+    }
+    bool available(DType dtype) const { return cache_.count(dtype) || static_cast<bool>(e_.typed(dtype).compute); }
+    const Tensor& in(DType dtype)
+    {
+        auto it = cache_.find(dtype);
+        if (it != cache_.end()) return it->second;
+        RunContext c = ctx_;
+        c.dtype = dtype;
+        c.against.reset();
+        const Plan plan = plan_for(e_, p_, offered_tensors(e_, p_), c, [&](const std::string& n) { return n == name_; });
+        return cache_.emplace(dtype, e_.typed(dtype).compute(p_, plan).at(name_)).first->second;
+    }
+    ReferenceError error(DType dtype) { return measure_reference_error(in(dtype), in(DType::float64)); }
+
+private:
+    const Experiment<P>& e_;
+    const P& p_;
+    const RunContext& ctx_;
+    std::string name_;
+    std::map<DType, Tensor> cache_;
+};
+
+std::string precision_text(Precision at, Lang lang);
+
+// The tolerance of the error model at that precision, or the learner's own --rtol/--atol.
+template <class P>
+Tolerance tolerance_at(References<P>& refs, Precision at, DType run_dtype, const AgainstRequest& req)
 {
-    double m = 0.0;
-    for (double v : t.values)
-        if (std::isfinite(v)) m = std::max(m, std::abs(v));
-    return m;
+    const double run_error = run_dtype == DType::float64 ? 0.0 : refs.error(run_dtype).error;
+    Tolerance tol = judging_tolerance(at, refs.error(at.compute), run_error);
+    if (req.rtol) tol.rtol = *req.rtol;
+    if (req.atol) tol.atol = *req.atol;
+    if (req.rtol || req.atol) tol.fill_rtol = tol.rtol;
+    return tol;
 }
 
-// The coarser of the run's dtype and the file's: a float32 answer is held to float32, a
-// float16 one to float16.
-inline double against_eps(DType run, const Tensor& got)
+// Refuses a comparison whose tolerance reaches the size of the values it judges.
+void require_meaningful(const Tolerance& tol, const ReferenceError& ref, Precision at, const std::string& tensor);
+
+// Whether every value of t is a number of that 16-bit dtype (a float32 file of bfloat16
+// values, say): only then is "precision only" a diagnosis rather than a coincidence.
+bool carries(const Tensor& t, DType dtype);
+
+// float32 arithmetic is accepted for a float32 or float64 file against a float64 run, with a
+// note; a tensor whose values are all float16 or bfloat16 numbers, and that matches at that
+// precision only, is named precision_only.
+// Returns the precision the comparison ended at.
+template <class P>
+Precision judge_precision(References<P>& refs, const Tensor& expected, const Tensor& got, Precision at, const RunContext& ctx,
+                          Comparison& c)
 {
-    const double file = got.elem == Elem::float32    ? eps_of(DType::float32)
-                        : got.elem == Elem::float16  ? eps_of(DType::float16)
-                        : got.elem == Elem::bfloat16 ? eps_of(DType::bfloat16)
-                                                     : 0.0;
-    return std::max(eps_of(run), file);
+    const bool zh = ctx.lang == Lang::zh;
+    const double at_own = c.max_abs_diff;
+    if (ctx.dtype == DType::float64 && at.storage != DType::float16 && at.storage != DType::bfloat16) {
+        const Precision f32{DType::float32, DType::float32};
+        Comparison c32 = c;
+        compare_tensors(expected, got, tolerance_at(refs, f32, ctx.dtype, *ctx.against), c32);
+        if (c32.passed) {
+            c = c32;
+            c.judged_at = precision_text(f32, ctx.lang);
+            c.notes.push_back(fmt::format(zh ? "在 float32 精度下一致（最大差 {:.3g}）；在 float64 精度下不一致" : "matches at float32 precision (max diff {:.3g}); at float64 it differs", at_own));
+            return f32;
+        }
+    }
+    for (DType d : {DType::float16, DType::bfloat16}) {
+        if (unit_roundoff(d) <= unit_roundoff(at.storage) || !refs.available(d) || !carries(got, d)) continue;
+        double diff = 0.0;
+        if (!tensors_match(expected, got, tolerance_at(refs, {d, d}, ctx.dtype, *ctx.against), &diff)) continue;
+        c.kinds.push_back("precision_only");
+        c.notes.push_back(fmt::format(zh ? "只差精度：在 {0} 精度下一致（最大差 {1:.3g}）；要按 {0} 评判，用 --dtype {0} 运行" : "precision only: it matches at {0} precision (max diff {1:.3g}); to judge it there, run with --dtype {0}",
+                                      name_of(d), diff));
+        break;
+    }
+    return at;
 }
 
 }  // namespace detail
 
-// The run's checks that read `name`, run on the learner's tensor in its place.
+// Whether a check may read `other` beside the learner's `name`: an input the learner was
+// given, or a tensor declared before `name` (the declarations follow the data flow, so those
+// are upstream of it). A tensor the run computed from ours (alibi's bias from its slopes)
+// would pair the learner's tensor with our own consequences of it.
+template <class P>
+bool upstream_of(const Experiment<P>& e, const std::string& other, const std::string& name)
+{
+    if (std::find(e.inputs.begin(), e.inputs.end(), other) != e.inputs.end()) return true;
+    for (const auto& d : e.tensors) {
+        if (d.name == name) return false;
+        if (d.name == other) return true;
+    }
+    return false;
+}
+
+// The run's invariants that read `name` and nothing downstream of it, run on the learner's
+// tensor at the precision it carries.
 template <class P>
 std::vector<Check> learner_properties(const Experiment<P>& e, const P& p, Run run, Tensor got, const std::string& name,
-                                      const RunContext& ctx)
+                                      const RunContext& ctx, DType storage)
 {
     got.name = name;
     got.axes = run.at(name).axes;
     replace_tensor(run, std::move(got));
+    auto given = [&](const std::string& read) { return read == name || upstream_of(e, read, name); };
     std::vector<CheckDef<P>> reading;
     for (const auto& def : e.typed(ctx.dtype).checks)
-        if (std::find(def.reads.begin(), def.reads.end(), name) != def.reads.end()) reading.push_back(def);
-    return run_checks(reading, p, run, ctx);
+        if (std::find(def.reads.begin(), def.reads.end(), name) != def.reads.end() && std::all_of(def.reads.begin(), def.reads.end(), given))
+            reading.push_back(def);
+    const CheckEnv env{coarser(storage, ctx.dtype), eps_of(coarser(storage, ctx.dtype)), ctx.seed, ctx.lang};
+    std::vector<Check> out;
+    for (Check& c : run_checks(reading, p, run, ctx, env))
+        if (c.role == Role::invariant) out.push_back(std::move(c));
+    return out;
 }
 
-// Every catalogued mistake for `name` whose tensor matches the learner's.
+// Every catalogued mistake for `name` that matches the learner's tensor within the
+// comparison's tolerance, nearest first; when none does, the nearest one if it is closer
+// to the learner's tensor than the reference is, marked "closest".
 template <class P>
 std::vector<Diagnosis> diagnose(const Experiment<P>& e, const P& p, const Run& run, const Tensor& got, const std::string& name,
-                                double rtol, double atol, Lang lang)
+                                const Tolerance& tol, double reference_diff, Lang lang)
 {
     std::vector<Diagnosis> found;
+    std::optional<Diagnosis> nearest;
     for (const auto& m : e.mistakes) {
         if (m.tensor != name) continue;
+        const Tensor wrong = m.build(p, run);
+        if (wrong.shape != got.shape) continue;
         double diff = 0.0;
-        if (tensors_match(m.build(p, run), got, rtol, atol, &diff)) found.push_back({m.id, lang == Lang::zh ? m.zh : m.en, diff});
+        const bool match = tensors_match(wrong, got, tol, &diff);
+        Diagnosis d{m.id, lang == Lang::zh ? m.zh : m.en, diff, match ? Certainty::matches : Certainty::closest};
+        if (match) found.push_back(d);
+        else if (!nearest || diff < nearest->max_abs_diff) nearest = d;
     }
+    std::stable_sort(found.begin(), found.end(), [](const Diagnosis& a, const Diagnosis& b) { return a.max_abs_diff < b.max_abs_diff; });
+    if (found.empty() && nearest && nearest->max_abs_diff < 0.5 * reference_diff) found.push_back(*nearest);
     return found;
 }
 
@@ -72,14 +172,17 @@ Comparison compare_against(const Experiment<P>& e, const P& p, const Run& run, c
     c.tensor = req.tensor.empty() ? e.main_tensor : req.tensor;
     const Tensor& expected = run.at(c.tensor);
     const Tensor got = read_tensor_file(req.file, c.tensor, ctx.max_memory_bytes);
-    const double eps = detail::against_eps(ctx.dtype, got);
-    const double rtol = req.rtol.value_or(8.0 * eps);
-    const double atol = req.atol ? *req.atol
-                        : e.against_atol ? e.against_atol(p, c.tensor, eps, expected)
-                                         : 64.0 * eps * (1.0 + detail::max_finite_abs(expected));
-    compare_tensors(expected, got, rtol, atol, c);
-    if (got.shape == expected.shape) c.properties = learner_properties(e, p, run, got, c.tensor, ctx);
-    if (!c.passed) c.diagnosis = diagnose(e, p, run, got, c.tensor, rtol, atol, ctx.lang);
+    detail::References<P> refs(e, p, run, ctx, c.tensor);
+    const bool exact = !precision_of(expected.elem);
+    Precision at{coarser(precision_of(got.elem).value_or(ctx.dtype), ctx.dtype), ctx.dtype};
+    const Tolerance tol = exact ? Tolerance{} : detail::tolerance_at(refs, at, ctx.dtype, req);
+    if (!exact && !req.rtol && !req.atol) detail::require_meaningful(tol, refs.error(ctx.dtype), at, c.tensor);
+    c.judged_at = exact ? (ctx.lang == Lang::zh ? "精确" : "exact") : detail::precision_text(at, ctx.lang);
+    compare_tensors(expected, got, tol, c);
+    if (!c.passed && !exact && !req.rtol && !req.atol) at = detail::judge_precision(refs, expected, got, at, ctx, c);
+    if (!c.passed) detect_kinds(expected, got, tol, ctx.lang, c);
+    if (got.shape == expected.shape) c.properties = learner_properties(e, p, run, got, c.tensor, ctx, coarser(at.storage, at.compute));
+    if (!c.passed) c.diagnosis = diagnose(e, p, run, got, c.tensor, Tolerance{c.rtol, c.atol, tol.fill_rtol}, c.max_abs_diff, ctx.lang);
     return c;
 }
 

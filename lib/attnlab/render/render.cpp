@@ -226,29 +226,65 @@ namespace {
 
 std::string shape_text(const std::vector<std::size_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
-// The verdict on a learner's tensor, after the run's own checks.
+// "they differ in head 1 only; query 3-7; every key", from the ranges along every axis.
+std::string where_text(const Comparison& c, Lang lang)
+{
+    const bool zh = lang == Lang::zh;
+    std::vector<std::string> parts;
+    for (const auto& r : c.where) {
+        if (r.from == 0 && r.to + 1 == r.size && r.size > 1) parts.push_back(fmt::format(zh ? "所有 {}" : "every {}", r.axis));
+        else if (r.from == r.to) parts.push_back(fmt::format(zh ? "只在 {} {}" : "{} {} only", r.axis, r.from));
+        else parts.push_back(fmt::format("{} {}-{}", r.axis, r.from, r.to));
+    }
+    if (parts.empty()) return {};
+    return fmt::format(zh ? "不同之处：{}" : "they differ in {}", fmt::join(parts, zh ? "；" : "; "));
+}
+
+// "pe [0, 1] expected 1, got 0", each value at the shortest precision of its dtype.
+std::string worst_text(const Comparison& c, bool zh)
+{
+    return fmt::format(zh ? "  最差元素：[{}] 期望 {}，得到 {}\n" : "  worst: [{}] expected {}, got {}\n", fmt::join(c.worst_index, ", "),
+                       format_value(c.worst_expected, c.expected_elem), format_value(c.worst_got, c.got_elem));
+}
+
+// The last line under --against, the same in every language: MATCH or DIFFERS, the max
+// difference, the mismatched count and the diagnosis.
+std::string result_line(const Comparison& c)
+{
+    std::string line = fmt::format("{} max |diff| = {}; {} of {} elements differ", c.passed ? "MATCH" : "DIFFERS",
+                                   format_figure(c.max_abs_diff), c.mismatched, c.total);
+    if (c.shape_expected != c.shape_got) line = fmt::format("DIFFERS shape [{}] != [{}]", fmt::join(c.shape_got, ", "), fmt::join(c.shape_expected, ", "));
+    std::vector<std::string> named;
+    for (const auto& d : c.diagnosis) named.push_back(fmt::format("{} {}", name_of(d.certainty), d.id));
+    if (!named.empty()) line += fmt::format("; {}", fmt::join(named, ", "));
+    if (!c.kinds.empty()) line += fmt::format("; {}", fmt::join(c.kinds, ", "));
+    return line + "\n";
+}
+
+// The verdict on a learner's tensor, after the run's own checks; it ends with the result line.
 std::string against_text(const Comparison& c, const RenderOptions& opts)
 {
     const bool zh = opts.lang == Lang::zh;
-    std::string out = fmt::format("\n{} {} ({} {}): {}\n", zh ? "对照" : "against", c.file, zh ? "张量" : "tensor", c.tensor,
-                                  c.passed ? (zh ? "一致" : "MATCH") : (zh ? "不一致" : "DIFFERS"));
+    std::string out = fmt::format(zh ? "\n对照 {} （张量 {}），按 {} 评判：\n" : "\nagainst {} (tensor {}), judged at {}:\n", c.file, c.tensor, c.judged_at);
     out += fmt::format("  {}: expected {}, got {}\n", zh ? "形状" : "shape", shape_text(c.shape_expected), shape_text(c.shape_got));
     if (c.shape_expected == c.shape_got) {
-        out += fmt::format("  max |diff| = {}; {} of {} elements outside rtol {} + atol {}\n", format_figure(c.max_abs_diff), c.mismatched,
-                           c.total, format_figure(c.rtol), format_figure(c.atol));
-        if (!c.worst_index.empty() || c.total == 1) {
-            out += fmt::format("  worst: [{}] expected {:.7g}, got {:.7g}\n", fmt::join(c.worst_index, ", "), c.worst_expected, c.worst_got);
-        }
-        out += "  " + c.where + "\n";
+        out += fmt::format(zh ? "  容差：|差| <= atol {} + rtol {} |期望值|；{} 个元素中 {} 个超出\n" : "  tolerance: |diff| <= atol {} + rtol {} |expected|; {} of {} elements outside\n",
+                           format_figure(c.atol), format_figure(c.rtol), c.mismatched, c.total);
+        if (!c.worst_index.empty() || c.total == 1) out += worst_text(c, zh);
+        if (!c.where.empty()) out += "  " + where_text(c, opts.lang) + "\n";
     }
+    for (const auto& n : c.notes) out += fmt::format("  {}{}\n", zh ? "注：" : "note: ", n);
     if (!c.properties.empty()) out += zh ? "  你的张量的性质：\n" : "  properties of your tensor:\n";
     for (const auto& p : c.properties) out += "    " + check_line(p, opts.color, opts.lang) + "\n";
-    for (const auto& d : c.diagnosis)
-        out += fmt::format("  {} {}: {} (max diff {})\n", zh ? "符合" : "matches", d.id, d.explanation, format_figure(d.max_abs_diff));
-    if (c.diagnosis.empty() && !c.passed) {
-        out += zh ? "  没有已知错误与之相符；请从上面第一个不同的元素查起\n" : "  no known mistake matches it; start from the first element that differs, above\n";
+    for (const auto& d : c.diagnosis) {
+        const bool sure = d.certainty == Certainty::matches;
+        out += fmt::format("  {} {}: {} (max diff {})\n", sure ? (zh ? "符合" : "matches") : (zh ? "最接近：" : "closest:"), d.id, d.explanation,
+                           format_figure(d.max_abs_diff));
     }
-    return out;
+    if (c.diagnosis.empty() && !c.passed && c.kinds.empty()) {
+        out += zh ? "  没有已知错误与之相符；请从上面的最差元素查起\n" : "  no known mistake matches it; start from the worst element, above\n";
+    }
+    return out + result_line(c);
 }
 
 }  // namespace
@@ -267,8 +303,11 @@ std::string render_text(const Report& report, const RenderOptions& opts)
     for (const auto& [name, value] : report.measurements.items())
         out += fmt::format("{:<26} {}\n", name, value.is_number_float() ? fmt::format("{:.4g}", value.get<double>()) : value.is_string() ? value.get<std::string>() : value.dump());
     if (!report.measurements.empty()) out += '\n';
-    for (const auto& c : report.checks) out += check_line(c, opts.color, opts.lang) + '\n';
-    if (report.against) out += against_text(*report.against, opts);
+    const bool against = report.against.has_value();
+    if (against && !opts.quiet && !report.checks.empty()) out += opts.lang == Lang::zh ? "参考运行的检查：\n" : "checks of the reference run:\n";
+    if (!(against && opts.quiet))
+        for (const auto& c : report.checks) out += check_line(c, opts.color, opts.lang) + '\n';
+    if (against) out += against_text(*report.against, opts);
     return out;
 }
 
@@ -391,13 +430,18 @@ nlohmann::ordered_json against_json(const Comparison& c)
     j["total"] = c.total;
     j["rtol"] = c.rtol;
     j["atol"] = c.atol;
+    j["judged_at"] = c.judged_at;
     j["worst"] = {{"index", c.worst_index}, {"expected", json_figure(c.worst_expected)}, {"got", json_figure(c.worst_got)}};
-    j["where"] = c.where;
+    j["where"] = nlohmann::ordered_json::array();
+    for (const auto& r : c.where) j["where"].push_back({{"axis", r.axis}, {"from", r.from}, {"to", r.to}});
+    j["nonfinite"] = {{"nan", c.nonfinite.nan}, {"posinf", c.nonfinite.posinf}, {"neginf", c.nonfinite.neginf}};
+    j["kind"] = c.kinds;
+    j["notes"] = c.notes;
     j["properties"] = nlohmann::ordered_json::array();
     for (const auto& p : c.properties) j["properties"].push_back(check_json(p));
     j["diagnosis"] = nlohmann::ordered_json::array();
     for (const auto& d : c.diagnosis)
-        j["diagnosis"].push_back({{"id", d.id}, {"explanation", d.explanation}, {"max_abs_diff", json_figure(d.max_abs_diff)}});
+        j["diagnosis"].push_back({{"id", d.id}, {"explanation", d.explanation}, {"max_abs_diff", json_figure(d.max_abs_diff)}, {"certainty", name_of(d.certainty)}});
     return j;
 }
 
