@@ -61,6 +61,10 @@ Tolerance tolerance_at(References<P>& refs, Precision at, DType run_dtype, const
     return tol;
 }
 
+// A plain CSV has rows and columns: a rank-1 answer written as one row or one column
+// (np.savetxt) is read as the vector it is.
+void accept_csv_vector(Tensor& got, const Tensor& expected);
+
 // Refuses a comparison whose tolerance reaches the size of the values it judges.
 void require_meaningful(const Tolerance& tol, const ReferenceError& ref, Precision at, const std::string& tensor);
 
@@ -171,7 +175,8 @@ Comparison compare_against(const Experiment<P>& e, const P& p, const Run& run, c
     c.file = req.file;
     c.tensor = req.tensor.empty() ? e.main_tensor : req.tensor;
     const Tensor& expected = run.at(c.tensor);
-    const Tensor got = read_tensor_file(req.file, c.tensor, ctx.max_memory_bytes);
+    Tensor got = read_tensor_file(req.file, c.tensor, ctx.max_memory_bytes);
+    detail::accept_csv_vector(got, expected);
     detail::References<P> refs(e, p, run, ctx, c.tensor);
     const bool exact = !precision_of(expected.elem);
     Precision at{coarser(precision_of(got.elem).value_or(ctx.dtype), ctx.dtype), ctx.dtype};

@@ -1,0 +1,239 @@
+// The verdict of --against, guarded two ways:
+//   - the error model's rule, worked out by hand;
+//   - a seeded randomized mutation test: for every experiment, every dtype and every file form
+//     (NPY float64, float32, float16, and CSV), the reference rounded to the file's dtype is
+//     MATCH; the all-zero tensor, the reference scaled, one element moved, and every catalogued
+//     mistake are DIFFERS; the diagnosis names the planted mistake first and never a wrong one.
+// A planted error is 1 % where the run computes in float32 or float64; in a float16 or
+// bfloat16 run it is kMaxToleranceFraction (1/8) of the values, the floor the error model
+// guarantees (a 1 % error lies within what two correct 16-bit computations differ by: float16
+// PE at L = 64 is off by 1.5 %, and 1 % is 1.3 ulps of bfloat16).
+#include "attnlab/core/error_model.hpp"
+#include "attnlab/core/half.hpp"
+#include "attnlab/core/rng.hpp"
+#include "attnlab/experiments/alibi.hpp"
+#include "attnlab/experiments/attend.hpp"
+#include "attnlab/experiments/mask.hpp"
+#include "attnlab/experiments/pe.hpp"
+#include "attnlab/experiments/rope.hpp"
+#include "attnlab/io/npy.hpp"
+#include "attnlab/learner/compare.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+
+using namespace attnlab;
+
+namespace {
+
+enum class Form { npy64, npy32, npy16, csv };
+const char* form_name(Form f) { return f == Form::npy64 ? "npy-f64" : f == Form::npy32 ? "npy-f32" : f == Form::npy16 ? "npy-f16" : "csv"; }
+
+double round_to(double v, Form f)
+{
+    if (f == Form::npy32) return static_cast<double>(static_cast<float>(v));
+    if (f == Form::npy16) return round_to_half(v);
+    return v;
+}
+
+// The tensor as the learner would hand it in: rounded to the file's dtype and written.
+std::string write_form(Tensor t, Form f, const std::string& tag)
+{
+    const std::string path = fmt::format("/tmp/attnlab-verdicts-{}.{}", tag, f == Form::csv ? "csv" : "npy");
+    for (std::size_t k = 0; k < t.size(); ++k) t.values[k] = round_to(t.values[k], f);
+    if (f == Form::csv) {
+        std::ofstream out(path);
+        for (std::size_t k = 0; k < t.size(); ++k) {
+            const double v = t.values[k];
+            out << (std::isnan(v) ? std::string("nan") : std::isinf(v) ? std::string(v > 0 ? "inf" : "-inf") : fmt::format("{:.17g}", v))
+                << (t.shape.empty() || (k + 1) % t.shape.back() == 0 ? "\n" : ",");
+        }
+        return path;
+    }
+    t.elem = f == Form::npy64 ? Elem::float64 : f == Form::npy32 ? Elem::float32 : Elem::float16;
+    if (t.rank() == 0 || t.values.empty()) return path;
+    const auto bytes = write_npy(t);
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    return path;
+}
+
+struct Tally {
+    int matched = 0, false_fail = 0, caught = 0, false_pass = 0, diagnosed = 0, wrong_diagnosis = 0, refused = 0;
+};
+
+template <class P>
+std::optional<Comparison> judge(const Experiment<P>& e, const P& p, DType dtype, const std::string& file, const std::string& tensor)
+{
+    RunContext ctx;
+    ctx.dtype = dtype;
+    ctx.against = AgainstRequest{file, tensor, {}, {}};
+    try {
+        return *run_experiment(e, p, ctx).against;
+    } catch (const InputError&) {
+        return std::nullopt;  // refused: the tolerance would reach the values (the floor)
+    }
+}
+
+bool same(const Tensor& a, const Tensor& b)
+{
+    if (a.shape != b.shape) return false;
+    for (std::size_t k = 0; k < a.size(); ++k)
+        if (diff_nan_rule(a.values[k], b.values[k]) != 0.0) return false;
+    return true;
+}
+
+// The planted errors of one tensor: zero, scaled, one element moved.
+std::vector<std::pair<std::string, Tensor>> plants(const Tensor& ref, double fraction)
+{
+    Tensor zero = ref, scaled = ref, moved = ref;
+    double m = 0.0;
+    std::size_t at = 0;
+    for (std::size_t k = 0; k < ref.size(); ++k) {
+        zero.values[k] = 0.0;
+        scaled.values[k] = ref.values[k] * (1.0 + fraction);
+        const double v = ref.values[k];
+        if (std::isfinite(v) && std::abs(v) < kFillMagnitude && std::abs(v) >= m) m = std::abs(v), at = k;
+    }
+    if (ref.size() > 0) moved.values[at] = ref.values[at] + fraction * m;
+    return {{"zero", zero}, {"scaled", scaled}, {"moved", moved}};
+}
+
+template <class P>
+void mutate(const Experiment<P>& e, const P& p, const std::string& what, Tally& tally)
+{
+    std::set<std::string> tensors{e.main_tensor};
+    for (const auto& m : e.mistakes) tensors.insert(m.tensor);
+    for (DType dtype : {DType::float64, DType::float32, DType::float16, DType::bfloat16}) {
+        RunContext ctx;
+        ctx.dtype = dtype;
+        const Run run = compute_all(e, p, ctx);
+        RunContext ctx64;
+        ctx64.dtype = DType::float64;
+        const Run run64 = compute_all(e, p, ctx64);
+        const double fraction = unit_roundoff(dtype) >= unit_roundoff(DType::float16) ? kMaxToleranceFraction : 0.01;
+        for (const std::string& name : tensors) {
+            if (!run.has(name)) continue;
+            const Tensor& ref = run.at(name);
+            for (Form f : {Form::npy64, Form::npy32, Form::npy16, Form::csv}) {
+                if (ref.rank() < 1 || (f == Form::csv && ref.rank() > 2) || ref.size() == 0) continue;
+                const std::string where = fmt::format("{} {} {} {}", what, name_of(dtype), name, form_name(f));
+                CAPTURE(where);
+                const auto right = judge(e, p, dtype, write_form(ref, f, "ref"), name);
+                if (!right) {
+                    ++tally.refused;
+                    continue;
+                }
+                CHECK_MESSAGE(right->passed, "the reference, rounded, is DIFFERS: max diff ", right->max_abs_diff);
+                ++(right->passed ? tally.matched : tally.false_fail);
+                for (const auto& [plant, wrong] : plants(ref, fraction)) {
+                    Tensor rounded = wrong;
+                    for (std::size_t k = 0; k < rounded.size(); ++k) rounded.values[k] = round_to(rounded.values[k], f);
+                    Tensor ref_rounded = ref;
+                    for (std::size_t k = 0; k < ref_rounded.size(); ++k) ref_rounded.values[k] = round_to(ref_rounded.values[k], f);
+                    if (same(rounded, ref_rounded)) continue;  // the plant changes nothing here
+                    const auto c = judge(e, p, dtype, write_form(wrong, f, "plant"), name);
+                    CAPTURE(plant);
+                    CHECK(c);
+                    if (!c) continue;
+                    CHECK_MESSAGE(!c->passed, "planted ", plant, " passes");
+                    ++(c->passed ? tally.false_pass : tally.caught);
+                }
+                for (const auto& m : e.mistakes) {
+                    if (m.tensor != name) continue;
+                    const Tensor wrong = m.build(p, run);  // from the inputs as this run hands them out
+                    // Required to differ where it moves an element by more than the planted
+                    // fraction of the values (a mistake that changes less is no mistake here).
+                    double diff = 0.0;
+                    const Tensor& truth = run64.at(name);
+                    const double m_abs = measure_reference_error(truth, truth).max_abs;
+                    if (wrong.shape != ref.shape || tensors_match(truth, wrong, Tolerance{0.0, fraction * m_abs, 0.0}, &diff)) continue;
+                    Tensor wrong_rounded = wrong, ref_rounded = ref;  // -1e9 is -inf in float16: the same file
+                    for (std::size_t k = 0; k < ref.size(); ++k)
+                        wrong_rounded.values[k] = round_to(wrong.values[k], f), ref_rounded.values[k] = round_to(ref.values[k], f);
+                    if (same(wrong_rounded, ref_rounded)) continue;
+                    const auto c = judge(e, p, dtype, write_form(wrong, f, "mistake"), name);
+                    CAPTURE(m.id);
+                    REQUIRE(c);
+                    CHECK_MESSAGE(!c->passed, "mistake ", m.id, " passes");
+                    ++(c->passed ? tally.false_pass : tally.caught);
+                    if (c->passed) continue;
+                    // The planted mistake comes first, or one whose tensor is this one's here.
+                    bool right_first = !c->diagnosis.empty() && c->diagnosis.front().certainty == Certainty::matches;
+                    if (right_first && c->diagnosis.front().id != m.id) {
+                        for (const auto& other : e.mistakes)
+                            if (other.id == c->diagnosis.front().id) right_first = tensors_match(wrong, other.build(p, run), Tolerance{1e-3, 1e-3, 1e-3}, &diff);
+                    }
+                    CHECK_MESSAGE(right_first, "mistake ", m.id, " is not named first");
+                    ++(right_first ? tally.diagnosed : tally.wrong_diagnosis);
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("error model: unit roundoff of every dtype, and the tolerance rule by hand")
+{
+    CHECK(unit_roundoff(DType::float64) == std::ldexp(1.0, -53));
+    CHECK(unit_roundoff(DType::float32) == std::ldexp(1.0, -24));
+    CHECK(unit_roundoff(DType::float16) == std::ldexp(1.0, -11));
+    CHECK(unit_roundoff(DType::bfloat16) == std::ldexp(1.0, -8));
+    CHECK(coarser(DType::float32, DType::float16) == DType::float16);
+    CHECK(coarser(DType::bfloat16, DType::float16) == DType::bfloat16);
+    // float16 storage of a float32 computation whose plain reference was off by 1e-6 on
+    // values up to 2, and a run off by 1e-6 itself: rtol 2^-11, atol 2 * 1e-6 + 1e-6 + 2^-25.
+    const Tolerance t = judging_tolerance({DType::float16, DType::float32}, {2.0, 1e-6}, 1e-6);
+    CHECK(t.rtol == std::ldexp(1.0, -11));
+    CHECK(t.atol == doctest::Approx(3e-6 + std::ldexp(1.0, -25)).epsilon(1e-12));
+    // a reference that rounded exactly still leaves u(C) M: 2 * 2^-24 * 2
+    CHECK(judging_tolerance({DType::float32, DType::float32}, {2.0, 0.0}, 0.0).atol == doctest::Approx(std::ldexp(1.0, -22) + std::ldexp(1.0, -150)));
+    CHECK(within(1.0, 1.0 + 4e-4, t));    // inside u16 |x| = 4.9e-4
+    CHECK(!within(1.0, 1.0 + 6e-4, t));
+    CHECK(within(-1e9, -998244352.0, judging_tolerance({DType::bfloat16, DType::bfloat16}, {1.0, 0.0}, 0.0)));  // a fill, relative to itself
+    CHECK(!within(1.0, std::nan(""), t));
+    CHECK(within(-INFINITY, -INFINITY, t));
+    CHECK(tolerance_too_large(Tolerance{0.0, 0.125, 0.0}, 1.0));
+    CHECK(!tolerance_too_large(Tolerance{0.0, 0.124, 0.0}, 1.0));
+}
+
+TEST_CASE("verdicts: randomized mutations over every experiment, dtype and file form (seeded)")
+{
+    Rng rng(20261201, 7);
+    auto pick = [&](long lo, long hi) { return lo + static_cast<long>(rng.below(static_cast<std::uint32_t>(hi - lo + 1))); };
+    Tally tally;
+    for (int trial = 0; trial < 3; ++trial) {
+        PeParams pe;
+        pe.len = pick(2, 40), pe.dim = 2 * pick(1, 16), pe.layout = rng.below(2) ? PeLayout::concat : PeLayout::interleaved;
+        pe.freq_method = rng.below(2) ? FreqMethod::pow : FreqMethod::exp_log;
+        mutate(pe_experiment(), pe, fmt::format("pe --len {} --dim {}", pe.len, pe.dim), tally);
+        RopeParams rope;
+        rope.len = pick(2, 24), rope.dim = 2 * pick(1, 8), rope.heads = pick(1, 3), rope.style = rng.below(2) ? RopeStyle::half : RopeStyle::interleaved;
+        mutate(rope_experiment(), rope, fmt::format("rope --len {} --dim {} --heads {}", rope.len, rope.dim, rope.heads), tally);
+        AlibiParams alibi;
+        alibi.heads = pick(1, 12), alibi.len = pick(2, 12), alibi.slopes = rng.below(2) ? SlopeRule::simple : SlopeRule::paper;
+        alibi.variant = rng.below(2) ? AlibiVariant::causal : AlibiVariant::symmetric;
+        mutate(alibi_experiment(), alibi, fmt::format("alibi --heads {} --len {}", alibi.heads, alibi.len), tally);
+        MaskParams mask;
+        mask.len = pick(2, 8);
+        mutate(mask_experiment(), mask, fmt::format("mask --len {}", *mask.len), tally);
+        AttendParams attend;
+        attend.len = pick(2, 8), attend.heads = pick(1, 3), attend.dim = attend.heads * 2 * pick(1, 3);
+        attend.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;
+        attend.pe = static_cast<PeKind>(rng.below(4));
+        mutate(attend_experiment(), attend, fmt::format("attend --len {} --heads {} --dim {}", attend.len, attend.heads, attend.dim), tally);
+    }
+    MESSAGE(fmt::format("mutation test: {} references matched, {} falsely failed; {} plants and mistakes caught, {} falsely passed; "
+                        "{} mistakes named first, {} not; {} comparisons refused by the floor",
+                        tally.matched, tally.false_fail, tally.caught, tally.false_pass, tally.diagnosed, tally.wrong_diagnosis, tally.refused));
+    CHECK(tally.false_fail == 0);
+    CHECK(tally.false_pass == 0);
+    CHECK(tally.wrong_diagnosis == 0);
+    CHECK(tally.matched > 100);
+}
