@@ -1,0 +1,226 @@
+// Verdicts a teacher can grade with, through the CLI: each case here is an answer that got the
+// wrong verdict before the error model (a wrong float16 answer passed, a right float32 answer
+// failed, an empty path passed everything, valid configurations exited 1).
+#include "cli_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+const std::string kDir = "/tmp/attnlab-cli-verdicts";
+
+// IEEE binary16 bits of a float, round to nearest even (normal and subnormal range; written
+// here from the format's definition, independently of the library's converter).
+std::uint16_t half_bits(float f)
+{
+    std::uint32_t x = 0;
+    std::memcpy(&x, &f, 4);
+    const std::uint32_t sign = (x >> 16) & 0x8000u;
+    const float a = std::fabs(f);
+    if (a >= 65520.0f) return static_cast<std::uint16_t>(sign | 0x7c00u);
+    if (a < std::ldexp(1.0f, -14)) return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(std::nearbyint(a * std::ldexp(1.0f, 24))));
+    int e = 0;
+    const float m = std::frexp(a, &e);  // a = m 2^e, m in [0.5, 1)
+    auto mant = static_cast<std::uint32_t>(std::nearbyint((m * 2.0f - 1.0f) * 1024.0f));
+    std::uint32_t exp = static_cast<std::uint32_t>(e - 1 + 15);
+    if (mant == 1024) mant = 0, ++exp;
+    return static_cast<std::uint16_t>(sign | (exp << 10) | mant);
+}
+
+// An NPY file of dtype '<f2' or '<f8', written here.
+void write_npy(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<double>& values, bool half)
+{
+    std::string dims;
+    for (std::size_t n : shape) dims += std::to_string(n) + ",";
+    std::string header = std::string("{'descr': '") + (half ? "<f2" : "<f8") + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+    header += '\n';
+    std::ofstream out(path, std::ios::binary);
+    out.write("\x93NUMPY\x01\x00", 8);
+    const char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
+    out.write(len, 2);
+    out << header;
+    for (double v : values) {
+        if (half) {
+            const std::uint16_t h = half_bits(static_cast<float>(v));
+            out.write(reinterpret_cast<const char*>(&h), 2);
+        } else {
+            out.write(reinterpret_cast<const char*>(&v), 8);
+        }
+    }
+}
+
+std::string last_line(const std::string& out)
+{
+    const auto end = out.find_last_not_of('\n');
+    if (end == std::string::npos) return {};
+    const auto start = out.rfind('\n', end);
+    return out.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+// The sinusoidal table computed in float32 as a numpy student would (exp-log frequencies).
+std::vector<double> pe_float32(int len, int dim)
+{
+    std::vector<double> v;
+    for (int pos = 0; pos < len; ++pos)
+        for (int i = 0; i < dim / 2; ++i) {
+            const float w = std::exp(-std::log(10000.0f) * static_cast<float>(2 * i) / static_cast<float>(dim));
+            const float angle = static_cast<float>(pos) * w;
+            v.push_back(std::sin(angle));
+            v.push_back(std::cos(angle));
+        }
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("verdicts: an all-zero float16 PE table is DIFFERS, judged at float16 storage and float32 arithmetic")
+{
+    write_npy(kDir + "-zeros.npy", {64, 32}, std::vector<double>(64 * 32, 0.0), true);
+    const auto r = run_cli({"pe", "--len", "64", "--dim", "32", "--against", kDir + "-zeros.npy"});
+    CHECK(r.status == 1);
+    CHECK(r.out.find("judged at float16 storage, float32 arithmetic:") != std::string::npos);
+    CHECK(last_line(r.out).rfind("DIFFERS max |diff| = 1; 2032 of 2048 elements differ", 0) == 0);
+    CHECK(r.err == "attnlab: failed checks: against (" + kDir + "-zeros.npy, tensor pe)\n");
+    // positions counted from 1, in float16, differ too, and the mistake is named
+    std::vector<double> from1 = pe_float32(65, 32);
+    from1.erase(from1.begin(), from1.begin() + 32);
+    write_npy(kDir + "-from1.npy", {64, 32}, from1, true);
+    const auto f = run_cli({"pe", "--len", "64", "--dim", "32", "--against", kDir + "-from1.npy", "--quiet"});
+    CHECK(f.status == 1);
+    CHECK(last_line(f.out).find("; matches positions_from_1") != std::string::npos);
+}
+
+TEST_CASE("verdicts: an attention output 11 % off, saved as float16, is DIFFERS")
+{
+    const std::vector<std::string> run = {"attend", "--threads", "1", "--len", "6", "--heads", "2", "--dim", "8", "--seed", "4"};
+    const auto csv = run_cli([&] { auto a = run; a.insert(a.end(), {"--format", "csv", "--dtype", "float64"}); return a; }());
+    REQUIRE(csv.status == 0);
+    std::vector<double> right, off;
+    std::size_t line_start = csv.out.find('\n') + 1;  // long form: batch,pos,dim,value
+    while (line_start < csv.out.size()) {
+        const auto end = csv.out.find('\n', line_start);
+        const std::string line = csv.out.substr(line_start, end - line_start);
+        right.push_back(std::stod(line.substr(line.rfind(',') + 1)));
+        line_start = end + 1;
+    }
+    REQUIRE(right.size() == 48);
+    for (double v : right) off.push_back(v / 0.9);
+    write_npy(kDir + "-attend-off.npy", {1, 6, 8}, off, true);
+    write_npy(kDir + "-attend-right.npy", {1, 6, 8}, right, true);
+    auto with = [&](const std::string& file) { auto a = run; a.insert(a.end(), {"--against", file, "--quiet"}); return run_cli(a); };
+    CHECK(with(kDir + "-attend-off.npy").status == 1);
+    const auto ok = with(kDir + "-attend-right.npy");
+    CHECK(ok.status == 0);
+    CHECK(last_line(ok.out).rfind("MATCH", 0) == 0);
+    CHECK(ok.err.empty());
+}
+
+TEST_CASE("verdicts: float32 arithmetic stored as float64 matches a float64 run, with a note, and its properties pass")
+{
+    write_npy(kDir + "-pe32.npy", {64, 32}, pe_float32(64, 32), false);
+    const auto r = run_cli({"pe", "--len", "64", "--dim", "32", "--dtype", "float64", "--against", kDir + "-pe32.npy", "--quiet"});
+    CHECK(r.status == 0);
+    CHECK(r.out.find("judged at float32 precision:") != std::string::npos);
+    CHECK(r.out.find("note: matches at float32 precision (max diff ") != std::string::npos);
+    CHECK(r.out.find("; at float64 it differs") != std::string::npos);
+    CHECK(r.out.find("properties of your tensor:") != std::string::npos);
+    CHECK(r.out.find("FAIL") == std::string::npos);
+    CHECK(last_line(r.out).rfind("MATCH", 0) == 0);
+}
+
+TEST_CASE("verdicts: --quiet leaves out the reference run's checks; without it they come first under a heading")
+{
+    write_npy(kDir + "-pe32b.npy", {8, 8}, pe_float32(8, 8), false);
+    const auto quiet = run_cli({"pe", "--against", kDir + "-pe32b.npy", "--quiet"});
+    CHECK(quiet.status == 0);
+    CHECK(quiet.out.rfind("\nagainst ", 0) == 0);
+    const auto full = run_cli({"pe", "--against", kDir + "-pe32b.npy"});
+    CHECK(full.out.find("checks of the reference run:\n") < full.out.find("\nagainst "));
+    CHECK(full.out.find("(article's claim)") < full.out.find("\nagainst "));  // never under the learner's properties
+    CHECK(full.out.find("(article's claim)", full.out.find("\nagainst ")) == std::string::npos);
+    const auto zh = run_cli({"pe", "--against", kDir + "-pe32b.npy", "--lang", "zh"});
+    CHECK(zh.out.find("参考运行的检查：") != std::string::npos);
+    CHECK(last_line(zh.out).rfind("MATCH max |diff| = ", 0) == 0);
+}
+
+TEST_CASE("verdicts: where, non-finite values, kinds and certainty in JSON")
+{
+    std::vector<double> v = pe_float32(8, 8);
+    v[3 * 8 + 5] = std::nan("");
+    v[3 * 8 + 6] = -INFINITY;
+    write_npy(kDir + "-nan.npy", {8, 8}, v, false);
+    const auto j = run_json({"pe", "--against", kDir + "-nan.npy", "--quiet"});
+    const auto& a = j["against"];
+    CHECK(a["passed"] == false);
+    CHECK(a["nonfinite"]["nan"] == 1);
+    CHECK(a["nonfinite"]["neginf"] == 1);
+    CHECK(a["nonfinite"]["posinf"] == 0);
+    CHECK(a["kind"] == nlohmann::json::array({"nonfinite"}));
+    REQUIRE(a["where"].size() == 2);
+    CHECK(a["where"][0] == nlohmann::json({{"axis", "pos"}, {"from", 3}, {"to", 3}}));
+    CHECK(a["where"][1] == nlohmann::json({{"axis", "dim"}, {"from", 5}, {"to", 6}}));
+    CHECK(a["notes"][0].get<std::string>().find("0 * inf") != std::string::npos);
+    // a transposed table is named, and stays DIFFERS
+    std::vector<double> t(64);
+    const auto pe = pe_float32(8, 8);
+    for (int r = 0; r < 8; ++r)
+        for (int c = 0; c < 8; ++c) t[c * 8 + r] = pe[r * 8 + c];
+    write_npy(kDir + "-t.npy", {8, 8}, t, false);
+    const auto tj = run_json({"pe", "--against", kDir + "-t.npy", "--quiet"});
+    CHECK(tj["against"]["passed"] == false);
+    CHECK(tj["against"]["kind"] == nlohmann::json::array({"transposed"}));
+    // a size-1 axis too many stays DIFFERS, with the fix
+    write_npy(kDir + "-b.npy", {1, 8, 8}, pe, false);
+    const auto bj = run_json({"pe", "--against", kDir + "-b.npy", "--quiet"});
+    CHECK(bj["against"]["passed"] == false);
+    CHECK(bj["against"]["kind"] == nlohmann::json::array({"squeezable_shape"}));
+    // a catalogued mistake is "matches"
+    std::vector<double> from1 = pe_float32(9, 8);
+    from1.erase(from1.begin(), from1.begin() + 8);
+    write_npy(kDir + "-from1b.npy", {8, 8}, from1, false);
+    const auto dj = run_json({"pe", "--against", kDir + "-from1b.npy", "--quiet"});
+    REQUIRE(!dj["against"]["diagnosis"].empty());
+    CHECK(dj["against"]["diagnosis"][0]["id"] == "positions_from_1");
+    CHECK(dj["against"]["diagnosis"][0]["certainty"] == "matches");
+}
+
+TEST_CASE("verdicts: a rank-1 answer from np.savetxt (one column) is read as the vector")
+{
+    std::ofstream out(kDir + "-slopes.csv");
+    for (int h = 0; h < 8; ++h) out << std::ldexp(1.0, -(h + 1)) << "\n";  // H = 8: 2^-1, ..., 2^-8
+    out.close();
+    const auto r = run_cli({"alibi", "--heads", "8", "--against", kDir + "-slopes.csv", "--against-tensor", "slopes", "--quiet"});
+    CHECK(r.status == 0);
+    CHECK(last_line(r.out).rfind("MATCH", 0) == 0);
+}
+
+TEST_CASE("verdicts: an empty --against, --save, --plot-file or folder is a usage error, not 'nothing to compare'")
+{
+    expect_usage_error({"pe", "--against", ""}, "--against: is an empty path");
+    expect_usage_error({"pe", "--save", ""}, "--save: is an empty path");
+    expect_usage_error({"pe", "--plot-file", ""}, "--plot-file: is an empty path");
+    expect_usage_error({"exercise", "new", "pe", ""}, "DIR: is an empty path");
+    expect_usage_error({"exercise", "solve", "pe", ""}, "DIR: is an empty path");
+}
+
+TEST_CASE("verdicts: valid configurations that exited 1 now hold every invariant")
+{
+    for (const char* heads : {"6", "12", "15", "16", "22", "24", "32"}) {
+        CAPTURE(heads);
+        const auto r = run_cli({"alibi", "--heads", heads, "--quiet"});
+        CHECK(r.status == 0);
+        CHECK(r.err.empty());
+    }
+    const auto yarn = run_cli({"rope", "--len", "171", "--dim", "4", "--batch", "2", "--scaling", "yarn", "--factor", "32",
+                               "--original-len", "2048", "--attention-factor", "1.9953", "--quiet"});
+    CHECK(yarn.status == 0);
+    CHECK(yarn.out.find("PASS  YaRN's scaled rotation") != std::string::npos);
+}
