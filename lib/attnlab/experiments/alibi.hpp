@@ -30,7 +30,10 @@ double max_finite(const Tensor& bias);
 // Number of (head, query, distance) where the weight does not fall strictly with distance,
 // for weights [H, L, L] computed from equal raw scores. Only weights that are still normal
 // numbers (>= smallest_normal of the dtype) are held to it: subnormals lose their bits.
-long decay_violations(const Tensor& weights, AlibiVariant v, double smallest_normal);
+// Heads whose one-step ratio gap 1 - exp(-m_h) is at most `resolution` are not counted: their
+// neighbouring weights may round to one value (empty gaps: every head counts).
+long decay_violations(const Tensor& weights, AlibiVariant v, double smallest_normal, const std::vector<double>& step_gaps = {},
+                      double resolution = 0.0);
 
 const Experiment<AlibiParams>& alibi_experiment();
 

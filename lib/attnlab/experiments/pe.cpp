@@ -264,6 +264,12 @@ void compute_embedding(const PeParams& p, const Mat<T>& table, const Mat<T>& pe,
 template <class T>
 Run compute_pe(const PeParams& p, const Plan& plan)
 {
+    // base^(2i/D) in T (the pow method, and the checks that compare both methods) needs the
+    // base itself in T: 500000 is inf in float16 (largest 65504), and every frequency with it.
+    if (!std::isfinite(static_cast<double>(static_cast<T>(p.base)))) {
+        throw InputError(fmt::format("--base {} does not fit {} (largest {}); choose a smaller base or another --dtype", p.base,
+                                     name_of(plan.dtype), static_cast<double>(std::numeric_limits<T>::max())));
+    }
     Run run;
     const Vec<T> freq = pe_frequencies<T>(p.dim, p.base, p.layout, p.freq_method);
     // As the articles' module: precompute max-len rows once, then slice pe[:L].

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""No false alarms: random valid configurations of every subcommand, in every dtype, must
+exit 0 unless a checked property is truly false for that configuration. The list of true
+failures is closed:
+  - mask --multiply (multiplying scores by a 0/1 mask does not mask);
+  - a row left fully masked under --softmax plain (by --diagonal, --window, a padding
+    length of 0, or lower-right alignment with more queries than keys).
+Any other exit 1 is a false alarm, and so is any exit 2 (the generator draws valid input only).
+Usage: no_false_alarms.py ATTNLAB [SEED] [RUNS]   (runs on two workers)
+"""
+import concurrent.futures
+import random
+import subprocess
+import sys
+
+DTYPES = ["float64", "float32", "float16", "bfloat16"]
+
+
+def pe(r):
+    length = r.randint(2, 64)
+    a = ["--len", length, "--dim", 2 * r.randint(1, 32), "--base", r.choice([100, 10000, 50000]),
+         "--layout", r.choice(["interleaved", "concat"]), "--freq-method", r.choice(["exp-log", "pow"]),
+         "--shift", r.randint(1, length - 1)]
+    if r.random() < 0.3:
+        a += ["--embed", "--batch", r.randint(1, 3)] + (["--scale-embed"] if r.random() < 0.5 else [])
+    return a, False
+
+
+def rope(r):
+    dim = 2 * r.randint(1, 16)
+    a = ["--len", r.randint(1, 64), "--dim", dim, "--heads", r.randint(1, 4), "--batch", r.randint(1, 2),
+         "--base", r.choice([10000, 500000]), "--style", r.choice(["interleaved", "half"])]
+    if r.random() < 0.3:
+        a += ["--rotary-dim", 2 * r.randint(1, dim // 2)]
+    scaling = r.choice(["none", "linear", "ntk", "dynamic", "yarn", "llama3"])
+    if scaling in ("dynamic", "ntk") and (dim < 4 or "--rotary-dim" in a and a[a.index("--rotary-dim") + 1] < 4):
+        scaling = "linear"  # NTK's exponent r/(r-2) needs r >= 4
+    if scaling != "none":
+        a += ["--scaling", scaling, "--factor", r.choice([2, 4, 8, 32]), "--original-len", r.choice([16, 64, 2048])]
+    return a, False
+
+
+def alibi(r):
+    return ["--heads", r.randint(1, 33), "--len", r.randint(1, 32), "--dim", r.randint(2, 16),
+            "--slopes", r.choice(["paper", "simple"]), "--variant", r.choice(["symmetric", "causal"])], False
+
+
+def mask(r):
+    kind = r.choice(["causal", "padding", "both", "window"])
+    softmax = r.choice(["plain", "safe"])
+    a, may_fail = ["--kind", kind, "--softmax", softmax, "--dk", r.randint(1, 16)], False
+    if kind in ("padding", "both"):
+        lengths = [r.randint(0 if softmax == "safe" else 1, 8) for _ in range(r.randint(1, 3))]
+        lengths[0] = max(lengths[0], 1)
+        a += ["--lengths", ",".join(map(str, lengths))]
+    else:
+        length = r.randint(1, 10)
+        a += ["--len", length]
+        if kind in ("causal", "window") and r.random() < 0.3:
+            a += ["--batch", r.randint(1, 3)]
+    if kind == "window":
+        a += ["--window", r.randint(1, 6)]
+    if r.random() < 0.2:
+        a += ["--multiply"]
+        may_fail = True
+    return a, may_fail
+
+
+def attend(r):
+    heads = r.randint(1, 4)
+    kv_heads = r.choice([h for h in range(1, heads + 1) if heads % h == 0])
+    a = ["--batch", r.randint(1, 2), "--len", r.randint(1, 12), "--heads", heads, "--kv-heads", kv_heads,
+         "--dim", heads * 2 * r.randint(1, 4), "--pe", r.choice(["none", "sinusoidal", "rope", "alibi"]),
+         "--rope-style", r.choice(["interleaved", "half"]), "--mask", r.choice(["none", "causal"]),
+         "--softmax", "safe", "--threads", r.randint(1, 2)]
+    return a, False
+
+
+def permute(r):
+    return ["--len", r.randint(2, 8), "--dim", 2 * r.randint(2, 8), "--heads", 1, "--pe", r.choice(["none", "sinusoidal"]),
+            "--trials", r.randint(1, 4)], False
+
+
+COMMANDS = {"pe": pe, "rope": rope, "alibi": alibi, "mask": mask, "attend": attend, "permute-test": permute}
+
+
+def draw(r):
+    name = r.choice(list(COMMANDS))
+    args, may_fail = COMMANDS[name](r)
+    return [name] + [str(x) for x in args] + ["--dtype", r.choice(DTYPES), "--seed", str(r.randint(0, 999)), "--quiet"], may_fail
+
+
+def run(attnlab, case):
+    args, may_fail = case
+    p = subprocess.run([attnlab] + args, capture_output=True, text=True, timeout=60)
+    return args, may_fail, p.returncode, p.stderr.strip()
+
+
+def main():
+    attnlab = sys.argv[1]
+    seed = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    runs = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
+    r = random.Random(seed)
+    cases = [draw(r) for _ in range(runs)]
+    codes, alarms = {}, []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        for args, may_fail, code, err in pool.map(lambda c: run(attnlab, c), cases):
+            codes[code] = codes.get(code, 0) + 1
+            if code == 2 or (code == 1 and not may_fail) or code not in (0, 1, 2):
+                alarms.append((code, " ".join(args), err[:300]))
+    for code, cmd, err in alarms[:int(sys.argv[4]) if len(sys.argv) > 4 else 40]:
+        print(f"exit {code}: attnlab {cmd}\n    {err}")
+    print(f"no false alarms: {runs} valid configurations (seed {seed}), exit codes {dict(sorted(codes.items()))}, {len(alarms)} false alarms")
+    print(f"{runs - len(alarms)} passed, {len(alarms)} failed")
+    sys.exit(1 if alarms else 0)
+
+
+if __name__ == "__main__":
+    main()
