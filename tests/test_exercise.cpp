@@ -2,6 +2,7 @@
 // the mistakes each one recognises, the sizes it refuses, and the task texts.
 #include "attnlab/exercise/exercise.hpp"
 #include "attnlab/experiments/command_line.hpp"
+#include "attnlab/learner/compare.hpp"
 
 #include <doctest/doctest.h>
 
@@ -168,4 +169,43 @@ TEST_CASE("exercise: check.sh's command line is quoted for the shell, as the tou
 {
     CHECK(command_text({"pe", "--len", "8", "--input", "x=inputs/x.npy"}) == "attnlab pe --len 8 --input x=inputs/x.npy");
     CHECK(command_text({"mask", "--fill", "-1e9", "a b", "it's", "$HOME"}) == "attnlab mask --fill -1e9 'a b' 'it'\\''s' '$HOME'");
+}
+
+TEST_CASE("exercise: inputs are never degenerate, over seeds 0-99 of every exercise")
+{
+    // Every starter's stub returns zeros of the answer's shape: the untouched starter's answer.
+    for (const auto& info : exercise_list()) {
+        for (std::uint64_t seed = 0; seed < 100; ++seed) {
+            CAPTURE(info.name);
+            CAPTURE(seed);
+            const MadeExercise m = made(info.name, {}, seed);
+            auto nonzero = [](const Tensor& t) {
+                for (double v : t.values)
+                    if (v != 0.0) return true;
+                return false;
+            };
+            CHECK(nonzero(m.answer));  // the untouched starter is wrong
+            REQUIRE(!m.mistakes.empty());
+            for (const auto& mistake : m.mistakes) {
+                CAPTURE(mistake.id);
+                CHECK(nonzero(mistake.answer));  // no mistake is the untouched starter's answer
+                double diff = 0.0;
+                const ReferenceError f32{measure_reference_error(m.answer, m.answer).max_abs, 0.0};
+                CHECK(!tensors_match(m.answer, mistake.answer, judging_tolerance({DType::float32, DType::float32}, f32, 0.0), &diff));
+            }
+        }
+    }
+}
+
+TEST_CASE("exercise: padding-mask refuses a batch or length that pads nothing")
+{
+    CHECK_THROWS_AS(made("padding-mask", {{"batch", 1}}), InputError);
+    CHECK_THROWS_AS(made("padding-mask", {{"len", 2}}), InputError);
+    // seed 0 drew lengths [6 5 6]: nothing for 'padding one late' to pad, so the starter matched it
+    const MadeExercise m = made("padding-mask");
+    long shortest = 99;
+    for (const auto& in : m.inputs)
+        if (in.name == "lengths")
+            for (double v : in.tensor.values) shortest = std::min(shortest, static_cast<long>(v));
+    CHECK(shortest <= 4);
 }

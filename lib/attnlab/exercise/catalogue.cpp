@@ -340,13 +340,23 @@ ExerciseDef causal_mask_exercise()
             }};
 }
 
-// Lengths 1..L drawn from the seed, the longest always L (so that L is the padded length).
+// Lengths 1..L drawn from the seed, the longest always L (so that L is the padded length) and
+// the shortest at most L - 2: then the untouched starter (nothing padded) is wrong, and so is
+// every catalogued mistake in its own way (padding one late still pads a key somewhere).
 std::vector<long> drawn_lengths(long batch, long len, std::uint64_t seed)
 {
+    if (batch < 2 || len < 3) {
+        throw InputError(fmt::format("padding-mask needs --batch 2 or more and --len 3 or more (got {} and {}): with fewer, "
+                                     "nothing or only the last key is padded, and a mask that pads nothing would pass",
+                                     batch, len));
+    }
     Rng rng(seed, stream::lengths);
     std::vector<long> lengths;
     for (long b = 0; b < batch; ++b) lengths.push_back(1 + static_cast<long>(rng.below(static_cast<std::uint32_t>(len))));
-    lengths[rng.below(static_cast<std::uint32_t>(batch))] = len;
+    const auto longest = rng.below(static_cast<std::uint32_t>(batch));
+    lengths[longest] = len;
+    const std::size_t short_one = (longest + 1 + rng.below(static_cast<std::uint32_t>(batch - 1))) % static_cast<std::size_t>(batch);
+    lengths[short_one] = std::min(lengths[short_one], len - 2);
     return lengths;
 }
 
