@@ -34,23 +34,23 @@ std::string saved_to(const std::vector<std::string>& run, const std::string& tag
 
 }  // namespace
 
-TEST_CASE("--dtype float16: JSON names the dtype and writes the shortest decimals that round back")
+TEST_CASE("--dtype float16: JSON names the dtype and writes each value exactly, as a float64 reader gets it back")
 {
     const auto j = run_json({"pe", "--len", "3", "--dim", "4", "--dtype", "float16"});
     CHECK(j["params"]["dtype"] == "float16");
     CHECK(j["tensors"][0]["dtype"] == "float16");
-    CHECK(j["tensors"][0]["data"][1] == nlohmann::json::parse("[0.8413, 0.5405, 0.009995, 1.0]"));
+    CHECK(j["tensors"][0]["data"][1] == nlohmann::json::parse("[0.84130859375, 0.54052734375, 0.0099945068359375, 1.0]"));
     CHECK(j["passed"] == true);
     const auto b = run_json({"pe", "--len", "3", "--dim", "4", "--dtype", "bfloat16"});
     CHECK(b["tensors"][0]["dtype"] == "bfloat16");
-    CHECK(b["tensors"][0]["data"][1] == nlohmann::json::parse("[0.84, 0.54, 0.01013, 1.0]"));
+    CHECK(b["tensors"][0]["data"][1] == nlohmann::json::parse("[0.83984375, 0.5390625, 0.0101318359375, 1.0]"));
 }
 
-TEST_CASE("--dtype bfloat16: CSV and the text table print values the dtype holds")
+TEST_CASE("--dtype bfloat16: CSV prints each value exactly, the text table the shortest decimal the dtype rounds back")
 {
     const auto csv = run_cli({"pe", "--len", "3", "--dim", "4", "--dtype", "bfloat16", "--format", "csv", "--tensor", "wavelength"});
     CHECK(csv.status == 0);
-    CHECK(csv.out == "pair,value\n0,6.28\n1,620\n");
+    CHECK(csv.out == "pair,value\n0,6.28125\n1,620\n");
     const auto text = run_cli({"pe", "--len", "3", "--dim", "4", "--dtype", "bfloat16", "--show", "pe"});
     CHECK(text.out.rfind("pe  shape [3, 4]  (pos, dim)  bfloat16\n         0       1       0       1\n      0.84    0.54 0.01013       1\n", 0) == 0);
 }
@@ -88,7 +88,7 @@ TEST_CASE("-1e9 in float16: the fully masked row is NaN, exit 1 naming the faile
     CHECK(r.out.find("WRONG with fill -1e9 a fully masked row keeps finite weights in float16") != std::string::npos);
     CHECK(r.out.find("(the fill is -inf in float16) = 3 <= 0") != std::string::npos);
     const auto j = run_json({"mask", "--len", "4", "--kv-len", "3", "--align", "lower-right", "--fill", "-1e9", "--dtype", "bfloat16", "--show", "weights"});
-    CHECK(j["tensors"][0]["data"][0][0] == nlohmann::json::parse("[0.334, 0.334, 0.334]"));
+    CHECK(j["tensors"][0]["data"][0][0] == nlohmann::json::parse("[0.333984375, 0.333984375, 0.333984375]"));
 }
 
 TEST_CASE("bfloat16 past position 256: rows_distinct fails with exit 1, and bench refuses 16 bits")
@@ -122,4 +122,16 @@ TEST_CASE("the 16-bit checks speak Chinese too: the same exit status and check n
         CHECK(count_lines(zh.out) == count_lines(en.out));
         CHECK(zh.out.find("internal error") == std::string::npos);
     }
+}
+
+TEST_CASE("bfloat16's -1e9 is -998244352 in the text view, CSV and JSON alike")
+{
+    const std::vector<std::string> run = {"mask", "--len", "3", "--fill", "-1e9", "--dtype", "bfloat16", "--tensor", "mask"};
+    const auto csv = run_cli([&] { auto a = run; a.insert(a.end(), {"--format", "csv"}); return a; }());
+    CHECK(csv.out.find(",-998244352\n") != std::string::npos);
+    CHECK(csv.out.find("e+09") == std::string::npos);
+    const auto j = run_json(run);
+    CHECK(j["tensors"][0]["data"][0][1] == -998244352.0);
+    const auto text = run_cli(run);
+    CHECK(text.out.find("-998244352") != std::string::npos);
 }

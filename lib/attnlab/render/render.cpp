@@ -311,6 +311,14 @@ std::string render_text(const Report& report, const RenderOptions& opts)
     return out;
 }
 
+// A CSV cell: 16-bit values as the exact decimal of the value, which a float64 reader (pandas,
+// R, gnuplot) gets back unchanged: bfloat16's -998244352, not the -1e9 it came from.
+std::string csv_value(double v, Elem elem)
+{
+    if ((elem == Elem::float16 || elem == Elem::bfloat16) && std::isfinite(v)) return fmt::format("{}", v);
+    return format_value(v, elem);
+}
+
 std::string render_csv(const Report& report, const RenderOptions& opts)
 {
     const std::string& name = opts.tensor.empty() ? report.main_tensor : opts.tensor;
@@ -335,7 +343,7 @@ std::string render_csv(const Report& report, const RenderOptions& opts)
             out += std::to_string(i);
             for (std::size_t j = 0; j < t->shape[1]; ++j) {
                 out += ',';
-                out += format_value(t->at(i, j), t->elem);
+                out += csv_value(t->at(i, j), t->elem);
             }
             out += '\n';
         }
@@ -347,7 +355,7 @@ std::string render_csv(const Report& report, const RenderOptions& opts)
     std::vector<std::size_t> idx(rank, 0);
     for (std::size_t flat = 0; flat < v.size(); ++flat) {
         for (std::size_t a = 0; a < rank; ++a) out += fmt::format("{},", idx[a]);
-        out += format_value(v[flat], t->elem);
+        out += csv_value(v[flat], t->elem);
         out += '\n';
         for (std::size_t a = rank; a > 0; --a) {
             if (++idx[a - 1] < t->shape[a - 1]) break;
@@ -369,8 +377,8 @@ nlohmann::ordered_json json_number(double v, Elem elem)
         // The double nearest to the float's shortest decimal form, so that 0.1f is written
         // as 0.1 rather than 0.10000000149011612.
         return std::stod(fmt::format("{}", static_cast<float>(v)));
-    case Elem::float16:  // likewise the shortest decimal that rounds back in the format
-    case Elem::bfloat16: return std::stod(format_value(v, elem));
+    case Elem::float16:  // the value itself: a float64 reader gets it back unchanged
+    case Elem::bfloat16:  // (-998244352, the bfloat16 that -1e9 becomes, not -1e9)
     case Elem::float64: break;
     }
     return v;
