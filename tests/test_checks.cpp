@@ -186,7 +186,10 @@ TEST_CASE("attend: each doctored weights or output tensor fails the checks that 
     // out [1, 2, 6, 4]: a late row against the reference; an early one is also a causality break
     CHECK(newly_failing(e, p, [](Run& r) { at(r, "out", 4 * 4 + 1) += 0.1; }) == Names{"main_matches_reference"});
     CHECK(newly_failing(e, p, [](Run& r) { at(r, "out", 1 * 4 + 1) += 0.1; }) ==
-          Names{"main_matches_reference", "causal_rows_unchanged"});
+          Names{"main_matches_reference", "causal_rows_unchanged", "out_rows_are_averages"});
+    // row 0 sees key 0 alone: moving it leaves the range of one value and is not v[0]
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "out", 0 * 4 + 2) += 0.1; }) ==
+          Names{"main_matches_reference", "causal_rows_unchanged", "out_rows_are_averages"});
     AttendParams padding;
     padding.mask = MaskKind::padding;
     padding.lengths = {3, 6};

@@ -26,6 +26,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 
 using namespace attnlab;
@@ -236,4 +237,36 @@ TEST_CASE("verdicts: randomized mutations over every experiment, dtype and file 
     CHECK(tally.false_pass == 0);
     CHECK(tally.wrong_diagnosis == 0);
     CHECK(tally.matched > 100);
+}
+
+TEST_CASE("a learner's attention output: rows must be averages of the visible values, and causal row 0 is v[0]")
+{
+    AttendParams p;
+    p.len = 6, p.heads = 2, p.dim = 8, p.mask = MaskKind::causal;
+    RunContext ctx;
+    const Run run = compute_all(attend_experiment(), p, ctx);
+    auto properties = [&](const Tensor& answer) {
+        RunContext with = ctx;
+        with.against = AgainstRequest{write_form(answer, Form::npy32, "learner"), "out_merged", {}, {}};
+        const Comparison c = *run_experiment(attend_experiment(), p, with).against;
+        std::map<std::string, bool> passed;
+        for (const Check& check : c.properties) passed[check.name] = check.passed();
+        return passed;
+    };
+    const auto right = properties(run.at("out_merged"));
+    REQUIRE(right.count("out_merged_rows_are_averages") == 1);
+    REQUIRE(right.count("first_row_is_v0") == 1);
+    CHECK(right.at("out_merged_rows_are_averages"));
+    CHECK(right.at("first_row_is_v0"));
+    // the mask does nothing: query 0 averages every key
+    Tensor unmasked;
+    for (const auto& m : attend_experiment().mistakes)
+        if (m.id == "mask_ignored" && m.tensor == "out_merged") unmasked = m.build(p, run);
+    REQUIRE(unmasked.size() == run.at("out_merged").size());
+    CHECK_FALSE(properties(unmasked).at("first_row_is_v0"));
+    // weights that are not a softmax (the row sum subtracted leaves them negative): the output
+    // leaves the range of the values
+    Tensor not_averages = run.at("out_merged");
+    for (std::size_t k = 0; k < not_averages.size(); ++k) not_averages.values[k] = 3.0 * not_averages.values[k] + 1.0;
+    CHECK_FALSE(properties(not_averages).at("out_merged_rows_are_averages"));
 }

@@ -1,4 +1,5 @@
 #include "attnlab/experiments/attend.hpp"
+#include "attnlab/experiments/averages.hpp"
 
 #include "attnlab/experiments/command_line.hpp"
 #include "attnlab/experiments/inputs.hpp"
@@ -455,6 +456,33 @@ std::optional<Check> check_vs_float64(const AttendParams& p, const Run& run, con
                    fmt::format("max |out - out_float64|, {}", rows_description(rows, r.len)), worst, tol);
 }
 
+// Error model: an output element is sum_j w_j v_j / sum_j w_j over the n keys its query sees,
+// n products and n - 1 sums and the division: within (n + 2) u max |v| of a true average
+// (Higham §3.1), and every true average lies within [min v, max v]. A mask that does nothing,
+// or weights that are not a softmax (a row sum subtracted), land outside by far more.
+std::optional<Check> averages_check(const AttendParams& p, const Run& run, const CheckEnv& env, const std::string& tensor)
+{
+    if (!run.has(tensor)) return std::nullopt;
+    const AverageFigures f = measure_averages(run.at(tensor), tensor == "out_merged", run.at("v"), resolve(p).cfg.mask, p.heads);
+    return at_most(tr(env, "every row of {} is a weighted average of the value rows its query sees: inside their range",
+                      "{} 的每一行都是其查询可见的值行的加权平均：在它们的范围之内", tensor),
+                   tr(env, "max distance of an element outside [min v, max v] of its visible keys", "元素超出其可见键的 [min v, max v] 的最大距离"),
+                   f.excess, (dsize(f.widest) + 2.0) * 0.5 * env.eps * f.value_scale);
+}
+std::optional<Check> check_out_averages(const AttendParams& p, const Run& run, const CheckEnv& env) { return averages_check(p, run, env, "out"); }
+std::optional<Check> check_merged_averages(const AttendParams& p, const Run& run, const CheckEnv& env) { return averages_check(p, run, env, "out_merged"); }
+
+// Query 0 under a causal mask sees key 0 alone: its weight is exp(0) / exp(0) = 1 exactly,
+// so its output row is v[0] (one rounding of 1 * v at most: u |v|).
+std::optional<Check> check_first_row(const AttendParams& p, const Run& run, const CheckEnv& env)
+{
+    const std::string tensor = run.has("out_merged") ? "out_merged" : "out";
+    const AverageFigures f = measure_averages(run.at(tensor), tensor == "out_merged", run.at("v"), resolve(p).cfg.mask, p.heads);
+    if (!f.first_row_alone) return std::nullopt;
+    return at_most(tr(env, "query 0 sees only key 0, so row 0 of {} is v[0]", "查询 0 只看得见键 0，所以 {} 的第 0 行就是 v[0]", tensor),
+                   "max |out[0] - v[0]|", f.first_row, 0.5 * env.eps * f.value_scale);
+}
+
 template <class T>
 std::vector<CheckDef<AttendParams>> attend_checks()
 {
@@ -469,7 +497,10 @@ std::vector<CheckDef<AttendParams>> attend_checks()
             {"unmasked_rows_change", {}, check_unmasked_rows<T>},
             {"padding_ignored", {}, check_padding<T>},
             {"rope_scores_relative", {"x"}, check_rope_relative<T>},
-            {"close_to_float64", {"x", "out"}, check_vs_float64<T>}};
+            {"close_to_float64", {"x", "out"}, check_vs_float64<T>},
+            {"out_rows_are_averages", {"out", "v"}, check_out_averages},
+            {"out_merged_rows_are_averages", {"out_merged", "v"}, check_merged_averages},
+            {"first_row_is_v0", {"out_merged", "v"}, check_first_row}};
 }
 
 std::optional<std::string> note_alignment(const AttendParams& p, const Run&, const CheckEnv& env)
