@@ -204,20 +204,24 @@ void run_new(const ExerciseOpts& o)
 void run_solve(const ExerciseOpts& o)
 {
     const MadeExercise m = make_exercise(request_from(o.name, o.dir));
+    const bool zh = o.lang.value_or(lang_from_env()) == Lang::zh;
     const Tensor* answer = &m.answer;
-    std::string what = fmt::format("the reference answer, {} [{}]", m.answer_tensor, fmt::join(m.answer.shape, ", "));
+    std::string what = fmt::format(zh ? "参考答案 {} [{}]" : "the reference answer, {} [{}]", m.answer_tensor, fmt::join(m.answer.shape, ", "));
     if (!o.mistake.empty()) {
         answer = nullptr;
         std::vector<std::string> ids;
         for (const auto& mistake : m.mistakes) {
             ids.push_back(mistake.id);
-            if (mistake.id == o.mistake) answer = &mistake.answer, what = fmt::format("the wrong answer of mistake {}: {}", mistake.id, mistake.en);
+            if (mistake.id == o.mistake) {
+                answer = &mistake.answer;
+                what = fmt::format(zh ? "错误 {} 的答案：{}" : "the wrong answer of mistake {}: {}", mistake.id, zh ? mistake.zh : mistake.en);
+            }
         }
         if (answer == nullptr) throw InputError(fmt::format("exercise {} has no mistake '{}'; it has {}", m.info.name, o.mistake, fmt::join(ids, ", ")));
     }
     const fs::path path = fs::path(o.dir) / m.answer_file;
     write_file(path.string(), npy_file_bytes(*answer), "exercise solve");
-    write_stdout(fmt::format("wrote {}: {}\n", path.string(), what));
+    write_stdout(fmt::format(zh ? "已写入 {}：{}\n" : "wrote {}: {}\n", path.string(), what));
 }
 
 void add_sizes(CLI::App& sub, ExerciseOpts& o)
@@ -254,6 +258,7 @@ void setup_exercise(CLI::App& app)
     solve->add_option("NAME", opts->name, "Exercise name")->required();
     solve->add_option("DIR", opts->dir, "The exercise's folder (made by exercise new)")->required()->check(non_empty_path);
     solve->add_option("--mistake", opts->mistake, "Write the wrong answer of this catalogued mistake (its README lists them)");
+    add_optional_enum(*solve, "--lang", opts->lang, "Language of the line it prints, en or zh (default: from the locale)");
     solve->callback([opts] { run_solve(*opts), exit_status() = 0; });
     ex->footer("Example:\n  attnlab exercise new attention hw1 --lang en\n  cd hw1 && python3 starter.py && ./check.sh\n"
                "  attnlab exercise solve attention hw1 --mistake no_scale && hw1/check.sh");

@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -223,4 +225,22 @@ TEST_CASE("verdicts: valid configurations that exited 1 now hold every invariant
                                "--original-len", "2048", "--attention-factor", "1.9953", "--quiet"});
     CHECK(yarn.status == 0);
     CHECK(yarn.out.find("PASS  YaRN's scaled rotation") != std::string::npos);
+}
+
+TEST_CASE("verdicts: a Chinese exercise speaks Chinese in check.sh and exercise solve, and keeps the MATCH/DIFFERS line")
+{
+    const std::string dir = kDir + "-zh";
+    std::system(("rm -rf " + dir).c_str());
+    REQUIRE(run_cli({"exercise", "new", "attention", dir, "--lang", "zh"}).status == 0);
+    const auto solved = run_cli({"exercise", "solve", "attention", dir, "--mistake", "no_scale", "--lang", "zh"});
+    CHECK(solved.status == 0);
+    CHECK(solved.out.find("已写入") != std::string::npos);
+    CHECK(solved.out.find("得分完全没有缩放") != std::string::npos);
+    std::ifstream script(dir + "/check.sh");
+    const std::string text((std::istreambuf_iterator<char>(script)), std::istreambuf_iterator<char>());
+    CHECK(text.find("PATH 中没有 attnlab") != std::string::npos);
+    CHECK(text.find("处没有答案") != std::string::npos);
+    CHECK(text.find("--lang zh") != std::string::npos);  // the verdict it runs is in Chinese too
+    const auto en = run_cli({"exercise", "solve", "attention", dir, "--lang", "en"});
+    CHECK(en.out.rfind("wrote ", 0) == 0);
 }

@@ -176,13 +176,16 @@ std::string exercise_check_script(const MadeExercise& m, Lang lang)
            "here=$(CDPATH= cd -- \"$(dirname -- \"$0\")\" && pwd) || exit 2\n"
            "answer=${1:-\"$here/answer.npy\"}\n"
            "case $answer in /*) ;; *) answer=\"$PWD/$answer\" ;; esac\n"
-           "if ! command -v attnlab >/dev/null 2>&1; then\n"
-           "    echo \"check.sh: attnlab is not on PATH; add the folder that holds it: export PATH=/path/to/attnlab/build/release:\\$PATH\" >&2\n"
-           "    exit 2\n"
+           "if ! command -v attnlab >/dev/null 2>&1; then\n";
+    out += lang == Lang::zh
+               ? "    echo \"check.sh: PATH 中没有 attnlab；把它所在的文件夹加进去：export PATH=/path/to/attnlab/build/release:\\$PATH\" >&2\n"
+               : "    echo \"check.sh: attnlab is not on PATH; add the folder that holds it: export PATH=/path/to/attnlab/build/release:\\$PATH\" >&2\n";
+    out += "    exit 2\n"
            "fi\n"
-           "if [ ! -f \"$answer\" ]; then\n"
-           "    echo \"check.sh: no answer at $answer; run python3 starter.py first, or give the answer's path\" >&2\n"
-           "    exit 2\n"
+           "if [ ! -f \"$answer\" ]; then\n";
+    out += lang == Lang::zh ? "    echo \"check.sh: $answer 处没有答案（no answer）；先运行 python3 starter.py，或给出答案的路径\" >&2\n"
+                            : "    echo \"check.sh: no answer at $answer; run python3 starter.py first, or give the answer's path\" >&2\n";
+    out += "    exit 2\n"
            "fi\n"
            "cd \"$here\" || exit 2\n";
     out += fmt::format("exec {} --against \"$answer\"\n", check_command(m, lang));
