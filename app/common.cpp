@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -284,6 +285,23 @@ std::string npy_file_bytes(const Tensor& t)
     return std::string(bytes.begin(), bytes.end());
 }
 
+// "q=a.npy,k=b.npy" is two inputs: a comma starts a new one only where NAME= follows it, so a
+// path that holds a comma still reads as one file.
+std::vector<std::string> split_input_specs(const std::vector<std::string>& given)
+{
+    std::vector<std::string> specs;
+    for (const auto& spec : given) {
+        std::size_t start = 0;
+        for (std::size_t comma = spec.find(','); comma != std::string::npos; comma = spec.find(',', comma + 1)) {
+            std::size_t n = comma + 1;
+            while (n < spec.size() && (std::isalnum(static_cast<unsigned char>(spec[n])) || spec[n] == '_')) ++n;
+            if (n > comma + 1 && n < spec.size() && spec[n] == '=') specs.push_back(spec.substr(start, comma - start)), start = comma + 1;
+        }
+        specs.push_back(spec.substr(start));
+    }
+    return specs;
+}
+
 int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>& experiment)
 {
     if (o.format == Format::csv && o.quiet) {
@@ -309,7 +327,7 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     if (!o.against_tensor.empty() && o.against.empty()) throw InputError("--against-tensor names the tensor --against compares; give --against FILE");
     if (!o.against.empty()) ctx.against = AgainstRequest{o.against, o.against_tensor, o.rtol, o.atol};
     if (!o.save.empty()) prepare_save_dir(o.save);
-    for (const auto& spec : o.inputs) {
+    for (const auto& spec : split_input_specs(o.inputs)) {
         const auto eq = spec.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) throw InputError(fmt::format("--input takes NAME=FILE (got '{}')", spec));
         const std::string name = spec.substr(0, eq);

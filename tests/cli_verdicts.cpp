@@ -244,3 +244,24 @@ TEST_CASE("verdicts: a Chinese exercise speaks Chinese in check.sh and exercise 
     const auto en = run_cli({"exercise", "solve", "attention", dir, "--lang", "en"});
     CHECK(en.out.rfind("wrote ", 0) == 0);
 }
+
+TEST_CASE("verdicts: attend --input q=,k=,v= checks a stand-alone attention function, projections bypassed")
+{
+    const std::string a = kDir + "-qkv-a", b = kDir + "-qkv-b";
+    REQUIRE(run_cli({"attend", "--mask", "causal", "--save", a, "--quiet"}).status == 0);
+    REQUIRE(run_cli({"attend", "--mask", "causal", "--seed", "9", "--save", b, "--quiet"}).status == 0);
+    const std::string given = "q=" + a + "/q.npy,k=" + a + "/k.npy,v=" + a + "/v.npy";
+    // attention of a's q, k, v is a's out: the run on the given q, k, v reproduces it
+    const auto same = run_cli({"attend", "--mask", "causal", "--input", given, "--against", a + "/out.npy", "--against-tensor", "out"});
+    CHECK(same.status == 0);
+    CHECK(same.out.find("\"qkv_given\"") == std::string::npos);
+    CHECK(same.out.find("causal_rows_unchanged") == std::string::npos);  // no X behind given q, k, v
+    CHECK(same.out.find("changing X after position") == std::string::npos);
+    const auto j = run_json({"attend", "--mask", "causal", "--input", given, "--quiet"});
+    CHECK(j["params"]["qkv_given"] == true);
+    // another seed's q: the answer a's out no longer matches
+    const auto other = run_cli({"attend", "--mask", "causal", "--input", "q=" + b + "/q.npy", "--input", "k=" + a + "/k.npy", "--input",
+                                "v=" + a + "/v.npy", "--against", a + "/out.npy", "--against-tensor", "out", "--quiet"});
+    CHECK(other.status == 1);
+    expect_usage_error({"attend", "--pe", "rope", "--input", "q=" + a + "/q.npy"}, "with --pe rope attention does not use the projections' output");
+}

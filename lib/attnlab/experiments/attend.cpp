@@ -151,6 +151,34 @@ void add_block_tensors(const AttendParams& p, BlockResult<T>& res, const Plan& p
     run.add(taken<T>("out", bhld, res.attn.out));
 }
 
+// --input q=, k=, v= replace what attention is given (a stand-alone attention function is
+// checked on them, the projections bypassed). With RoPE or sinusoidal PE the projections'
+// output is not what attention uses, so there they are refused.
+template <class T>
+bool use_given_qkv(const AttendParams& p, const Plan& plan, BlockResult<T>& res)
+{
+    const bool given = plan.input("q") || plan.input("k") || plan.input("v");
+    if (!given) return false;
+    if (p.pe == PeKind::rope || p.pe == PeKind::sinusoidal) {
+        throw InputError(fmt::format("--input q, k or v: with --pe {} attention does not use the projections' output; use --pe none or alibi", name_of(p.pe)));
+    }
+    res.q = input_or<T, 4>(plan, "q", [&] { return res.q; });
+    res.k = input_or<T, 4>(plan, "k", [&] { return res.k; });
+    res.v = input_or<T, 4>(plan, "v", [&] { return res.v; });
+    return true;
+}
+
+// A check that runs attnlab's block again from X: with q, k or v given there is no X behind
+// them, so it does not apply.
+template <class F>
+auto from_x(F check)
+{
+    return [check](const AttendParams& p, const Run& run, const CheckEnv& env) -> std::optional<Check> {
+        if (run.derived.contains("qkv_given")) return std::nullopt;
+        return check(p, run, env);
+    };
+}
+
 template <class T>
 Run compute_attend(const AttendParams& p, const Plan& plan)
 {
@@ -168,7 +196,9 @@ Run compute_attend(const AttendParams& p, const Plan& plan)
     // Without kept weights, the kernel forms the sampled rows' weights too and measures their sums.
     BlockConfig cfg = r.cfg;
     if (!keep) cfg.probes = sampled_rows(r.len, work_per_row(p));
-    BlockResult<T> res = run_block(x, x_kv, w, cfg, keep);
+    BlockResult<T> res = prepare_block(x, x_kv, w, cfg);
+    if (use_given_qkv(p, plan, res)) run.derived["qkv_given"] = true;
+    res.attn = attention(attention_inputs(res, cfg), keep, std::nullopt);
     run.derived["scale"] = res.scale;
     run.measured["max_row_sum_error"] = res.attn.stats.max_row_sum_error;
     run.measured["max_masked_weight"] = res.attn.stats.max_masked_weight;
@@ -493,11 +523,11 @@ std::vector<CheckDef<AttendParams>> attend_checks()
             // These three run attnlab's own block again on a changed X and compare with its
             // first run: a given tensor has no second run, so they judge none (a learner's out
             // one ulp away would otherwise "fail" bit-identity with attnlab's second run).
-            {"causal_rows_unchanged", {}, check_causal_rows<T>},
-            {"unmasked_rows_change", {}, check_unmasked_rows<T>},
-            {"padding_ignored", {}, check_padding<T>},
+            {"causal_rows_unchanged", {}, from_x(check_causal_rows<T>)},
+            {"unmasked_rows_change", {}, from_x(check_unmasked_rows<T>)},
+            {"padding_ignored", {}, from_x(check_padding<T>)},
             {"rope_scores_relative", {"x"}, check_rope_relative<T>},
-            {"close_to_float64", {"x", "out"}, check_vs_float64<T>},
+            {"close_to_float64", {"x", "out"}, from_x(check_vs_float64<T>)},
             {"out_rows_are_averages", {"out", "v"}, check_out_averages},
             {"out_merged_rows_are_averages", {"out_merged", "v"}, check_merged_averages},
             {"first_row_is_v0", {"out_merged", "v"}, check_first_row}};
@@ -696,7 +726,7 @@ Experiment<AttendParams> make_attend_experiment()
         const Resolved r = resolve(p);
         return fmt::format("attention over [{}, {}, {}, {}] with d = {}", r.batch, p.heads, r.len, r.kv_len, head_dim(p));
     };
-    e.inputs = {"x", "x_kv", "w_q", "w_k", "w_v"};
+    e.inputs = {"x", "x_kv", "w_q", "w_k", "w_v", "q", "k", "v"};
     e.mistakes = attend_mistakes();
     enable_against(e);
     e.f32 = attend_typed<float>();
