@@ -42,12 +42,19 @@ void setup_rope(CLI::App& app)
         ->check(finite_positive);
     sub->add_option("--high-freq-factor", s.high_freq_factor, "llama3: wavelengths below L0/this keep theta")
         ->check(finite_positive);
+    auto* positions = sub->add_option("--positions", p.positions,
+                                      "Each token's position, comma-separated (any integers, repeats and gaps included; "
+                                      "default 0..L-1); sets --len when that is not given")
+                          ->delimiter(',')
+                          ->check(whole_in(-(1L << 24), 1L << 24));
     auto* example = sub->add_flag("--example", p.example,
                                   "The articles' example: d = 4, 5 positions, every query (1, 0, 1, 0)");
     add_common_options(*sub, opts->common);
     sub->footer(tensors_help(rope_tensor_infos()) + "\nExample: attnlab rope --len 64 --dim 16 --format csv --tensor dots");
     for (const char* fixed : {"--len", "--dim", "--heads", "--batch", "--rotary-dim"}) example->excludes(fixed);
-    sub->callback([opts] {
+    example->excludes(positions);
+    sub->callback([opts, sub] {
+        if (!opts->rope.positions.empty() && sub->count("--len") == 0) opts->rope.len = static_cast<long>(opts->rope.positions.size());
         exit_status() = execute(opts->common, [&](const RunContext& ctx) { return run_rope(opts->rope, ctx); });
     });
 }

@@ -265,3 +265,24 @@ TEST_CASE("verdicts: attend --input q=,k=,v= checks a stand-alone attention func
     CHECK(other.status == 1);
     expect_usage_error({"attend", "--pe", "rope", "--input", "q=" + a + "/q.npy"}, "with --pe rope attention does not use the projections' output");
 }
+
+TEST_CASE("verdicts: rope --positions catches code that ignores its token positions")
+{
+    const std::string right = kDir + "-rope-pos", ignored = kDir + "-rope-0123";
+    REQUIRE(run_cli({"rope", "--positions", "3,3,10,0,7", "--save", right, "--quiet"}).status == 0);
+    REQUIRE(run_cli({"rope", "--len", "5", "--save", ignored, "--quiet"}).status == 0);  // positions 0..4, the argument ignored
+    const std::vector<std::string> run = {"rope", "--positions", "3,3,10,0,7", "--quiet", "--against"};
+    auto with = [&](const std::string& file) { auto a = run; a.push_back(file); return run_cli(a); };
+    CHECK(with(right + "/q_rot.npy").status == 0);
+    const auto wrong = with(ignored + "/q_rot.npy");
+    CHECK(wrong.status == 1);
+    CHECK(wrong.out.find("DIFFERS") != std::string::npos);
+    // the same positions from a file (a learner's token_positions), and the count is checked
+    const auto from_file = run_cli({"rope", "--len", "5", "--input", "positions=" + right + "/positions.npy", "--quiet", "--against", right + "/q_rot.npy"});
+    CHECK(from_file.status == 0);
+    const auto j = run_json({"rope", "--positions", "3,3,10,0,7", "--show", "positions"});
+    CHECK(j["tensors"][0]["data"] == nlohmann::json::parse("[3, 3, 10, 0, 7]"));
+    CHECK(j["params"]["positions"] == nlohmann::json::parse("[3, 3, 10, 0, 7]"));
+    CHECK(j["params"]["len"] == 5);
+    expect_usage_error({"rope", "--positions", "3,5", "--len", "4"}, "--positions gives 2 positions for --len 4");
+}

@@ -23,6 +23,7 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <fstream>
@@ -216,7 +217,9 @@ TEST_CASE("verdicts: randomized mutations over every experiment, dtype and file 
         mutate(pe_experiment(), pe, fmt::format("pe --len {} --dim {}", pe.len, pe.dim), tally);
         RopeParams rope;
         rope.len = pick(2, 24), rope.dim = 2 * pick(1, 8), rope.heads = pick(1, 3), rope.style = rng.below(2) ? RopeStyle::half : RopeStyle::interleaved;
-        mutate(rope_experiment(), rope, fmt::format("rope --len {} --dim {} --heads {}", rope.len, rope.dim, rope.heads), tally);
+        if (rng.below(2))  // token positions with repeats, gaps and negatives
+            for (long t = 0; t < rope.len; ++t) rope.positions.push_back(pick(-5, 40));
+        mutate(rope_experiment(), rope, fmt::format("rope --len {} --dim {} --heads {} --positions {}", rope.len, rope.dim, rope.heads, fmt::join(rope.positions, ",")), tally);
         AlibiParams alibi;
         alibi.heads = pick(1, 12), alibi.len = pick(2, 12), alibi.slopes = rng.below(2) ? SlopeRule::simple : SlopeRule::paper;
         alibi.variant = rng.below(2) ? AlibiVariant::causal : AlibiVariant::symmetric;

@@ -128,17 +128,25 @@ std::vector<long double> rope_frequencies_exact(long rotary_dim, double base, co
 }
 
 template <class T>
-RopeCache<T> rope_cache(long len, const std::vector<double>& theta)
+RopeCache<T> rope_cache_at(const std::vector<long>& positions, const std::vector<double>& theta)
 {
-    const auto L = static_cast<std::size_t>(len), P = theta.size();
+    const std::size_t L = positions.size(), P = theta.size();
     RopeCache<T> c{xt::zeros<T>({L, P}), xt::zeros<T>({L, P})};
-    for (std::size_t m = 0; m < L; ++m)
+    for (std::size_t t = 0; t < L; ++t)
         for (std::size_t i = 0; i < P; ++i) {
-            const T angle = static_cast<T>(m) * static_cast<T>(theta[i]);  // m * theta_i, in T
-            c.cos(m, i) = std::cos(angle);
-            c.sin(m, i) = std::sin(angle);
+            const T angle = static_cast<T>(positions[t]) * static_cast<T>(theta[i]);  // m * theta_i, in T
+            c.cos(t, i) = std::cos(angle);
+            c.sin(t, i) = std::sin(angle);
         }
     return c;
+}
+
+template <class T>
+RopeCache<T> rope_cache(long len, const std::vector<double>& theta)
+{
+    std::vector<long> positions(static_cast<std::size_t>(len));
+    for (long m = 0; m < len; ++m) positions[static_cast<std::size_t>(m)] = m;
+    return rope_cache_at<T>(positions, theta);
 }
 
 template <class T>
@@ -207,6 +215,11 @@ namespace {
 void validate(const RopeParams& p)
 {
     if (p.len < 1) throw InputError(fmt::format("--len must be at least 1 (got {})", p.len));
+    if (!p.positions.empty() && static_cast<long>(p.positions.size()) != p.len) {
+        throw InputError(fmt::format("--positions gives {} positions for --len {}: one per token", p.positions.size(), p.len));
+    }
+    for (long m : p.positions)
+        if (std::abs(m) > kMaxRopePosition) throw InputError(fmt::format("--positions: {} is past +-2^24, where positions stop being exact in float32", m));
     if (p.dim < 2 || p.dim % 2 != 0) {
         throw InputError(fmt::format("--dim must be even and at least 2 (got {}): RoPE rotates pairs", p.dim));
     }
@@ -354,6 +367,32 @@ Vec<double> angle_errors(const RopeParams& p, AngleWorst* worst = nullptr)
     return angle_errors_by_position<T>(p.len, freq_of<T>(p).theta, rope_frequencies_exact(rotary(p), p.base, p.scaling, p.len), worst);
 }
 
+// Each token's position: --input positions, else --positions, else 0..L-1.
+std::vector<long> token_positions(const RopeParams& p, const Plan& plan)
+{
+    std::vector<long> out;
+    if (const Tensor* given = plan.input("positions")) {
+        for (double m : given->values) {
+            if (m != std::floor(m) || std::abs(m) > static_cast<double>(kMaxRopePosition)) {
+                throw InputError(fmt::format("--input positions: {} is not a whole number within +-2^24", m));
+            }
+            out.push_back(static_cast<long>(m));
+        }
+        return out;
+    }
+    if (!p.positions.empty()) return p.positions;
+    for (long m = 0; m < p.len; ++m) out.push_back(m);
+    return out;
+}
+
+// The positions a run rotated its tokens by (its "positions" tensor).
+std::vector<long> positions_of(const Run& run)
+{
+    std::vector<long> out;
+    for (double m : run.at("positions").values) out.push_back(static_cast<long>(m));
+    return out;
+}
+
 template <class T>
 Run compute_rope(const RopeParams& p, const Plan& plan)
 {
@@ -361,7 +400,9 @@ Run compute_rope(const RopeParams& p, const Plan& plan)
     const auto E = elem_of<T>();
     const RopeFrequencies freq = freq_of<T>(p);
     run.derived["attention_factor"] = freq.attention_factor;
-    const RopeCache<T> cache = rope_cache<T>(p.len, freq.theta);
+    const std::vector<long> positions = token_positions(p, plan);
+    const RopeCache<T> cache = rope_cache_at<T>(positions, freq.theta);
+    run.add(Tensor{"positions", {"pos"}, Elem::index, {positions.size()}, std::vector<double>(positions.begin(), positions.end())});
     const auto [q_drawn, k_drawn] = rope_inputs<T>(p, plan.seed);
     const Ten4<T> q = input_or<T, 4>(plan, "q", [&] { return q_drawn; }), k = input_or<T, 4>(plan, "k", [&] { return k_drawn; });
     run.add(theta_tensor<T>("theta", freq.theta));
@@ -405,9 +446,12 @@ std::optional<Check> check_pos0(const RopeParams& p, const Run& run, const Check
     const Tensor& q = run.at("q");
     const Tensor& q_rot = run.at("q_rot");
     const std::size_t d = q.shape.back(), L = static_cast<std::size_t>(p.len);
+    const std::vector<long> positions = positions_of(run);
+    if (std::find(positions.begin(), positions.end(), 0L) == positions.end()) return std::nullopt;
     double worst = 0.0;
-    for (std::size_t row = 0; row < vectors_of(q); row += L)  // position 0 of every (batch, head)
-        for (std::size_t j = 0; j < d; ++j) worst = worse(worst, diff_nan_rule(q_rot.values[row * d + j], q.values[row * d + j]));
+    for (std::size_t row = 0; row < vectors_of(q); ++row)  // the tokens at position 0, of every (batch, head)
+        if (positions[row % L] == 0)
+            for (std::size_t j = 0; j < d; ++j) worst = worse(worst, diff_nan_rule(q_rot.values[row * d + j], q.values[row * d + j]));
     return exact_zero(tr(env, "position 0 is left unchanged (cos 0 = 1, sin 0 = 0)", "位置 0 保持不变（cos 0 = 1，sin 0 = 0）"), "max |q_rot[pos 0] - q[pos 0]|", worst);
 }
 
@@ -586,7 +630,7 @@ std::optional<Check> check_relative_only(const RopeParams& p, const Run& run, co
 template <class T>
 std::optional<Check> check_styles(const RopeParams& p, const Run& run, const CheckEnv& env)
 {
-    const RopeCache<T> cache = rope_cache<T>(p.len, freq_of<T>(p).theta);
+    const RopeCache<T> cache = rope_cache_at<T>(positions_of(run), freq_of<T>(p).theta);
     const auto perm = half_to_interleaved(p.dim, rotary(p));
     const Tensor& q = run.at("q");
     const auto d = static_cast<std::size_t>(p.dim), L = static_cast<std::size_t>(p.len), P = cache.cos.shape(1);
@@ -612,7 +656,7 @@ std::optional<Check> check_styles(const RopeParams& p, const Run& run, const Che
 template <class T>
 std::optional<Check> check_complex(const RopeParams& p, const Run& run, const CheckEnv& env)
 {
-    const RopeCache<T> cache = rope_cache<T>(p.len, freq_of<T>(p).theta);
+    const RopeCache<T> cache = rope_cache_at<T>(positions_of(run), freq_of<T>(p).theta);
     const Tensor& q = run.at("q");
     const Tensor& q_rot = run.at("q_rot");
     const auto d = static_cast<std::size_t>(p.dim), L = static_cast<std::size_t>(p.len);
@@ -633,7 +677,7 @@ std::optional<Check> check_complex(const RopeParams& p, const Run& run, const Ch
 template <class T>
 std::optional<Check> check_inverse(const RopeParams& p, const Run& run, const CheckEnv& env)
 {
-    const RopeCache<T> cache = rope_cache<T>(p.len, freq_of<T>(p).theta);
+    const RopeCache<T> cache = rope_cache_at<T>(positions_of(run), freq_of<T>(p).theta);
     const Ten4<T> back = rope_apply(from_tensor<T, 4>(run.at("q_rot")), cache, rotary(p), p.style, Direction::inverse);
     const Tensor& q = run.at("q");
     return at_most(tr(env, "rotating back by -m theta restores the input (the inverse is the transpose)",
@@ -798,7 +842,8 @@ std::vector<TensorDecl<RopeParams>> rope_tensors()
     auto bhld = [](const RopeParams& p) { return std::vector<double>{dsize(p.batch), dsize(p.heads), dsize(p.len), dsize(p.dim)}; };
     auto len = [](const RopeParams& p) { return std::vector<double>{dsize(p.len)}; };
     const std::vector<std::string> axes = {"batch", "head", "pos", "dim"};
-    return {{"theta", {"pair"}, Need::always, pairs, {}, {}},
+    return {{"positions", {"pos"}, Need::always, len, {}, {}},
+            {"theta", {"pair"}, Need::always, pairs, {}, {}},
             {"theta_unscaled", {"pair"}, Need::always, pairs, [](const RopeParams& p) { return p.scaling.method != RopeScaling::none; }, {}},
             {"cache", {"pos", "pair", "cos_sin"}, Need::on_demand,
              [](const RopeParams& p) { return std::vector<double>{dsize(p.len), dsize(rotary(p) / 2), 2.0}; }, {}, {}},
@@ -831,8 +876,10 @@ Ten4<double> rope_variant(const RopeParams& p, const Run& run, const RopeVariant
     std::vector<double> theta = freq_of<double>(p).theta;
     if (v.factor != 2.0)
         for (std::size_t i = 0; i < theta.size(); ++i) theta[i] = std::pow(p.base, -v.factor * dsize(static_cast<long>(i)) / dsize(r));
-    const RopeCache<double> cache = rope_cache<double>(p.len + v.first, theta);
-    return rope_apply(from_tensor<double, 4>(run.at(v.input)), cache, r, v.style.value_or(p.style), v.dir, v.first);
+    std::vector<long> positions = positions_of(run);
+    for (long& m : positions) m += v.first;
+    const RopeCache<double> cache = rope_cache_at<double>(positions, theta);
+    return rope_apply(from_tensor<double, 4>(run.at(v.input)), cache, r, v.style.value_or(p.style), v.dir, 0);
 }
 
 std::vector<Mistake<RopeParams>> rope_mistakes()
@@ -887,6 +934,7 @@ nlohmann::ordered_json rope_params_json(const RopeParams& p)
         par["high_freq_factor"] = p.scaling.high_freq_factor;
     }
     par["example"] = p.example;
+    par["positions"] = p.positions.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.positions);
     return par;
 }
 
@@ -912,7 +960,7 @@ Experiment<RopeParams> make_rope_experiment()
                L * dsize(rotary(p)) * 40.0;
     };
     e.work_what = [](const RopeParams& p) { return fmt::format("q, k [{}, {}, {}, {}] and dots [{}, {}]", p.batch, p.heads, p.len, p.dim, p.len, p.len); };
-    e.inputs = {"q", "k"};
+    e.inputs = {"q", "k", "positions"};
     e.mistakes = rope_mistakes();
     enable_against(e);
     e.f32 = rope_typed<float>();
@@ -945,6 +993,7 @@ std::vector<std::string> rope_command(const RopeParams& p)
         c.option("--heads", p.heads, d.heads);
         c.option("--batch", p.batch, d.batch);
         c.option("--rotary-dim", p.rotary_dim);
+        c.option("--positions", p.positions);
     }
     c.option("--base", p.base, d.base);
     c.option("--style", p.style, d.style);
@@ -963,6 +1012,7 @@ std::vector<std::string> rope_command(const RopeParams& p)
 #define ATTNLAB_ROPE_INSTANTIATE(T)                                                                     \
     template RopeFrequencies rope_frequencies<T>(long, double, const RopeScalingParams&, long);        \
     template RopeCache<T> rope_cache<T>(long, const std::vector<double>&);                              \
+    template RopeCache<T> rope_cache_at<T>(const std::vector<long>&, const std::vector<double>&);       \
     template void rope_rotate<T>(const T*, T*, long, long, const T*, const T*, RopeStyle, Direction);   \
     template Ten4<T> rope_apply<T>(const Ten4<T>&, const RopeCache<T>&, long, RopeStyle, Direction, long);
 ATTNLAB_ROPE_INSTANTIATE(float)

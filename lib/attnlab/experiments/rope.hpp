@@ -38,6 +38,9 @@ struct RopeCache {
 };
 template <class T>
 RopeCache<T> rope_cache(long len, const std::vector<double>& theta);
+// The same at given positions: row t holds the angles of position positions[t].
+template <class T>
+RopeCache<T> rope_cache_at(const std::vector<long>& positions, const std::vector<double>& theta);
 
 // The dimensions (a, b) of pair i among P pairs: (2i, 2i+1) interleaved, (i, i+P) half.
 inline std::pair<long, long> rope_pair(RopeStyle style, long i, long P)

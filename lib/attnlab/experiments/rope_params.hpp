@@ -63,7 +63,13 @@ struct RopeParams {
     std::optional<long> rotary_dim;
     RopeScalingParams scaling;
     bool example = false;
+    // Each token's position (HF's position_ids, a learner's token_positions): any integers,
+    // repeats and gaps included; empty: 0, 1, ..., L - 1.
+    std::vector<long> positions;
 };
+
+// The largest |position|: m stays exact in float32 (2^24), so m * theta rounds once.
+constexpr long kMaxRopePosition = 1L << 24;
 
 Report run_rope(const RopeParams& p, const RunContext& ctx);
 // The tensors it declares, with their axes.
