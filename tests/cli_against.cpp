@@ -17,22 +17,6 @@ namespace {
 
 const std::string kDir = "/tmp/attnlab-cli-against";
 
-// A float64 C-order NPY file, written here (independently of the library's writer).
-void write_npy(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<double>& values)
-{
-    std::string dims;
-    for (std::size_t n : shape) dims += std::to_string(n) + ",";
-    std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (" + dims + "), }";
-    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-    header += '\n';
-    std::ofstream out(path, std::ios::binary);
-    out.write("\x93NUMPY\x01\x00", 8);
-    const char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
-    out.write(len, 2);
-    out << header;
-    out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(double)));
-}
-
 std::string saved(const std::vector<std::string>& run, const std::string& tag)
 {
     std::vector<std::string> args = run;

@@ -2,9 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <fstream>
 #include <sstream>
@@ -120,6 +123,51 @@ nlohmann::json run_json(std::vector<std::string> args)
     INFO("stderr: " << r.err);
     REQUIRE(r.status <= 1);
     return nlohmann::json::parse(r.out);  // throws (failing the test) if not valid JSON
+}
+
+namespace {
+
+// IEEE binary16 bits of a float, round to nearest even (normal and subnormal range; written
+// here from the format's definition, independently of the library's converter).
+std::uint16_t half_bits(float f)
+{
+    std::uint32_t x = 0;
+    std::memcpy(&x, &f, 4);
+    const std::uint32_t sign = (x >> 16) & 0x8000u;
+    const float a = std::fabs(f);
+    if (a >= 65520.0f) return static_cast<std::uint16_t>(sign | 0x7c00u);
+    if (a < std::ldexp(1.0f, -14)) return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(std::nearbyint(a * std::ldexp(1.0f, 24))));
+    int e = 0;
+    const float m = std::frexp(a, &e);  // a = m 2^e, m in [0.5, 1)
+    auto mant = static_cast<std::uint32_t>(std::nearbyint((m * 2.0f - 1.0f) * 1024.0f));
+    std::uint32_t exp = static_cast<std::uint32_t>(e - 1 + 15);
+    if (mant == 1024) mant = 0, ++exp;
+    return static_cast<std::uint16_t>(sign | (exp << 10) | mant);
+}
+
+}  // namespace
+
+void write_npy(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<double>& values, NpyFloat kind)
+{
+    const bool half = kind == NpyFloat::half;
+    std::string dims;
+    for (std::size_t n : shape) dims += std::to_string(n) + ",";
+    std::string header = std::string("{'descr': '") + (half ? "<f2" : "<f8") + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+    header += '\n';
+    std::ofstream out(path, std::ios::binary);
+    out.write("\x93NUMPY\x01\x00", 8);
+    const char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
+    out.write(len, 2);
+    out << header;
+    for (double v : values) {
+        if (half) {
+            const std::uint16_t h = half_bits(static_cast<float>(v));
+            out.write(reinterpret_cast<const char*>(&h), 2);
+        } else {
+            out.write(reinterpret_cast<const char*>(&v), 8);
+        }
+    }
 }
 
 std::size_t count_lines(const std::string& s)

@@ -26,6 +26,12 @@ CliResult run_cli_io(const std::vector<std::string>& args, Stdout out, bool clos
 // The JSON document printed by a successful --format json run (fails the test otherwise).
 nlohmann::json run_json(std::vector<std::string> args);
 
+// An NPY file of '<f8' values, or '<f2' with NpyFloat::half (binary16 bits rounded to nearest
+// even), written here from the format's definition, independently of the library's writer.
+enum class NpyFloat { f8, half };
+void write_npy(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<double>& values,
+               NpyFloat kind = NpyFloat::f8);
+
 // Number of lines in s.
 std::size_t count_lines(const std::string& s);
 

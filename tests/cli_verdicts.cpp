@@ -18,47 +18,6 @@ namespace {
 
 const std::string kDir = "/tmp/attnlab-cli-verdicts";
 
-// IEEE binary16 bits of a float, round to nearest even (normal and subnormal range; written
-// here from the format's definition, independently of the library's converter).
-std::uint16_t half_bits(float f)
-{
-    std::uint32_t x = 0;
-    std::memcpy(&x, &f, 4);
-    const std::uint32_t sign = (x >> 16) & 0x8000u;
-    const float a = std::fabs(f);
-    if (a >= 65520.0f) return static_cast<std::uint16_t>(sign | 0x7c00u);
-    if (a < std::ldexp(1.0f, -14)) return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(std::nearbyint(a * std::ldexp(1.0f, 24))));
-    int e = 0;
-    const float m = std::frexp(a, &e);  // a = m 2^e, m in [0.5, 1)
-    auto mant = static_cast<std::uint32_t>(std::nearbyint((m * 2.0f - 1.0f) * 1024.0f));
-    std::uint32_t exp = static_cast<std::uint32_t>(e - 1 + 15);
-    if (mant == 1024) mant = 0, ++exp;
-    return static_cast<std::uint16_t>(sign | (exp << 10) | mant);
-}
-
-// An NPY file of dtype '<f2' or '<f8', written here.
-void write_npy(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<double>& values, bool half)
-{
-    std::string dims;
-    for (std::size_t n : shape) dims += std::to_string(n) + ",";
-    std::string header = std::string("{'descr': '") + (half ? "<f2" : "<f8") + "', 'fortran_order': False, 'shape': (" + dims + "), }";
-    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-    header += '\n';
-    std::ofstream out(path, std::ios::binary);
-    out.write("\x93NUMPY\x01\x00", 8);
-    const char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
-    out.write(len, 2);
-    out << header;
-    for (double v : values) {
-        if (half) {
-            const std::uint16_t h = half_bits(static_cast<float>(v));
-            out.write(reinterpret_cast<const char*>(&h), 2);
-        } else {
-            out.write(reinterpret_cast<const char*>(&v), 8);
-        }
-    }
-}
-
 std::string last_line(const std::string& out)
 {
     const auto end = out.find_last_not_of('\n');
@@ -85,7 +44,7 @@ std::vector<double> pe_float32(int len, int dim)
 
 TEST_CASE("verdicts: an all-zero float16 PE table is DIFFERS, judged at float16 storage and float32 arithmetic")
 {
-    write_npy(kDir + "-zeros.npy", {64, 32}, std::vector<double>(64 * 32, 0.0), true);
+    write_npy(kDir + "-zeros.npy", {64, 32}, std::vector<double>(64 * 32, 0.0), NpyFloat::half);
     const auto r = run_cli({"pe", "--len", "64", "--dim", "32", "--against", kDir + "-zeros.npy"});
     CHECK(r.status == 1);
     CHECK(r.out.find("judged at float16 storage, float32 arithmetic:") != std::string::npos);
@@ -94,7 +53,7 @@ TEST_CASE("verdicts: an all-zero float16 PE table is DIFFERS, judged at float16 
     // positions counted from 1, in float16, differ too, and the mistake is named
     std::vector<double> from1 = pe_float32(65, 32);
     from1.erase(from1.begin(), from1.begin() + 32);
-    write_npy(kDir + "-from1.npy", {64, 32}, from1, true);
+    write_npy(kDir + "-from1.npy", {64, 32}, from1, NpyFloat::half);
     const auto f = run_cli({"pe", "--len", "64", "--dim", "32", "--against", kDir + "-from1.npy", "--quiet"});
     CHECK(f.status == 1);
     CHECK(last_line(f.out).find("; matches positions_from_1") != std::string::npos);
@@ -115,8 +74,8 @@ TEST_CASE("verdicts: an attention output 11 % off, saved as float16, is DIFFERS"
     }
     REQUIRE(right.size() == 48);
     for (double v : right) off.push_back(v / 0.9);
-    write_npy(kDir + "-attend-off.npy", {1, 6, 8}, off, true);
-    write_npy(kDir + "-attend-right.npy", {1, 6, 8}, right, true);
+    write_npy(kDir + "-attend-off.npy", {1, 6, 8}, off, NpyFloat::half);
+    write_npy(kDir + "-attend-right.npy", {1, 6, 8}, right, NpyFloat::half);
     auto with = [&](const std::string& file) { auto a = run; a.insert(a.end(), {"--against", file, "--quiet"}); return run_cli(a); };
     CHECK(with(kDir + "-attend-off.npy").status == 1);
     const auto ok = with(kDir + "-attend-right.npy");
@@ -127,7 +86,7 @@ TEST_CASE("verdicts: an attention output 11 % off, saved as float16, is DIFFERS"
 
 TEST_CASE("verdicts: float32 arithmetic stored as float64 matches a float64 run, with a note, and its properties pass")
 {
-    write_npy(kDir + "-pe32.npy", {64, 32}, pe_float32(64, 32), false);
+    write_npy(kDir + "-pe32.npy", {64, 32}, pe_float32(64, 32));
     const auto r = run_cli({"pe", "--len", "64", "--dim", "32", "--dtype", "float64", "--against", kDir + "-pe32.npy", "--quiet"});
     CHECK(r.status == 0);
     CHECK(r.out.find("judged at float32 precision:") != std::string::npos);
@@ -140,7 +99,7 @@ TEST_CASE("verdicts: float32 arithmetic stored as float64 matches a float64 run,
 
 TEST_CASE("verdicts: --quiet leaves out the reference run's checks; without it they come first under a heading")
 {
-    write_npy(kDir + "-pe32b.npy", {8, 8}, pe_float32(8, 8), false);
+    write_npy(kDir + "-pe32b.npy", {8, 8}, pe_float32(8, 8));
     const auto quiet = run_cli({"pe", "--against", kDir + "-pe32b.npy", "--quiet"});
     CHECK(quiet.status == 0);
     CHECK(quiet.out.rfind("\nagainst ", 0) == 0);
@@ -158,7 +117,7 @@ TEST_CASE("verdicts: where, non-finite values, kinds and certainty in JSON")
     std::vector<double> v = pe_float32(8, 8);
     v[3 * 8 + 5] = std::nan("");
     v[3 * 8 + 6] = -INFINITY;
-    write_npy(kDir + "-nan.npy", {8, 8}, v, false);
+    write_npy(kDir + "-nan.npy", {8, 8}, v);
     const auto j = run_json({"pe", "--against", kDir + "-nan.npy", "--quiet"});
     const auto& a = j["against"];
     CHECK(a["passed"] == false);
@@ -175,19 +134,19 @@ TEST_CASE("verdicts: where, non-finite values, kinds and certainty in JSON")
     const auto pe = pe_float32(8, 8);
     for (int r = 0; r < 8; ++r)
         for (int c = 0; c < 8; ++c) t[c * 8 + r] = pe[r * 8 + c];
-    write_npy(kDir + "-t.npy", {8, 8}, t, false);
+    write_npy(kDir + "-t.npy", {8, 8}, t);
     const auto tj = run_json({"pe", "--against", kDir + "-t.npy", "--quiet"});
     CHECK(tj["against"]["passed"] == false);
     CHECK(tj["against"]["kind"] == nlohmann::json::array({"transposed"}));
     // a size-1 axis too many stays DIFFERS, with the fix
-    write_npy(kDir + "-b.npy", {1, 8, 8}, pe, false);
+    write_npy(kDir + "-b.npy", {1, 8, 8}, pe);
     const auto bj = run_json({"pe", "--against", kDir + "-b.npy", "--quiet"});
     CHECK(bj["against"]["passed"] == false);
     CHECK(bj["against"]["kind"] == nlohmann::json::array({"squeezable_shape"}));
     // a catalogued mistake is "matches"
     std::vector<double> from1 = pe_float32(9, 8);
     from1.erase(from1.begin(), from1.begin() + 8);
-    write_npy(kDir + "-from1b.npy", {8, 8}, from1, false);
+    write_npy(kDir + "-from1b.npy", {8, 8}, from1);
     const auto dj = run_json({"pe", "--against", kDir + "-from1b.npy", "--quiet"});
     REQUIRE(!dj["against"]["diagnosis"].empty());
     CHECK(dj["against"]["diagnosis"][0]["id"] == "positions_from_1");

@@ -6,27 +6,29 @@
 
 namespace attnlab {
 
-double unit_roundoff(DType dtype)
+namespace {
+
+// Each dtype's unit roundoff (2^-p for p significand bits) and half its smallest subnormal
+// spacing (2^-(p + emax - 2), the last place of the smallest subnormal, halved).
+struct Rounding {
+    DType dtype;
+    int significand_bits;
+    int subnormal_exponent;
+};
+constexpr Rounding kRounding[] = {{DType::float64, 53, 1075}, {DType::float32, 24, 150}, {DType::float16, 11, 25}, {DType::bfloat16, 8, 134}};
+
+const Rounding& rounding_of(DType dtype)
 {
-    switch (dtype) {
-    case DType::float32: return std::ldexp(1.0, -24);
-    case DType::float16: return std::ldexp(1.0, -11);
-    case DType::bfloat16: return std::ldexp(1.0, -8);
-    case DType::float64: break;
-    }
-    return std::ldexp(1.0, -53);
+    for (const Rounding& r : kRounding)
+        if (r.dtype == dtype) return r;
+    return kRounding[0];
 }
 
-double subnormal_half_spacing(DType dtype)
-{
-    switch (dtype) {
-    case DType::float32: return std::ldexp(1.0, -150);
-    case DType::float16: return std::ldexp(1.0, -25);
-    case DType::bfloat16: return std::ldexp(1.0, -134);
-    case DType::float64: break;
-    }
-    return std::ldexp(1.0, -1075);
-}
+}  // namespace
+
+double unit_roundoff(DType dtype) { return std::ldexp(1.0, -rounding_of(dtype).significand_bits); }
+
+double subnormal_half_spacing(DType dtype) { return std::ldexp(1.0, -rounding_of(dtype).subnormal_exponent); }
 
 DType coarser(DType a, DType b) { return unit_roundoff(a) >= unit_roundoff(b) ? a : b; }
 
