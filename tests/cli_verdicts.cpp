@@ -97,7 +97,7 @@ TEST_CASE("verdicts: float32 arithmetic stored as float64 matches a float64 run,
     CHECK(last_line(r.out).rfind("MATCH", 0) == 0);
 }
 
-TEST_CASE("verdicts: --quiet leaves out the reference run's checks; without it they come first under a heading")
+TEST_CASE("verdicts: --quiet leaves out the reference run's checks, and without it they come first under a heading")
 {
     write_npy(kDir + "-pe32b.npy", {8, 8}, pe_float32(8, 8));
     const auto quiet = run_cli({"pe", "--against", kDir + "-pe32b.npy", "--quiet"});
