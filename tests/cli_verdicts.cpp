@@ -245,3 +245,37 @@ TEST_CASE("verdicts: rope --positions catches code that ignores its token positi
     CHECK(j["params"]["len"] == 5);
     expect_usage_error({"rope", "--positions", "3,5", "--len", "4"}, "--positions gives 2 positions for --len 4");
 }
+
+TEST_CASE("verdicts: a temperature of 1.5 is no known mistake: at most 'closest', in float16 and float32 alike")
+{
+    // the default attend has d = 4: scale 1/(1.5 * 2) is a temperature of 1.5
+    const std::vector<std::string> run = {"attend", "--threads", "1", "--len", "6", "--heads", "2", "--dim", "8", "--seed", "4"};
+    const auto csv = run_cli([&] { auto a = run; a.insert(a.end(), {"--scale", "0.3333333333333333", "--format", "csv", "--dtype", "float64"}); return a; }());
+    REQUIRE(csv.status == 0);
+    std::vector<double> values;
+    for (std::size_t at = csv.out.find('\n') + 1; at < csv.out.size(); at = csv.out.find('\n', at) + 1) {
+        const auto end = csv.out.find('\n', at);
+        const std::string line = csv.out.substr(at, end - at);
+        values.push_back(std::stod(line.substr(line.rfind(',') + 1)));
+    }
+    for (const NpyFloat kind : {NpyFloat::half, NpyFloat::f8}) {
+        write_npy(kDir + "-temp.npy", {1, 6, 8}, values, kind);
+        const auto j = run_json([&] { auto a = run; a.insert(a.end(), {"--against", kDir + "-temp.npy", "--quiet"}); return a; }());
+        CHECK(j["against"]["passed"] == false);
+        for (const auto& d : j["against"]["diagnosis"]) CHECK(d["certainty"] == "closest");
+    }
+}
+
+TEST_CASE("verdicts: a learner's slopes are never paired with the run's own bias")
+{
+    // sorted ascending: the right values in the wrong heads
+    std::ofstream out(kDir + "-sorted.csv");
+    for (int h = 8; h >= 1; --h) out << std::ldexp(1.0, -h) << "\n";
+    out.close();
+    const auto j = run_json({"alibi", "--heads", "8", "--against", kDir + "-sorted.csv", "--against-tensor", "slopes", "--quiet"});
+    CHECK(j["against"]["passed"] == false);
+    CHECK(j["against"]["kind"] == nlohmann::json::array({"permuted"}));
+    for (const auto& p : j["against"]["properties"]) CHECK(p["name"] != "steeper_looks_nearer");
+    REQUIRE(!j["against"]["diagnosis"].empty());
+    CHECK(j["against"]["diagnosis"][0]["id"] == "slopes_reversed");
+}
