@@ -9,6 +9,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -132,40 +133,85 @@ void write_exercise(const MadeExercise& m, const fs::path& dir, Lang lang)
     if (chmod((dir / "check.sh").c_str(), 0755) != 0) throw OutputError(fmt::format("cannot make {} executable", (dir / "check.sh").string()));
 }
 
+// A folder that went round a class is data from strangers: exercise.json is read only when it
+// is a regular file of at most 1 MiB, every field is looked up without inserting or assuming
+// it, and nothing of its bytes is echoed beyond a short, escaped excerpt.
+constexpr std::uintmax_t kMaxExerciseJson = 1u << 20;
+
+std::string excerpt(const std::string& bytes)
+{
+    std::string out;
+    for (char c : bytes.substr(0, 80)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+    return out;
+}
+
+const nlohmann::json* field(const nlohmann::json& object, const char* key)
+{
+    if (!object.is_object()) return nullptr;
+    const auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+}
+
 // exercise.json of DIR, refused with one line when it is missing or is not ours.
 nlohmann::json read_exercise_json(const fs::path& dir)
 {
     const fs::path path = dir / "exercise.json";
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::symlink_status(path, ec)) || fs::file_size(path, ec) > kMaxExerciseJson) {
+        throw InputError(fmt::format("{}: not a regular file of at most 1 MiB; make the exercise with attnlab exercise new", path.string()));
+    }
     std::ifstream f(path, std::ios::binary);
     if (!f) throw InputError(fmt::format("{}: cannot read it; make the exercise first with attnlab exercise new", path.string()));
     std::stringstream text;
     text << f.rdbuf();
-    try {
-        nlohmann::json j = nlohmann::json::parse(text.str());
-        if (!j.is_object() || !j["name"].is_string() || !j["sizes"].is_object() || !j["seed"].is_number_unsigned() || !j["inputs"].is_array())
-            throw InputError("");
-        return j;
-    } catch (const std::exception&) {
-        throw InputError(fmt::format("{}: not an exercise file written by attnlab exercise new", path.string()));
+    nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+    for (const char* key : {"name", "sizes", "seed", "inputs"}) {
+        const nlohmann::json* v = field(j, key);
+        const bool ok = v != nullptr && (std::string(key) == "name"    ? v->is_string()
+                                         : std::string(key) == "sizes" ? v->is_object()
+                                         : std::string(key) == "seed"  ? v->is_number_unsigned()
+                                                                       : v->is_array());
+        if (!ok) throw InputError(fmt::format("{}: not an exercise file written by attnlab exercise new (its \"{}\" is missing or of another type)", path.string(), key));
     }
+    return j;
+}
+
+// An input's file: a relative path that stays inside DIR, links resolved.
+fs::path input_path(const fs::path& dir, const std::string& file)
+{
+    const fs::path rel(file);
+    bool inside = !file.empty() && rel.is_relative();
+    for (const auto& part : rel) inside = inside && part != "..";
+    std::error_code ec;
+    const fs::path root = fs::canonical(dir, ec), resolved = fs::weakly_canonical(dir / rel, ec);
+    const auto [end, _] = std::mismatch(root.begin(), root.end(), resolved.begin(), resolved.end());
+    if (!inside || ec || end != root.end()) {
+        throw InputError(fmt::format("{}/exercise.json: input file '{}' is not a path inside the folder", dir.string(), excerpt(file)));
+    }
+    return resolved;
 }
 
 // The request that rebuilds the exercise of DIR, its inputs read back from DIR/inputs.
 ExerciseRequest request_from(const std::string& name, const fs::path& dir)
 {
     const nlohmann::json j = read_exercise_json(dir);
-    if (j["name"] != name) throw InputError(fmt::format("{} holds exercise {}, not {}", dir.string(), j["name"].get<std::string>(), name));
+    const std::string held = field(j, "name")->get<std::string>();
+    if (held != name) throw InputError(fmt::format("{} holds exercise '{}', not {}", dir.string(), excerpt(held), name));
     const ExerciseInfo& info = find_exercise(name);
     ExerciseRequest req;
     req.name = name;
-    req.seed = j["seed"].get<std::uint64_t>();
+    req.seed = field(j, "seed")->get<std::uint64_t>();
     for (const auto& key : info.sizes) {
-        if (!j["sizes"].contains(key) || !j["sizes"][key].is_number_integer()) throw InputError(fmt::format("{}/exercise.json has no size {}", dir.string(), key));
-        req.sizes[key] = j["sizes"][key].get<long>();
+        const nlohmann::json* size = field(*field(j, "sizes"), key.c_str());
+        if (size == nullptr || !size->is_number_integer()) throw InputError(fmt::format("{}/exercise.json has no size {}", dir.string(), key));
+        req.sizes[key] = size->get<long>();
     }
-    for (const auto& in : j["inputs"]) {
-        if (!in.is_object() || !in["name"].is_string() || !in["file"].is_string()) throw InputError(fmt::format("{}/exercise.json: an input without name or file", dir.string()));
-        req.inputs[in["name"].get<std::string>()] = read_tensor_file((dir / in["file"].get<std::string>()).string(), "", 1e9);
+    for (const auto& in : *field(j, "inputs")) {
+        const nlohmann::json *in_name = field(in, "name"), *in_file = field(in, "file");
+        if (in_name == nullptr || in_file == nullptr || !in_name->is_string() || !in_file->is_string()) {
+            throw InputError(fmt::format("{}/exercise.json: an input without a \"name\" or \"file\" string", dir.string()));
+        }
+        req.inputs[in_name->get<std::string>()] = read_tensor_file(input_path(dir, in_file->get<std::string>()).string(), "", 1e9);
     }
     return req;
 }

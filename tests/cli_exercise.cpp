@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -118,4 +120,44 @@ TEST_CASE("exercise solve writes the reference, or the catalogued mistake asked 
     // An answer that cannot be written: exit 2, one line naming it.
     REQUIRE(std::system(("rm -f '" + dir + "/answer.npy' && mkdir '" + dir + "/answer.npy'").c_str()) == 0);
     expect_usage_error({"exercise", "solve", "alibi-slopes", dir}, "exercise solve: cannot write " + dir + "/answer.npy");
+}
+
+TEST_CASE("exercise solve: a tampered exercise.json is refused with one line, never read outside the folder")
+{
+    const std::string dir = "/tmp/attnlab-cli-tampered";
+    std::filesystem::remove_all(dir);
+    REQUIRE(run_cli({"exercise", "new", "attention", dir, "--lang", "en"}).status == 0);
+    const std::string json_path = dir + "/exercise.json";
+    std::ifstream in(json_path);
+    const auto original = nlohmann::json::parse(in);
+    in.close();
+    auto tamper = [&](const std::function<void(nlohmann::json&)>& change) {
+        nlohmann::json j = original;
+        change(j);
+        std::ofstream(json_path) << j.dump();
+        return run_cli({"exercise", "solve", "attention", dir});
+    };
+    auto refused = [](const CliResult& r, const std::string& fragment) {
+        CHECK(r.status == 2);
+        CHECK(r.out.empty());
+        CHECK(count_lines(r.err) == 1);
+        CHECK(r.err.find(fragment) != std::string::npos);
+    };
+    refused(tamper([](nlohmann::json& j) { j["inputs"][0].erase("name"); }), "an input without a \"name\" or \"file\" string");
+    refused(tamper([](nlohmann::json& j) { j["inputs"][0]["file"] = "../outside.npy"; }), "is not a path inside the folder");
+    const auto passwd = tamper([](nlohmann::json& j) { j["inputs"][0]["file"] = "/etc/passwd"; });
+    refused(passwd, "is not a path inside the folder");
+    CHECK(passwd.err.find("root:") == std::string::npos);
+    refused(tamper([](nlohmann::json& j) { j.erase("seed"); }), "its \"seed\" is missing");
+    refused(tamper([](nlohmann::json& j) { j["name"] = std::string("\x1b]0;owned\x07") + "x"; }), "holds exercise '?]0;owned?x'");
+    // an input that is a link out of the folder
+    nlohmann::json j = original;
+    std::ofstream(json_path) << j.dump();
+    const std::string linked = dir + "/" + j["inputs"][0]["file"].get<std::string>();
+    std::filesystem::remove(linked);
+    std::filesystem::create_symlink("/etc/passwd", linked);
+    refused(run_cli({"exercise", "solve", "attention", dir}), "is not a path inside the folder");
+    // a 2 MiB exercise.json
+    std::ofstream(json_path) << std::string(2u << 20, ' ') << original.dump();
+    refused(run_cli({"exercise", "solve", "attention", dir}), "not a regular file of at most 1 MiB");
 }
