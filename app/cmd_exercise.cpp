@@ -157,6 +157,9 @@ nlohmann::json read_exercise_json(const fs::path& dir)
 {
     const fs::path path = dir / "exercise.json";
     std::error_code ec;
+    if (!fs::exists(fs::symlink_status(path, ec))) {
+        throw InputError(fmt::format("{}: cannot read it; make the exercise first with attnlab exercise new", path.string()));
+    }
     if (!fs::is_regular_file(fs::symlink_status(path, ec)) || fs::file_size(path, ec) > kMaxExerciseJson) {
         throw InputError(fmt::format("{}: not a regular file of at most 1 MiB; make the exercise with attnlab exercise new", path.string()));
     }

@@ -97,7 +97,7 @@ TEST_CASE("exercise: usage errors say what is wrong on one line")
     expect_usage_error({"exercise", "solve", "pe", dir}, "cannot read it; make the exercise first with attnlab exercise new");
     expect_usage_error({"exercise"}, "");
     REQUIRE(run_cli({"exercise", "new", "attention", dir}).status == 0);
-    expect_usage_error({"exercise", "solve", "pe", dir}, "holds exercise attention, not pe");
+    expect_usage_error({"exercise", "solve", "pe", dir}, "holds exercise 'attention', not pe");
     expect_usage_error({"exercise", "solve", "attention", dir, "--mistake", "typo"},
                        "exercise attention has no mistake 'typo'; it has linear_weight_transposed, scale_sqrt_E, no_scale, softmax_over_queries");
     std::ofstream(dir + "/exercise.json") << "{\"name\": 3}";
