@@ -50,6 +50,12 @@ TEST_CASE("verdicts: an all-zero float16 PE table is DIFFERS, judged at float16 
     CHECK(r.out.find("judged at float16 storage, float32 arithmetic:") != std::string::npos);
     CHECK(last_line(r.out).rfind("DIFFERS max |diff| = 1; 2032 of 2048 elements differ", 0) == 0);
     CHECK(r.err == "attnlab: failed checks: against (" + kDir + "-zeros.npy, tensor pe)\n");
+    // at L = 512 too (the old tolerance was 8.03), and zeros are never "precision only", though
+    // every bfloat16 run would take them: bfloat16's tolerance there reaches the values
+    write_npy(kDir + "-zeros512.npy", {512, 32}, std::vector<double>(512 * 32, 0.0), NpyFloat::half);
+    const auto big = run_cli({"pe", "--len", "512", "--dim", "32", "--against", kDir + "-zeros512.npy", "--quiet"});
+    CHECK(big.status == 1);
+    CHECK(last_line(big.out) == "DIFFERS max |diff| = 1; 16367 of 16384 elements differ");
     // positions counted from 1, in float16, differ too, and the mistake is named
     std::vector<double> from1 = pe_float32(65, 32);
     from1.erase(from1.begin(), from1.begin() + 32);
