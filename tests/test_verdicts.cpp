@@ -281,3 +281,27 @@ TEST_CASE("a learner's attention output: rows must be averages of the visible va
     for (std::size_t k = 0; k < not_averages.size(); ++k) not_averages.values[k] = 3.0 * not_averages.values[k] + 1.0;
     CHECK_FALSE(properties(not_averages).at("out_merged_rows_are_averages"));
 }
+
+TEST_CASE("16-bit attend: a weight 1 % off fails the row sums, and the reference check is below the output's size")
+{
+    // Float32 inside, rounded once when stored: the row-sum bound is u(T) + (S + 4) eps(float32)
+    // (0.0039 in bfloat16 at S = 64), not (S + 4) eps(T) (0.53, which no weight error could reach).
+    AttendParams p;
+    p.len = 64, p.heads = 4, p.dim = 64, p.mask = MaskKind::causal;
+    for (DType dt : {DType::float16, DType::bfloat16}) {
+        CAPTURE(name_of(dt));
+        RunContext ctx;
+        ctx.dtype = dt;
+        Run run = compute_all(attend_experiment(), p, ctx);
+        const auto checks = check_run(attend_experiment(), p, run, ctx);
+        const Check* reference = nullptr;
+        for (const Check& c : checks)
+            if (c.name == "main_matches_reference") reference = &c;
+        REQUIRE(reference != nullptr);
+        CHECK(reference->passed());
+        CHECK(reference->tolerance < 0.1 * max_abs(run.at("out")) + 0.1);
+        tensor_of(run, "weights").values[10 * 64 + 3] += 0.01;  // query 10 of head 0: one weight 1 % of the row's mass off
+        const auto failed = failed_checks(check_run(attend_experiment(), p, run, ctx));
+        CHECK(std::find(failed.begin(), failed.end(), "rows_sum_to_one") != failed.end());
+    }
+}

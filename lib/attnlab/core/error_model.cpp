@@ -30,6 +30,12 @@ double unit_roundoff(DType dtype) { return std::ldexp(1.0, -rounding_of(dtype).s
 
 double subnormal_half_spacing(DType dtype) { return std::ldexp(1.0, -rounding_of(dtype).subnormal_exponent); }
 
+double accumulate_then_store(DType dtype, double ops, double stores)
+{
+    if (dtype != DType::float16 && dtype != DType::bfloat16) return ops * 2.0 * unit_roundoff(dtype);
+    return stores * unit_roundoff(dtype) + ops * 2.0 * unit_roundoff(DType::float32);
+}
+
 DType coarser(DType a, DType b) { return unit_roundoff(a) >= unit_roundoff(b) ? a : b; }
 
 std::optional<DType> precision_of(Elem elem)

@@ -55,6 +55,12 @@ DType coarser(DType a, DType b);
 // The precision an element type carries; nullopt for exact types (bool, int64).
 std::optional<DType> precision_of(Elem elem);
 
+// The relative bound of a result made by `ops` operations and rounded `stores` times when
+// stored. float16 and bfloat16 runs accumulate in float32 and round once when they store, as
+// PyTorch's CPU kernels do (core/narrow.hpp): stores u(T) + ops 2u(float32). float32 and
+// float64 compute in T throughout: ops 2u(T) (eps(T) per operation, as the checks count).
+double accumulate_then_store(DType dtype, double ops, double stores);
+
 constexpr double kReferenceFactor = 2.0;
 constexpr double kFillMagnitude = 1e6;
 constexpr double kMaxToleranceFraction = 1.0 / 8.0;
