@@ -493,8 +493,10 @@ std::optional<Check> check_vs_float64(const AttendParams& p, const Run& run, con
 
 // Error model: an output element is sum_j w_j v_j / sum_j w_j over the n keys its query sees,
 // n products and n - 1 sums and the division: within (n + 2) u max |v| of a true average
-// (Higham §3.1), and every true average lies within [min v, max v]. A mask that does nothing,
-// or weights that are not a softmax (a row sum subtracted), land outside by far more.
+// (Higham §3.1), and every true average lies within [min v, max v]. In 16 bits the sum runs in
+// float32 and the weights and the output are each rounded once when stored: 2 u(T) max |v|
+// more. A mask that does nothing, or weights that are not a softmax (a row sum subtracted),
+// land outside by far more.
 std::optional<Check> averages_check(const AttendParams& p, const Run& run, const CheckEnv& env, const std::string& tensor)
 {
     if (!run.has(tensor)) return std::nullopt;
@@ -502,7 +504,7 @@ std::optional<Check> averages_check(const AttendParams& p, const Run& run, const
     return at_most(tr(env, "every row of {} is a weighted average of the value rows its query sees: inside their range",
                       "{} 的每一行都是其查询可见的值行的加权平均：在它们的范围之内", tensor),
                    tr(env, "max distance of an element outside [min v, max v] of its visible keys", "元素超出其可见键的 [min v, max v] 的最大距离"),
-                   f.excess, (dsize(f.widest) + 2.0) * 0.5 * env.eps * f.value_scale);
+                   f.excess, 0.5 * accumulate_then_store(env.dtype, dsize(f.widest) + 2.0, 4.0) * f.value_scale);
 }
 std::optional<Check> check_out_averages(const AttendParams& p, const Run& run, const CheckEnv& env) { return averages_check(p, run, env, "out"); }
 std::optional<Check> check_merged_averages(const AttendParams& p, const Run& run, const CheckEnv& env) { return averages_check(p, run, env, "out_merged"); }
