@@ -37,7 +37,14 @@ public:
         const Plan plan = plan_for(e_, p_, offered_tensors(e_, p_), c, [&](const std::string& n) { return n == name_; });
         return cache_.emplace(dtype, e_.typed(dtype).compute(p_, plan).at(name_)).first->second;
     }
-    ReferenceError error(DType dtype) { return measure_reference_error(in(dtype), in(DType::float64)); }
+    // Measured once per dtype: the tolerance, the floor and the precision probe all read it.
+    const ReferenceError& error(DType dtype)
+    {
+        auto it = errors_.find(dtype);
+        if (it != errors_.end()) return it->second;
+        const ReferenceError measured = measure_reference_error(in(dtype), in(DType::float64));
+        return errors_.emplace(dtype, measured).first->second;
+    }
 
 private:
     const Experiment<P>& e_;
@@ -45,6 +52,7 @@ private:
     const RunContext& ctx_;
     std::string name_;
     std::map<DType, Tensor> cache_;
+    std::map<DType, ReferenceError> errors_;
 };
 
 std::string precision_text(Precision at, Lang lang);
