@@ -3,6 +3,7 @@
 #include "common.hpp"
 
 #include "attnlab/exercise/exercise.hpp"
+#include "attnlab/io/files.hpp"
 #include "attnlab/io/read.hpp"
 
 #include <fmt/format.h>
@@ -23,6 +24,10 @@ namespace attnlab::app {
 namespace {
 
 namespace fs = std::filesystem;
+
+struct ExerciseTexts {
+    std::string readme, starter, check, json;
+};
 
 struct ExerciseOpts {
     std::string name;
@@ -108,29 +113,47 @@ nlohmann::ordered_json reference_params(const std::vector<std::string>& command)
 
 // --- files ---
 
-// DIR is missing or empty, or --force allows writing into it.
-void require_usable_dir(const fs::path& dir, bool force)
+// DIR is missing or empty, or --force allows writing into it; what can be checked before any
+// work is.
+bool fresh_dir(const fs::path& dir, bool force)
 {
     std::error_code ec;
-    if (!fs::exists(dir, ec)) return;
+    if (!fs::exists(dir, ec)) {
+        check_output_folder(dir.string(), "exercise new");
+        return true;
+    }
     if (!fs::is_directory(dir, ec)) throw InputError(fmt::format("{} exists and is not a directory", dir.string()));
     if (!fs::is_empty(dir, ec) && !force) throw InputError(fmt::format("{} exists and is not empty; give --force to write into it", dir.string()));
+    check_output_folder(dir.string(), "exercise new");
+    return fs::is_empty(dir, ec);
 }
 
-void write_exercise(const MadeExercise& m, const fs::path& dir, Lang lang)
+void write_exercise_files(const MadeExercise& m, const OutputFolder& root, const ExerciseTexts& texts)
 {
-    const std::string json = exercise_json(m, reference_params(m.command), lang).dump(2) + "\n";
-    const std::string readme = exercise_readme(m, lang), starter = exercise_starter(m, lang), check = exercise_check_script(m, lang);
-    std::error_code ec;
-    fs::create_directories(dir / "inputs", ec);
-    if (ec) throw OutputError(fmt::format("cannot create {}: {}", (dir / "inputs").string(), ec.message()));
-    const auto put = [&](const fs::path& name, const std::string& bytes) { write_file((dir / name).string(), bytes, "exercise new"); };
-    put("README.md", readme);
-    put("starter.py", starter);
-    put("check.sh", check);
-    put("exercise.json", json);
-    for (const auto& in : m.inputs) put(in.file, npy_file_bytes(in.tensor));
-    if (chmod((dir / "check.sh").c_str(), 0755) != 0) throw OutputError(fmt::format("cannot make {} executable", (dir / "check.sh").string()));
+    const OutputFolder inputs = root.subfolder("inputs");
+    for (const auto& in : m.inputs) inputs.write(fs::path(in.file).filename().string(), npy_file_bytes(in.tensor));
+    root.write("README.md", texts.readme);
+    root.write("starter.py", texts.starter);
+    root.write("exercise.json", texts.json);
+    root.write("check.sh", texts.check, 0755);
+}
+
+// The folder whole or not at all: a new one is built beside DIR and renamed into place after
+// the line saying so is written (a failed stdout leaves nothing); with --force into a folder
+// that holds other files, each file is replaced whole.
+void write_exercise(const MadeExercise& m, const fs::path& dir, Lang lang, bool fresh, const std::string& message)
+{
+    const ExerciseTexts texts{exercise_readme(m, lang), exercise_starter(m, lang), exercise_check_script(m, lang),
+                              exercise_json(m, reference_params(m.command), lang).dump(2) + "\n"};
+    if (!fresh) {
+        write_exercise_files(m, OutputFolder(dir.string(), "exercise new", false), texts);
+        write_stdout(message);
+        return;
+    }
+    NewFolder folder(dir.string(), "exercise new");
+    write_exercise_files(m, folder.root(), texts);
+    write_stdout(message);
+    folder.commit();
 }
 
 // A folder that went round a class is data from strangers: exercise.json is read only when it
@@ -241,13 +264,13 @@ void run_new(const ExerciseOpts& o)
 {
     const Lang lang = o.lang.value_or(lang_from_env());
     find_exercise(o.name);
-    require_usable_dir(o.dir, o.force);
+    const bool fresh = fresh_dir(o.dir, o.force);
     const MadeExercise m = make_exercise({o.name, o.sizes, o.seed, {}});
-    write_exercise(m, o.dir, lang);
     const bool zh = lang == Lang::zh;
-    write_stdout(fmt::format(zh ? "已写入 {}：练习 {}（{}）。\n接下来：cd {} && python3 starter.py && ./check.sh\n"
-                                : "wrote {}: exercise {} ({}).\nnext: cd {} && python3 starter.py && ./check.sh\n",
-                             o.dir, m.info.name, m.info.title(lang), o.dir));
+    write_exercise(m, o.dir, lang, fresh,
+                   fmt::format(zh ? "已写入 {}：练习 {}（{}）。\n接下来：cd {} && python3 starter.py && ./check.sh\n"
+                                  : "wrote {}: exercise {} ({}).\nnext: cd {} && python3 starter.py && ./check.sh\n",
+                               o.dir, m.info.name, m.info.title(lang), o.dir));
 }
 
 void run_solve(const ExerciseOpts& o)
@@ -269,7 +292,7 @@ void run_solve(const ExerciseOpts& o)
         if (answer == nullptr) throw InputError(fmt::format("exercise {} has no mistake '{}'; it has {}", m.info.name, o.mistake, fmt::join(ids, ", ")));
     }
     const fs::path path = fs::path(o.dir) / m.answer_file;
-    write_file(path.string(), npy_file_bytes(*answer), "exercise solve");
+    OutputFolder(o.dir, "exercise solve", false).write(m.answer_file, npy_file_bytes(*answer));
     write_stdout(fmt::format(zh ? "已写入 {}：{}\n" : "wrote {}: {}\n", path.string(), what));
 }
 

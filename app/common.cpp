@@ -1,5 +1,6 @@
 #include "common.hpp"
 
+#include "attnlab/io/files.hpp"
 #include "attnlab/io/npy.hpp"
 #include "attnlab/io/read.hpp"
 
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -235,31 +237,66 @@ namespace {
 
 std::vector<std::string> g_args;
 
-// DIR exists (it is made, one level, if missing) and can be written, before anything runs.
-void prepare_save_dir(const std::string& dir)
+void note_on_stderr(const std::string& note) { std::fputs(("attnlab: note: " + note + "\n").c_str(), stderr); }
+
+// A file given with --input, read within the memory budget; what the reader decided about it
+// is said on stderr.
+Tensor read_input(const std::string& path, double budget)
 {
-    struct stat st {};
-    if (stat(dir.c_str(), &st) != 0 && mkdir(dir.c_str(), 0777) != 0) {
-        throw InputError(fmt::format("--save {}: cannot create it: {}", dir, std::strerror(errno)));
-    }
-    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw InputError(fmt::format("--save {}: not a directory", dir));
-    if (access(dir.c_str(), W_OK) != 0) throw InputError(fmt::format("--save {}: cannot be written", dir));
+    std::vector<std::string> notes;
+    Tensor t = read_tensor_file(path, "", budget, &notes);
+    for (const auto& n : notes) note_on_stderr(n);
+    return t;
 }
 
-// Every tensor as DIR/NAME.npy, and DIR/run.json with the params and the command line; the
-// report then keeps only what the output asks for.
-void save_run(Report& report, const std::string& dir, RunContext ctx)
+// The tensor files that DIR's earlier run.json names (plain NAME.npy names only: a run.json
+// from elsewhere never makes a file outside DIR go).
+std::vector<std::string> saved_tensor_files(const OutputFolder& folder)
 {
+    std::vector<std::string> files;
+    const auto text = folder.read_small("run.json", std::size_t{1} << 20);
+    if (!text) return files;
+    const auto j = nlohmann::json::parse(*text, nullptr, false);
+    const auto tensors = j.is_object() ? j.find("tensors") : j.end();
+    if (!j.is_object() || tensors == j.end() || !tensors->is_array()) return files;
+    for (const auto& t : *tensors) {
+        const auto file = t.is_object() ? t.find("file") : t.end();
+        if (!t.is_object() || file == t.end() || !file->is_string()) continue;
+        const std::string name = file->get<std::string>();
+        if (name.size() > 4 && name.find('/') == std::string::npos && name[0] != '.' && name.compare(name.size() - 4, 4, ".npy") == 0) files.push_back(name);
+    }
+    return files;
+}
+
+// Every tensor as DIR/NAME.npy, and DIR/run.json with the params and the command line, as a
+// set: the tensors an earlier run.json named that this run does not write are removed. A file
+// this run reads (--against, --input) is never replaced or removed. The report then keeps only
+// what the output asks for.
+void save_run(Report& report, const std::string& dir, RunContext ctx, const std::vector<FileId>& read)
+{
+    OutputFolder folder(dir, "--save", true);
+    std::set<std::string> fresh = {"run.json"};
+    for (const auto& t : report.tensors) fresh.insert(t.name + ".npy");
+    std::vector<std::string> touched(fresh.begin(), fresh.end());
+    for (const auto& f : saved_tensor_files(folder))
+        if (!fresh.count(f)) touched.push_back(f);
+    for (const auto& name : touched) {
+        const auto id = folder.id_of(name);
+        if (id && std::find(read.begin(), read.end(), *id) != read.end())
+            throw InputError(fmt::format("--save {}: it would replace {}/{}, which this run reads; save to another folder", dir, dir, name));
+    }
+    for (const auto& name : touched)
+        if (!fresh.count(name) || name == "run.json") folder.remove(name);
     nlohmann::ordered_json run;
     run["command"] = report.command;
     run["argv"] = g_args;
     run["params"] = report.params;
     run["tensors"] = nlohmann::ordered_json::array();
     for (const auto& t : report.tensors) {
-        write_file(dir + "/" + t.name + ".npy", npy_file_bytes(t), "--save");
+        folder.write(t.name + ".npy", npy_file_bytes(t));
         run["tensors"].push_back({{"name", t.name}, {"file", t.name + ".npy"}, {"shape", t.shape}, {"axes", t.axes}, {"dtype", name_of(t.elem)}});
     }
-    write_file(dir + "/run.json", run.dump(2) + "\n", "--save");
+    folder.write("run.json", run.dump(2) + "\n");
     ctx.keep_all = false;
     std::vector<Tensor> shown;
     for (auto& t : report.tensors)
@@ -271,13 +308,6 @@ void save_run(Report& report, const std::string& dir, RunContext ctx)
 }  // namespace
 
 void set_command_line(int argc, char** argv) { g_args.assign(argv, argv + argc); }
-
-void write_file(const std::string& path, const std::string& bytes, const std::string& who)
-{
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    const bool ok = f != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    if (f == nullptr || std::fclose(f) != 0 || !ok) throw OutputError(fmt::format("{}: cannot write {}", who, path));
-}
 
 std::string npy_file_bytes(const Tensor& t)
 {
@@ -326,18 +356,21 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     ctx.keep_none = o.quiet && !plotted;  // an on-demand main tensor is not even computed
     if (!o.against_tensor.empty() && o.against.empty()) throw InputError("--against-tensor names the tensor --against compares; give --against FILE");
     if (!o.against.empty()) ctx.against = AgainstRequest{o.against, o.against_tensor, o.rtol, o.atol};
-    if (!o.save.empty()) prepare_save_dir(o.save);
+    if (!o.save.empty()) check_output_folder(o.save, "--save");
+    std::vector<FileId> read;  // the files this run reads, never replaced by --save
+    if (const auto id = file_id(o.against)) read.push_back(*id);
     for (const auto& spec : split_input_specs(o.inputs)) {
         const auto eq = spec.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) throw InputError(fmt::format("--input takes NAME=FILE (got '{}')", spec));
         const std::string name = spec.substr(0, eq);
         if (ctx.inputs.count(name)) throw InputError(fmt::format("--input {} is given twice", name));
-        ctx.inputs[name] = read_tensor_file(spec.substr(eq + 1), "", ctx.max_memory_bytes);
+        if (const auto id = file_id(spec.substr(eq + 1))) read.push_back(*id);
+        ctx.inputs[name] = read_input(spec.substr(eq + 1), ctx.max_memory_bytes);
     }
     ctx.keep_all = !o.save.empty();
 
     Report report = experiment(ctx);
-    if (!o.save.empty()) save_run(report, o.save, ctx);
+    if (!o.save.empty()) save_run(report, o.save, ctx, read);
     RenderOptions ropts;
     ropts.format = o.format;
     ropts.tensor = o.tensor.empty() && !o.show.empty() ? o.show.front() : o.tensor;
@@ -349,6 +382,8 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     std::string out = render(report, ropts);
     out += plot_report(report, ropts.tensor, o.plot, ctx.lang);
     write_stdout(out);
+    if (report.against)
+        for (const auto& n : report.against->read_notes) note_on_stderr(n);
     std::vector<std::string> failed;
     if (report.against) {  // with --against, the exit status is the comparison alone
         if (!report.against->passed) failed.push_back(fmt::format("against ({}, tensor {})", report.against->file, report.against->tensor));

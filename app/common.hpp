@@ -122,11 +122,6 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
 // not "dumb".
 bool use_color();
 
-// Writing the output failed (a full disk, a closed pipe, a closed stdout): exit status 2.
-struct OutputError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
 // Writes the whole rendered output at once (it was rendered before anything is written);
 // throws OutputError when the write or the flush fails.
 void write_stdout(const std::string& out);
@@ -135,8 +130,6 @@ void write_stdout(const std::string& out);
 // their place; remembers whether stdout was closed, which write_stdout then reports.
 void guard_standard_streams();
 
-// Writes a whole file; throws OutputError ("WHO: cannot write PATH") when it cannot.
-void write_file(const std::string& path, const std::string& bytes, const std::string& who);
 // A tensor as the bytes of an NPY file.
 std::string npy_file_bytes(const Tensor& t);
 

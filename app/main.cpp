@@ -5,6 +5,7 @@
 // configuration asked for (one stderr line names the failed checks), 2 a usage or input error
 // or a failed write (one line on stderr, nothing on stdout).
 #include "attnlab/core/report.hpp"
+#include "attnlab/io/files.hpp"
 #include "attnlab/version.hpp"
 #include "commands.hpp"
 #include "common.hpp"
@@ -60,6 +61,7 @@ static void fix_large_allocations()
 int main(int argc, char** argv)
 {
     fix_large_allocations();
+    attnlab::install_write_cleanup();
     attnlab::app::guard_standard_streams();
     attnlab::app::set_command_line(argc, argv);
     CLI::App app{"attnlab: how self-attention sees word order, as measured experiments.\n"
@@ -105,7 +107,7 @@ int main(int argc, char** argv)
         return fail(std::string(e.what()) + "; see --help");
     } catch (const attnlab::InputError& e) {
         return fail(e.what());
-    } catch (const attnlab::app::OutputError& e) {
+    } catch (const attnlab::OutputError& e) {
         return fail(e.what());
     } catch (const std::bad_alloc&) {
         return fail("out of memory; reduce the sizes or --max-memory");

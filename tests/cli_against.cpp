@@ -106,10 +106,10 @@ TEST_CASE("--against: a wrong shape is a wrong answer (1), an unreadable file is
     CHECK(j["against"]["passed"] == false);
     expect_usage_error({"pe", "--against", "/nonexistent/answer.npy"}, "/nonexistent/answer.npy: cannot be read");
     std::ofstream(kDir + "-text.csv") << "a,b\nx,y\n";
-    expect_usage_error({"pe", "--against", kDir + "-text.csv"}, "'x', not a number");
+    expect_usage_error({"pe", "--against", kDir + "-text.csv"}, "line 2 holds no number ('x,y'); only the first line may be a header");
     expect_usage_error({"pe", "--against", kDir + "-small.npy", "--against-tensor", "nope"}, "unknown tensor 'nope'");
     expect_usage_error({"pe", "--against-tensor", "freq"}, "give --against FILE");
-    expect_usage_error({"pe", "--save", "/nonexistent/dir/sub"}, "--save /nonexistent/dir/sub: cannot create it");
+    expect_usage_error({"pe", "--save", "/nonexistent/dir/sub"}, "--save /nonexistent/dir/sub: cannot be made: its folder /nonexistent/dir does not exist");
 }
 
 TEST_CASE("--input replaces an input with the learner's own: the saved inputs under another seed give the same output")

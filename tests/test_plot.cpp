@@ -180,6 +180,6 @@ TEST_CASE("plot: PNG and SVG files, read back")
     std::stringstream text;
     text << f.rdbuf();
     CHECK(text.str().find("<svg") != std::string::npos);
-    CHECK_THROWS_WITH_AS(plot_file(pic, "/tmp/attnlab-no-such-dir/x.png", Lang::en), doctest::Contains("does not exist or cannot be written"), InputError);
+    CHECK_THROWS_WITH_AS(plot_file(pic, "/tmp/attnlab-no-such-dir/x.png", Lang::en), doctest::Contains("the folder /tmp/attnlab-no-such-dir does not exist"), InputError);
     CHECK_THROWS_WITH_AS(require_plot_path("/tmp/x.jpg"), doctest::Contains("must end in .png or .svg"), InputError);
 }

@@ -80,6 +80,7 @@ struct Comparison {
     NonFiniteCount nonfinite;        // non-finite values where the reference has numbers
     std::vector<std::string> kinds;  // precision_only, transposed, permuted, ...
     std::vector<std::string> notes;  // in the run's language: what the kinds mean, how to fix
+    std::vector<std::string> read_notes;  // what the reader decided about the file (also on stderr)
     std::vector<Check> properties;   // the run's checks that read this tensor, on the learner's
     std::vector<Diagnosis> diagnosis;
 };

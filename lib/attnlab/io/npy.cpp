@@ -1,5 +1,7 @@
 #include "attnlab/io/npy.hpp"
 
+#include "attnlab/io/files.hpp"
+
 #include "attnlab/core/half.hpp"
 #include "attnlab/core/report.hpp"
 
@@ -54,7 +56,7 @@ std::vector<std::size_t> parse_shape(const std::string& tuple, const std::string
             if (n > (std::numeric_limits<std::size_t>::max() - 9) / 10) throw InputError(fmt::format("{}: an NPY dimension overflows", what));
             n = n * 10 + static_cast<std::size_t>(tuple[i] - '0');
         }
-        if (digits == 0) throw InputError(fmt::format("{}: the NPY shape {} is not a tuple of sizes", what, tuple));
+        if (digits == 0) throw InputError(fmt::format("{}: the NPY shape {} is not a tuple of sizes", what, excerpt(tuple)));
         shape.push_back(n);
     }
     return shape;
@@ -65,7 +67,7 @@ Header parse_header(const std::string& dict, const std::string& what)
     Header h;
     const std::string descr = dict_value(dict, "descr", what);
     if (descr.size() != 5 || descr.front() != '\'' || descr.back() != '\'') {
-        throw InputError(fmt::format("{}: unsupported NPY dtype {}", what, descr));
+        throw InputError(fmt::format("{}: unsupported NPY dtype {}", what, excerpt(descr)));
     }
     h.order = descr[1];
     h.kind = descr[2];
@@ -74,10 +76,10 @@ Header parse_header(const std::string& dict, const std::string& what)
                     ((h.kind == 'i' || h.kind == 'u') && (h.itemsize == 1 || h.itemsize == 2 || h.itemsize == 4 || h.itemsize == 8)) ||
                     (h.kind == 'b' && h.itemsize == 1);
     if (!ok || (h.order != '<' && h.order != '>' && h.order != '|')) {
-        throw InputError(fmt::format("{}: unsupported NPY dtype {}", what, descr));
+        throw InputError(fmt::format("{}: unsupported NPY dtype {}", what, excerpt(descr)));
     }
     const std::string fortran = dict_value(dict, "fortran_order", what);
-    if (fortran != "False" && fortran != "True") throw InputError(fmt::format("{}: bad fortran_order {}", what, fortran));
+    if (fortran != "False" && fortran != "True") throw InputError(fmt::format("{}: bad fortran_order {}", what, excerpt(fortran)));
     h.fortran = fortran == "True";
     h.shape = parse_shape(dict_value(dict, "shape", what), what);
     return h;

@@ -185,7 +185,7 @@ Comparison compare_against(const Experiment<P>& e, const P& p, const Run& run, c
     c.file = req.file;
     c.tensor = req.tensor.empty() ? e.main_tensor : req.tensor;
     const Tensor& expected = run.at(c.tensor);
-    Tensor got = read_tensor_file(req.file, c.tensor, ctx.max_memory_bytes);
+    Tensor got = read_tensor_file(req.file, c.tensor, ctx.max_memory_bytes, &c.read_notes);
     detail::accept_csv_vector(got, expected);
     detail::References<P> refs(e, p, run, ctx, c.tensor);
     const bool exact = !precision_of(expected.elem);

@@ -92,8 +92,11 @@ double scale_position(const Picture& pic, double v);
 // The colour of curve i.
 Rgb series_color(int i);
 
-// Writes the picture to PATH.png or PATH.svg (cairo), with the same title, axes and colour
-// bar; text in --lang's language. Throws InputError when the path cannot be written.
+// The picture as the bytes of a PNG or SVG file (cairo), with the same title, axes and colour
+// bar; text in --lang's language.
+enum class PictureFormat { png, svg };
+std::string picture_file_bytes(const Picture& pic, PictureFormat format, Lang lang);
+// Writes the picture to PATH.png or PATH.svg, whole or not at all (OutputError when it cannot).
 void plot_file(const Picture& pic, const std::string& path, Lang lang);
 // Refuses (InputError) a --plot-file path that is not .png or .svg or whose folder does not
 // exist or cannot be written, before anything runs.

@@ -5,6 +5,7 @@
 #include "attnlab/render/plot.hpp"
 
 #include "attnlab/core/report.hpp"
+#include "attnlab/io/files.hpp"
 
 #include <cairo-svg.h>
 #include <cairo.h>
@@ -148,26 +149,41 @@ void draw(cairo_t* cr, const Picture& pic, Lang lang)
 void require_plot_path(const std::string& path)
 {
     if (!ends_with(path, ".png") && !ends_with(path, ".svg")) throw InputError(fmt::format("--plot-file {}: the name must end in .png or .svg", path));
-    const std::size_t slash = path.find_last_of('/');
-    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-    if (access(dir.c_str(), W_OK) != 0) throw InputError(fmt::format("--plot-file {}: the folder {} does not exist or cannot be written", path, dir));
-    if (access(path.c_str(), F_OK) == 0 && access(path.c_str(), W_OK) != 0) throw InputError(fmt::format("--plot-file {}: cannot be written", path));
+    check_output_file(path, "--plot-file");
+}
+
+namespace {
+
+cairo_status_t append_bytes(void* closure, const unsigned char* data, unsigned int length)
+{
+    static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), length);
+    return CAIRO_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+std::string picture_file_bytes(const Picture& pic, PictureFormat format, Lang lang)
+{
+    const bool svg = format == PictureFormat::svg;
+    std::string bytes;
+    std::unique_ptr<cairo_surface_t, void (*)(cairo_surface_t*)> surface(
+        svg ? cairo_svg_surface_create_for_stream(append_bytes, &bytes, kWidth, kHeight)
+            : cairo_image_surface_create(CAIRO_FORMAT_RGB24, static_cast<int>(kWidth), static_cast<int>(kHeight)),
+        cairo_surface_destroy);
+    std::unique_ptr<cairo_t, void (*)(cairo_t*)> cr(cairo_create(surface.get()), cairo_destroy);
+    draw(cr.get(), pic, lang);
+    cairo_status_t status = cairo_status(cr.get());
+    if (status == CAIRO_STATUS_SUCCESS && !svg) status = cairo_surface_write_to_png_stream(surface.get(), append_bytes, &bytes);
+    cairo_surface_finish(surface.get());
+    if (status == CAIRO_STATUS_SUCCESS) status = cairo_surface_status(surface.get());
+    if (status != CAIRO_STATUS_SUCCESS) throw OutputError(fmt::format("--plot-file: cannot draw the picture: {}", cairo_status_to_string(status)));
+    return bytes;
 }
 
 void plot_file(const Picture& pic, const std::string& path, Lang lang)
 {
     require_plot_path(path);
-    const bool svg = ends_with(path, ".svg");
-    std::unique_ptr<cairo_surface_t, void (*)(cairo_surface_t*)> surface(
-        svg ? cairo_svg_surface_create(path.c_str(), kWidth, kHeight) : cairo_image_surface_create(CAIRO_FORMAT_RGB24, static_cast<int>(kWidth), static_cast<int>(kHeight)),
-        cairo_surface_destroy);
-    std::unique_ptr<cairo_t, void (*)(cairo_t*)> cr(cairo_create(surface.get()), cairo_destroy);
-    draw(cr.get(), pic, lang);
-    cairo_status_t status = cairo_status(cr.get());
-    if (status == CAIRO_STATUS_SUCCESS && !svg) status = cairo_surface_write_to_png(surface.get(), path.c_str());
-    cairo_surface_finish(surface.get());
-    if (status == CAIRO_STATUS_SUCCESS) status = cairo_surface_status(surface.get());
-    if (status != CAIRO_STATUS_SUCCESS) throw InputError(fmt::format("--plot-file {}: {}", path, cairo_status_to_string(status)));
+    write_file_atomic(path, picture_file_bytes(pic, ends_with(path, ".svg") ? PictureFormat::svg : PictureFormat::png, lang), "--plot-file");
 }
 
 }  // namespace attnlab

@@ -273,7 +273,8 @@ std::string against_text(const Comparison& c, const RenderOptions& opts)
         if (!c.worst_index.empty() || c.total == 1) out += worst_text(c, zh);
         if (!c.where.empty()) out += "  " + where_text(c, opts.lang) + "\n";
     }
-    for (const auto& n : c.notes) out += fmt::format("  {}{}\n", zh ? "注：" : "note: ", n);
+    for (const auto* list : {&c.read_notes, &c.notes})
+        for (const auto& n : *list) out += fmt::format("  {}{}\n", zh ? "注：" : "note: ", n);
     if (!c.properties.empty()) out += zh ? "  你的张量的性质：\n" : "  properties of your tensor:\n";
     for (const auto& p : c.properties) out += "    " + check_line(p, opts.color, opts.lang) + "\n";
     for (const auto& d : c.diagnosis) {
@@ -444,7 +445,8 @@ nlohmann::ordered_json against_json(const Comparison& c)
     for (const auto& r : c.where) j["where"].push_back({{"axis", r.axis}, {"from", r.from}, {"to", r.to}});
     j["nonfinite"] = {{"nan", c.nonfinite.nan}, {"posinf", c.nonfinite.posinf}, {"neginf", c.nonfinite.neginf}};
     j["kind"] = c.kinds;
-    j["notes"] = c.notes;
+    j["notes"] = c.read_notes;
+    for (const auto& n : c.notes) j["notes"].push_back(n);
     j["properties"] = nlohmann::ordered_json::array();
     for (const auto& p : c.properties) j["properties"].push_back(check_json(p));
     j["diagnosis"] = nlohmann::ordered_json::array();

@@ -1,0 +1,354 @@
+#include "attnlab/io/files.hpp"
+
+#include "attnlab/core/report.hpp"
+
+#include <fmt/format.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+namespace attnlab {
+
+std::string excerpt(std::string_view bytes, std::size_t max)
+{
+    std::string out;
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+        if (out.size() >= max) return out + "...";
+        const auto c = static_cast<unsigned char>(bytes[i]);
+        if (c == '\\') out += "\\\\";
+        else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+        else out += static_cast<char>(c);
+    }
+    return out;
+}
+
+std::optional<FileId> file_id(const std::string& path)
+{
+    struct stat st {};
+    if (path == "-" || ::stat(path.c_str(), &st) != 0) return std::nullopt;
+    return FileId{st.st_dev, st.st_ino};
+}
+
+// --- reading ---
+
+namespace {
+
+const char* special_kind(mode_t mode)
+{
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a pipe (FIFO); to read a pipe, give - and send it on standard input";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+
+// Reads from fd into bytes until end of file; false once more than max bytes arrived.
+bool read_until(int fd, std::vector<unsigned char>& bytes, double max, const std::string& path)
+{
+    unsigned char chunk[65536];
+    for (;;) {
+        const ssize_t n = ::read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw InputError(fmt::format("{}: cannot be read: {}", path, std::strerror(errno)));
+        if (n == 0) return true;
+        bytes.insert(bytes.end(), chunk, chunk + n);
+        if (static_cast<double>(bytes.size()) > max) return false;
+    }
+}
+
+struct Fd {
+    int fd = -1;
+    ~Fd()
+    {
+        if (fd > 2) ::close(fd);
+    }
+};
+
+bool g_stdin_taken = false;
+
+}  // namespace
+
+std::vector<unsigned char> read_input_file(const std::string& path, const LimitOf& limit)
+{
+    Fd f;
+    if (path == "-") {
+        if (g_stdin_taken) throw InputError("standard input (-) is read once; give - to one file option only");
+        g_stdin_taken = true;
+        f.fd = STDIN_FILENO;
+    } else {
+        // O_NONBLOCK: opening a FIFO with no writer must not wait; it is refused just below.
+        f.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (f.fd < 0) throw InputError(fmt::format("{}: cannot be read: {}", path, std::strerror(errno)));
+        struct stat st {};
+        if (::fstat(f.fd, &st) != 0) throw InputError(fmt::format("{}: cannot be read: {}", path, std::strerror(errno)));
+        if (!S_ISREG(st.st_mode)) throw InputError(fmt::format("{}: cannot be read: it is {}", path, special_kind(st.st_mode)));
+        ::fcntl(f.fd, F_SETFL, ::fcntl(f.fd, F_GETFL) & ~O_NONBLOCK);
+    }
+    std::vector<unsigned char> bytes;
+    const std::string shown = path == "-" ? "standard input" : path;
+    unsigned char head[64];
+    ssize_t n = 0;
+    do n = ::read(f.fd, head, sizeof head);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) throw InputError(fmt::format("{}: cannot be read: {}", shown, std::strerror(errno)));
+    bytes.assign(head, head + n);
+    const ReadLimit lim = limit(std::string_view(reinterpret_cast<const char*>(head), static_cast<std::size_t>(n)));
+    struct stat st {};
+    const bool sized = path != "-" && ::fstat(f.fd, &st) == 0;
+    if ((sized && static_cast<double>(st.st_size) > lim.max_bytes) || !read_until(f.fd, bytes, lim.max_bytes, shown)) {
+        const double size = sized ? static_cast<double>(st.st_size) : static_cast<double>(bytes.size());
+        throw InputError(fmt::format("{}: {}{} is too large for the memory budget ({}; at most {} here)", shown,
+                                     sized ? "" : "more than ", human_bytes(size), lim.why, human_bytes(lim.max_bytes)));
+    }
+    return bytes;
+}
+
+// --- writing: the temporary files a signal removes ---
+
+namespace {
+
+// A stack of paths to remove, fixed in size so that a signal handler can walk it. An entry is
+// written whole before the count that publishes it is raised.
+struct CleanupEntry {
+    char path[4096];
+    bool folder;
+};
+constexpr std::size_t kCleanupSlots = 64;
+CleanupEntry g_cleanup[kCleanupSlots];
+volatile std::sig_atomic_t g_cleanup_count = 0;
+
+std::size_t cleanup_push(const std::string& path, bool folder)
+{
+    const auto at = static_cast<std::size_t>(g_cleanup_count);
+    if (at >= kCleanupSlots || path.size() >= sizeof g_cleanup[0].path) throw OutputError(fmt::format("cannot write {}: too many files at once", path));
+    std::memcpy(g_cleanup[at].path, path.c_str(), path.size() + 1);
+    g_cleanup[at].folder = folder;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    g_cleanup_count = static_cast<std::sig_atomic_t>(at + 1);
+    return at;
+}
+
+// Removes the entries from the top down to `from` (async-signal-safe when remove is true).
+void cleanup_down_to(std::size_t from, bool remove)
+{
+    while (static_cast<std::size_t>(g_cleanup_count) > from) {
+        const auto at = static_cast<std::size_t>(g_cleanup_count) - 1;
+        if (remove) g_cleanup[at].folder ? ::rmdir(g_cleanup[at].path) : ::unlink(g_cleanup[at].path);
+        g_cleanup_count = static_cast<std::sig_atomic_t>(at);
+    }
+}
+
+extern "C" void remove_temporaries_and_die(int sig)
+{
+    cleanup_down_to(0, true);
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+}
+
+std::string temp_name(const std::string& name)
+{
+    return fmt::format(".{}.attnlab-{}.tmp", name.substr(0, 100), static_cast<long>(::getpid()));
+}
+
+void plain_name(const std::string& name, const std::string& who)
+{
+    if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+        throw std::logic_error(fmt::format("{}: '{}' is not a plain file name", who, name));
+}
+
+std::string why(int err) { return std::strerror(err); }
+
+// 0, or the errno of the write that failed.
+int write_all(int fd, std::string_view bytes)
+{
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return n < 0 ? errno : EIO;
+        done += static_cast<std::size_t>(n);
+    }
+    return 0;
+}
+
+}  // namespace
+
+void install_write_cleanup()
+{
+    struct sigaction sa {};
+    sa.sa_handler = remove_temporaries_and_die;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sa.sa_mask, sig);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+        struct sigaction old {};
+        if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;  // nohup keeps its meaning
+        ::sigaction(sig, &sa, nullptr);
+    }
+    std::signal(SIGXFSZ, SIG_IGN);
+}
+
+// --- writing: folders and files ---
+
+void check_output_folder(const std::string& dir, const std::string& who)
+{
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) throw InputError(fmt::format("{} {}: not a directory", who, dir));
+        if (::access(dir.c_str(), W_OK | X_OK) != 0) throw InputError(fmt::format("{} {}: cannot be written: {}", who, dir, why(errno)));
+        return;
+    }
+    if (errno != ENOENT) throw InputError(fmt::format("{} {}: {}", who, dir, why(errno)));
+    std::string parent = dir;
+    while (parent.size() > 1 && parent.back() == '/') parent.pop_back();
+    const auto slash = parent.rfind('/');
+    parent = slash == std::string::npos ? "." : slash == 0 ? "/" : parent.substr(0, slash);
+    if (::stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw InputError(fmt::format("{} {}: cannot be made: its folder {} does not exist", who, dir, parent));
+    if (::access(parent.c_str(), W_OK | X_OK) != 0) throw InputError(fmt::format("{} {}: cannot be made in {}: {}", who, dir, parent, why(errno)));
+}
+
+void check_output_file(const std::string& path, const std::string& who)
+{
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw InputError(fmt::format("{} {}: the folder {} does not exist", who, path, dir));
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) throw InputError(fmt::format("{} {}: the folder {} cannot be written: {}", who, path, dir, why(errno)));
+    if (slash + 1 == path.size() || (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)))
+        throw InputError(fmt::format("{} {}: is a directory", who, path));
+}
+
+OutputFolder::OutputFolder(int fd, std::string path, std::string who, bool keep_written)
+    : fd_(fd), path_(std::move(path)), who_(std::move(who)), keep_written_(keep_written)
+{
+}
+
+OutputFolder::OutputFolder(const std::string& dir, const std::string& who, bool create) : path_(dir), who_(who)
+{
+    if (create && ::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) throw OutputError(fmt::format("{}: cannot make {}: {}", who, dir, why(errno)));
+    fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0) throw OutputError(fmt::format("{}: cannot open the folder {}: {}", who, dir, why(errno)));
+}
+
+OutputFolder::OutputFolder(OutputFolder&& other) noexcept
+    : fd_(other.fd_), path_(std::move(other.path_)), who_(std::move(other.who_)), keep_written_(other.keep_written_)
+{
+    other.fd_ = -1;
+}
+
+OutputFolder::~OutputFolder()
+{
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void OutputFolder::write(const std::string& name, std::string_view bytes, mode_t mode) const
+{
+    plain_name(name, who_);
+    const std::string temp = temp_name(name), shown = path_ + "/" + name;
+    const std::size_t entry = cleanup_push(path_ + "/" + temp, false);
+    int err = 0;
+    const int fd = ::openat(fd_, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0) err = errno;
+    else {
+        err = write_all(fd, bytes);
+        if (::close(fd) != 0 && err == 0) err = errno;
+        if (err == 0 && ::renameat(fd_, temp.c_str(), fd_, name.c_str()) != 0) err = errno;
+    }
+    if (err != 0) {
+        cleanup_down_to(entry, true);
+        throw OutputError(fmt::format("{}: cannot write {}: {}", who_, shown, why(err)));
+    }
+    cleanup_down_to(entry, false);
+    if (keep_written_) cleanup_push(path_ + "/" + name, false);
+}
+
+void OutputFolder::remove(const std::string& name) const
+{
+    plain_name(name, who_);
+    if (::unlinkat(fd_, name.c_str(), 0) != 0 && errno != ENOENT)
+        throw OutputError(fmt::format("{}: cannot remove {}/{}: {}", who_, path_, name, why(errno)));
+}
+
+std::optional<FileId> OutputFolder::id_of(const std::string& name) const
+{
+    struct stat st {};
+    if (::fstatat(fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;
+    return FileId{st.st_dev, st.st_ino};
+}
+
+std::optional<std::string> OutputFolder::read_small(const std::string& name, std::size_t max) const
+{
+    Fd f;
+    f.fd = ::openat(fd_, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st {};
+    if (f.fd < 0 || ::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) > max) return std::nullopt;
+    std::vector<unsigned char> bytes;
+    if (!read_until(f.fd, bytes, static_cast<double>(max), path_ + "/" + name)) return std::nullopt;
+    return std::string(bytes.begin(), bytes.end());
+}
+
+OutputFolder OutputFolder::subfolder(const std::string& name) const
+{
+    plain_name(name, who_);
+    const bool made = ::mkdirat(fd_, name.c_str(), 0777) == 0;
+    if (!made && errno != EEXIST) throw OutputError(fmt::format("{}: cannot make {}/{}: {}", who_, path_, name, why(errno)));
+    if (made && keep_written_) cleanup_push(path_ + "/" + name, true);
+    const int fd = ::openat(fd_, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        struct stat st {};
+        const bool link = ::fstatat(fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+        throw OutputError(fmt::format("{}: cannot write into {}/{}: {}", who_, path_, name, link ? "it is a symbolic link" : why(err)));
+    }
+    return OutputFolder(fd, path_ + "/" + name, who_, keep_written_);
+}
+
+NewFolder::NewFolder(const std::string& dir, const std::string& who) : dir_(dir), who_(who)
+{
+    while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+    const auto slash = dir_.rfind('/');
+    const std::string parent = slash == std::string::npos ? "" : dir_.substr(0, slash + 1);
+    temp_ = parent + temp_name(dir_.substr(slash == std::string::npos ? 0 : slash + 1));
+    first_entry_ = static_cast<std::size_t>(g_cleanup_count);
+    if (::mkdir(temp_.c_str(), 0777) != 0) throw OutputError(fmt::format("{}: cannot make {}: {}", who, temp_, why(errno)));
+    cleanup_push(temp_, true);
+    try {
+        root_.emplace(OutputFolder(temp_, who, false));
+    } catch (...) {
+        cleanup_down_to(first_entry_, true);
+        throw;
+    }
+    root_->keep_written_ = true;
+}
+
+NewFolder::~NewFolder()
+{
+    root_.reset();
+    cleanup_down_to(first_entry_, !committed_);
+}
+
+void NewFolder::commit()
+{
+    if (::rename(temp_.c_str(), dir_.c_str()) != 0) {
+        const int err = errno;
+        throw OutputError(fmt::format("{}: cannot put the folder in place at {}: {}", who_,
+                                      dir_, err == ENOTEMPTY || err == EEXIST ? "it is not empty" : why(err)));
+    }
+    committed_ = true;
+}
+
+void write_file_atomic(const std::string& path, std::string_view bytes, const std::string& who)
+{
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    OutputFolder(dir, who, false).write(path.substr(slash == std::string::npos ? 0 : slash + 1), bytes);
+}
+
+}  // namespace attnlab
