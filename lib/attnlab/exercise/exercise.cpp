@@ -170,10 +170,15 @@ std::string exercise_check_script(const MadeExercise& m, Lang lang)
 {
     std::string out = "#!/bin/sh\n";
     out += fmt::format("# Checks an answer to the attnlab exercise '{}'.\n", m.info.name);
-    out += "# Usage: ./check.sh [ANSWER]    (default: answer.npy beside this script)\n"
+    out += "# Usage: ./check.sh [ANSWER]    (default: answer.npy in the exercise's folder)\n"
            "# Exit status: 0 right; 1 wrong (what differs, and the mistake when it is a known one);\n"
            "# 2 the answer file or attnlab is missing, or the answer cannot be read.\n"
-           "here=$(CDPATH= cd -- \"$(dirname -- \"$0\")\" && pwd) || exit 2\n"
+           "self=$0\n"
+           "while [ -L \"$self\" ]; do  # a link to this script: the folder is where the script is\n"
+           "    link=$(readlink -- \"$self\") || exit 2\n"
+           "    case $link in /*) self=$link ;; *) self=$(dirname -- \"$self\")/$link ;; esac\n"
+           "done\n"
+           "here=$(CDPATH= cd -- \"$(dirname -- \"$self\")\" && pwd) || exit 2\n"
            "answer=${1:-\"$here/answer.npy\"}\n"
            "case $answer in /*) ;; *) answer=\"$PWD/$answer\" ;; esac\n"
            "if ! command -v attnlab >/dev/null 2>&1; then\n";
