@@ -3,6 +3,7 @@
 #include "common.hpp"
 
 #include "attnlab/exercise/exercise.hpp"
+#include "attnlab/exercise/exercise_file.hpp"
 #include "attnlab/io/files.hpp"
 #include "attnlab/io/read.hpp"
 
@@ -156,50 +157,18 @@ void write_exercise(const MadeExercise& m, const fs::path& dir, Lang lang, bool 
     folder.commit();
 }
 
-// A folder that went round a class is data from strangers: exercise.json is read only when it
-// is a regular file of at most 1 MiB, every field is looked up without inserting or assuming
-// it, and nothing of its bytes is echoed beyond a short, escaped excerpt.
-constexpr std::uintmax_t kMaxExerciseJson = 1u << 20;
-
-std::string excerpt(const std::string& bytes)
-{
-    std::string out;
-    for (char c : bytes.substr(0, 80)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
-    return out;
-}
-
-const nlohmann::json* field(const nlohmann::json& object, const char* key)
-{
-    if (!object.is_object()) return nullptr;
-    const auto it = object.find(key);
-    return it == object.end() ? nullptr : &*it;
-}
-
-// exercise.json of DIR, refused with one line when it is missing or is not ours.
-nlohmann::json read_exercise_json(const fs::path& dir)
+// exercise.json of DIR: a regular file (not a link) of at most 1 MiB, checked against its
+// schema (exercise/exercise_file.hpp) before anything of it is used.
+ExerciseFile read_exercise_file(const fs::path& dir)
 {
     const fs::path path = dir / "exercise.json";
     std::error_code ec;
     if (!fs::exists(fs::symlink_status(path, ec))) {
         throw InputError(fmt::format("{}: cannot read it; make the exercise first with attnlab exercise new", path.string()));
     }
-    if (!fs::is_regular_file(fs::symlink_status(path, ec)) || fs::file_size(path, ec) > kMaxExerciseJson) {
-        throw InputError(fmt::format("{}: not a regular file of at most 1 MiB; make the exercise with attnlab exercise new", path.string()));
-    }
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw InputError(fmt::format("{}: cannot read it; make the exercise first with attnlab exercise new", path.string()));
-    std::stringstream text;
-    text << f.rdbuf();
-    nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
-    for (const char* key : {"name", "sizes", "seed", "inputs"}) {
-        const nlohmann::json* v = field(j, key);
-        const bool ok = v != nullptr && (std::string(key) == "name"    ? v->is_string()
-                                         : std::string(key) == "sizes" ? v->is_object()
-                                         : std::string(key) == "seed"  ? v->is_number_unsigned()
-                                                                       : v->is_array());
-        if (!ok) throw InputError(fmt::format("{}: not an exercise file written by attnlab exercise new (its \"{}\" is missing or of another type)", path.string(), key));
-    }
-    return j;
+    const auto text = OutputFolder(dir.string(), "exercise solve", false).read_small("exercise.json", kMaxExerciseFile);
+    if (!text) throw InputError(fmt::format("{}: not a regular file of at most 1 MiB; make the exercise with attnlab exercise new", path.string()));
+    return parse_exercise_file(*text, path.string());
 }
 
 // An input's file: a relative path that stays inside DIR, links resolved.
@@ -220,25 +189,18 @@ fs::path input_path(const fs::path& dir, const std::string& file)
 // The request that rebuilds the exercise of DIR, its inputs read back from DIR/inputs.
 ExerciseRequest request_from(const std::string& name, const fs::path& dir)
 {
-    const nlohmann::json j = read_exercise_json(dir);
-    const std::string held = field(j, "name")->get<std::string>();
-    if (held != name) throw InputError(fmt::format("{} holds exercise '{}', not {}", dir.string(), excerpt(held), name));
+    const ExerciseFile file = read_exercise_file(dir);
+    if (file.name != name) throw InputError(fmt::format("{} holds exercise '{}', not {}", dir.string(), excerpt(file.name), name));
     const ExerciseInfo& info = find_exercise(name);
     ExerciseRequest req;
     req.name = name;
-    req.seed = field(j, "seed")->get<std::uint64_t>();
+    req.seed = file.seed;
     for (const auto& key : info.sizes) {
-        const nlohmann::json* size = field(*field(j, "sizes"), key.c_str());
-        if (size == nullptr || !size->is_number_integer()) throw InputError(fmt::format("{}/exercise.json has no size {}", dir.string(), key));
-        req.sizes[key] = size->get<long>();
+        const auto size = file.sizes.find(key);
+        if (size == file.sizes.end()) throw InputError(fmt::format("{}/exercise.json has no size {}", dir.string(), key));
+        req.sizes[key] = size->second;
     }
-    for (const auto& in : *field(j, "inputs")) {
-        const nlohmann::json *in_name = field(in, "name"), *in_file = field(in, "file");
-        if (in_name == nullptr || in_file == nullptr || !in_name->is_string() || !in_file->is_string()) {
-            throw InputError(fmt::format("{}/exercise.json: an input without a \"name\" or \"file\" string", dir.string()));
-        }
-        req.inputs[in_name->get<std::string>()] = read_tensor_file(input_path(dir, in_file->get<std::string>()).string(), "", 1e9);
-    }
+    for (const auto& [in_name, in_file] : file.inputs) req.inputs[in_name] = read_tensor_file(input_path(dir, in_file).string(), "", 1e9);
     return req;
 }
 

@@ -101,7 +101,9 @@ TEST_CASE("exercise: usage errors say what is wrong on one line")
     expect_usage_error({"exercise", "solve", "attention", dir, "--mistake", "typo"},
                        "exercise attention has no mistake 'typo'; it has linear_weight_transposed, scale_sqrt_E, no_scale, softmax_over_queries");
     std::ofstream(dir + "/exercise.json") << "{\"name\": 3}";
-    expect_usage_error({"exercise", "solve", "attention", dir}, "not an exercise file written by attnlab exercise new");
+    expect_usage_error({"exercise", "solve", "attention", dir}, "exercise.json: \"name\" is of another type; make the exercise again with attnlab exercise new");
+    std::ofstream(dir + "/exercise.json") << "[1, 2]";
+    expect_usage_error({"exercise", "solve", "attention", dir}, "not an exercise file written by attnlab exercise new (not a JSON object)");
 }
 
 TEST_CASE("exercise solve writes the reference, or the catalogued mistake asked for")
@@ -143,13 +145,15 @@ TEST_CASE("exercise solve: a tampered exercise.json is refused with one line, ne
         CHECK(count_lines(r.err) == 1);
         CHECK(r.err.find(fragment) != std::string::npos);
     };
-    refused(tamper([](nlohmann::json& j) { j["inputs"][0].erase("name"); }), "an input without a \"name\" or \"file\" string");
+    refused(tamper([](nlohmann::json& j) { j["inputs"][0].erase("name"); }), "exercise.json: \"inputs\"[0].\"name\" is missing");
+    refused(tamper([](nlohmann::json& j) { j["inputs"][1]["file"] = 3; }), "exercise.json: \"inputs\"[1].\"file\" is of another type");
+    refused(tamper([](nlohmann::json& j) { j["sizes"]["len"] = -1; }), "exercise.json: \"sizes\".\"len\" is out of range");
     refused(tamper([](nlohmann::json& j) { j["inputs"][0]["file"] = "../outside.npy"; }), "is not a path inside the folder");
     const auto passwd = tamper([](nlohmann::json& j) { j["inputs"][0]["file"] = "/etc/passwd"; });
     refused(passwd, "is not a path inside the folder");
     CHECK(passwd.err.find("root:") == std::string::npos);
-    refused(tamper([](nlohmann::json& j) { j.erase("seed"); }), "its \"seed\" is missing");
-    refused(tamper([](nlohmann::json& j) { j["name"] = std::string("\x1b]0;owned\x07") + "x"; }), "holds exercise '?]0;owned?x'");
+    refused(tamper([](nlohmann::json& j) { j.erase("seed"); }), "exercise.json: \"seed\" is missing");
+    refused(tamper([](nlohmann::json& j) { j["name"] = std::string("\x1b]0;owned\x07") + "x"; }), "exercise.json: \"name\" holds a control character");
     // an input that is a link out of the folder
     nlohmann::json j = original;
     std::ofstream(json_path) << j.dump();

@@ -1,17 +1,36 @@
 #!/usr/bin/env bash
-# Builds the readers' fuzzer with clang and libFuzzer (Debian's clang 14 ships it) and runs it
-# on a copy of the seed corpus. Usage: tests/fuzz/run.sh [SECONDS] (default 600).
-# New crashes land in tests/fuzz/crashes/; add the ones fixed to tests/fuzz/corpus/.
+# Builds the fuzzers with clang and libFuzzer (Debian's clang 14 and libclang-rt-14-dev) under
+# AddressSanitizer + UndefinedBehaviorSanitizer, and runs each on a copy of its seed corpus.
+# Usage: tests/fuzz/run.sh [SECONDS]  (per target; default 600). Exit status non-zero when a
+# target finds a crash, a leak or a hang; the input lands in tests/fuzz/crashes/. Add the ones
+# fixed to the target's corpus. ./setup.sh test runs it for 30 s a target.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds="${1:-600}"
 out=build/fuzz
-mkdir -p "$out" "$out/corpus" tests/fuzz/crashes
+mkdir -p "$out/obj" tests/fuzz/crashes
 cmake --preset release --log-level=WARNING >/dev/null   # the generated headers
-clang++ -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -Ilib -Ibuild/release/generated \
-  tests/fuzz/fuzz_readers.cpp lib/attnlab/io/npy.cpp lib/attnlab/io/read.cpp lib/attnlab/core/report.cpp \
-  -lfmt -o "$out/fuzz_readers"
-cp tests/fuzz/corpus/* "$out/corpus/"
-"$out/fuzz_readers" "$out/corpus" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-  -artifact_prefix=tests/fuzz/crashes/ -print_final_stats=1
+cxx=$(command -v clang++ || command -v clang++-14)
+flags=(-std=c++17 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -Ilib -Ibuild/release/generated)
+objects=()
+for src in lib/attnlab/io/npy.cpp lib/attnlab/io/read.cpp lib/attnlab/io/files.cpp lib/attnlab/core/report.cpp \
+           lib/attnlab/core/half.cpp lib/attnlab/exercise/exercise_file.cpp; do
+  obj="$out/obj/$(basename "$src" .cpp).o"
+  "$cxx" "${flags[@]}" -c "$src" -o "$obj" &
+  objects+=("$obj")
+done
+wait
+status=0
+for target in fuzz_readers:corpus fuzz_exercise_file:corpus_exercise; do
+  name=${target%%:*} corpus=tests/fuzz/${target#*:}
+  "$cxx" "${flags[@]}" -fsanitize=fuzzer "tests/fuzz/$name.cpp" "${objects[@]}" -lfmt -o "$out/$name"
+  rm -rf "$out/$name.corpus" && mkdir -p "$out/$name.corpus" && cp "$corpus"/* "$out/$name.corpus/"
+  echo "fuzz: $name for $seconds s" >&2
+  if ! "$out/$name" "$out/$name.corpus" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+       -seed=1 -artifact_prefix=tests/fuzz/crashes/ -print_final_stats=1 >"$out/$name.log" 2>&1; then
+    tail -40 "$out/$name.log" >&2
+    status=1
+  fi
+  grep -E "^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::peak_rss_mb)" "$out/$name.log" | sed "s/^/fuzz: $name: /" >&2 || true
+done
+exit $status

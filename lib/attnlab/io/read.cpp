@@ -217,14 +217,20 @@ void json_values(const nlohmann::json& j, std::size_t depth, std::vector<std::si
 
 }  // namespace
 
-Tensor parse_json_tensor(const std::string& text, const std::string& what, const std::string& name)
+std::size_t json_nesting(std::string_view text)
 {
-    // Deep nesting is refused before the parser recurses into it.
     std::size_t depth = 0, deepest = 0;
     for (char c : text) {
         if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
         if ((c == ']' || c == '}') && depth > 0) --depth;
     }
+    return deepest;
+}
+
+Tensor parse_json_tensor(const std::string& text, const std::string& what, const std::string& name)
+{
+    // Deep nesting is refused before the parser recurses into it.
+    const std::size_t deepest = json_nesting(text);
     if (deepest > 64) throw InputError(fmt::format("{}: JSON nested {} deep; at most 64", what, deepest));
     nlohmann::json doc;
     try {

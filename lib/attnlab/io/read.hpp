@@ -27,6 +27,9 @@ Tensor read_tensor_bytes(const std::vector<unsigned char>& bytes, const std::str
 // naming its line and cell; an unnamed first column counting 0, 1, 2, ... is pandas' index,
 // dropped with a note; a decimal beyond float64's range is refused.
 Tensor parse_csv_tensor(std::string_view text, const std::string& what, std::vector<std::string>* notes = nullptr);
+// How deep brackets nest in a JSON text (strings not told apart: an upper bound), checked
+// before a parser recurses into a hostile document.
+std::size_t json_nesting(std::string_view text);
 Tensor parse_json_tensor(const std::string& text, const std::string& what, const std::string& name);
 
 }  // namespace attnlab

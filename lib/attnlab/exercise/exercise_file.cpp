@@ -1,0 +1,93 @@
+#include "attnlab/exercise/exercise_file.hpp"
+
+#include "attnlab/core/report.hpp"
+#include "attnlab/io/files.hpp"
+#include "attnlab/io/read.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <limits>
+
+namespace attnlab {
+
+namespace {
+
+using json = nlohmann::json;
+
+[[noreturn]] void refuse(const std::string& what, const std::string& field, const char* problem)
+{
+    throw InputError(fmt::format("{}: {} {}; make the exercise again with attnlab exercise new", what, field, problem));
+}
+
+// The member key of object (named field in messages) when it is there with the type asked for.
+const json& member(const json& object, const char* key, json::value_t type, const std::string& what, const std::string& field)
+{
+    const auto it = object.find(key);
+    if (it == object.end()) refuse(what, field, "is missing");
+    const bool ok = type == json::value_t::number_unsigned ? it->is_number_unsigned()
+                    : type == json::value_t::number_integer ? it->is_number_integer()
+                                                            : it->type() == type;
+    if (!ok) refuse(what, field, "is of another type");
+    return *it;
+}
+
+// A plain string: short, no control characters.
+std::string plain_string(const json& value, std::size_t max, const std::string& what, const std::string& field)
+{
+    const std::string s = value.get<std::string>();
+    if (s.empty() || s.size() > max) refuse(what, field, "is empty or too long");
+    for (unsigned char c : s)
+        if (c < 0x20 || c == 0x7f) refuse(what, field, "holds a control character");
+    return s;
+}
+
+// A relative path with no ".." part and no empty part.
+bool relative_inside(const std::string& path)
+{
+    if (path.front() == '/') return false;
+    for (std::size_t start = 0; start <= path.size();) {
+        const std::size_t slash = std::min(path.find('/', start), path.size());
+        const std::string part = path.substr(start, slash - start);
+        if (part.empty() || part == "..") return false;
+        start = slash + 1;
+    }
+    return true;
+}
+
+void read_inputs(const json& inputs, const std::string& what, ExerciseFile& out)
+{
+    if (inputs.size() > 64) refuse(what, "\"inputs\"", "has more than 64 entries");
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const std::string at = fmt::format("\"inputs\"[{}]", i);
+        if (!inputs[i].is_object()) refuse(what, at, "is not an object");
+        const std::string name = plain_string(member(inputs[i], "name", json::value_t::string, what, at + ".\"name\""), 64, what, at + ".\"name\"");
+        const std::string file = plain_string(member(inputs[i], "file", json::value_t::string, what, at + ".\"file\""), 256, what, at + ".\"file\"");
+        if (!relative_inside(file)) throw InputError(fmt::format("{}: input file '{}' is not a path inside the folder", what, excerpt(file)));
+        out.inputs.emplace_back(name, file);
+    }
+}
+
+}  // namespace
+
+ExerciseFile parse_exercise_file(const std::string& text, const std::string& what)
+{
+    if (text.size() > kMaxExerciseFile) refuse(what, "the file", "is larger than 1 MiB");
+    if (json_nesting(text) > 64) refuse(what, "the document", "is nested more than 64 deep");
+    const json j = json::parse(text, nullptr, false);
+    if (!j.is_object()) throw InputError(fmt::format("{}: not an exercise file written by attnlab exercise new (not a JSON object)", what));
+    ExerciseFile out;
+    out.name = plain_string(member(j, "name", json::value_t::string, what, "\"name\""), 64, what, "\"name\"");
+    out.seed = member(j, "seed", json::value_t::number_unsigned, what, "\"seed\"").get<std::uint64_t>();
+    for (const auto& [key, size] : member(j, "sizes", json::value_t::object, what, "\"sizes\"").items()) {
+        const std::string field = fmt::format("\"sizes\".\"{}\"", excerpt(key, 32));
+        if (!size.is_number_integer()) refuse(what, field, "is not a whole number");
+        const auto wide = size.is_number_unsigned() ? static_cast<double>(size.get<std::uint64_t>()) : static_cast<double>(size.get<std::int64_t>());
+        if (wide < 0 || wide > static_cast<double>(std::numeric_limits<int>::max())) refuse(what, field, "is out of range");
+        out.sizes[key] = size.get<long>();
+    }
+    read_inputs(member(j, "inputs", json::value_t::array, what, "\"inputs\""), what, out);
+    return out;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,29 @@
+// exercise.json read back by exercise solve. A folder that went round a class is data from
+// strangers: every field is checked against its schema before use, and every refusal names
+// the field, with at most an escaped excerpt of what was there.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attnlab {
+
+constexpr std::size_t kMaxExerciseFile = std::size_t{1} << 20;  // bytes
+
+struct ExerciseFile {
+    std::string name;
+    std::uint64_t seed = 0;
+    std::map<std::string, long> sizes;
+    // Each input's name and file: a relative path with no ".." part (the app still resolves
+    // it, links included, and refuses it when it leaves the folder).
+    std::vector<std::pair<std::string, std::string>> inputs;
+};
+
+// Throws InputError ("WHAT: \"inputs\"[1].\"file\" is missing") for anything that is not an
+// exercise file written by attnlab exercise new.
+ExerciseFile parse_exercise_file(const std::string& text, const std::string& what);
+
+}  // namespace attnlab
