@@ -155,7 +155,7 @@ TEST_CASE("check_output_folder and check_output_file: refused before any work, n
     CHECK_THROWS_WITH_AS(check_output_file(dir + "/no/p.png", "--plot-file"), ("--plot-file " + dir + "/no/p.png: the folder " + dir + "/no does not exist").c_str(), InputError);
 }
 
-TEST_CASE("read_input_file: regular files within the limit; special files refused up front, naming what they are")
+TEST_CASE("read_input_file: regular files within the limit, special files refused up front, naming what they are")
 {
     const std::string dir = fresh_dir("read");
     std::ofstream(dir + "/a.csv") << "1,2\n";

@@ -192,6 +192,11 @@ std::string exercise_check_script(const MadeExercise& m, Lang lang)
                             : "    echo \"check.sh: no answer at $answer; run python3 starter.py first, or give the answer's path\" >&2\n";
     out += "    exit 2\n"
            "fi\n"
+           "if [ -L \"$answer\" ]; then  # a link could show the grader's own files in the error line\n";
+    out += lang == Lang::zh ? "    echo \"check.sh: $answer 是一个符号链接（a symbolic link）；请给出文件本身\" >&2\n"
+                            : "    echo \"check.sh: $answer is a symbolic link; give the file itself\" >&2\n";
+    out += "    exit 2\n"
+           "fi\n"
            "cd \"$here\" || exit 2\n";
     out += fmt::format("exec {} --against \"$answer\"\n", check_command(m, lang));
     return out;
