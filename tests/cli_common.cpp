@@ -241,7 +241,7 @@ TEST_CASE("the language follows POSIX order: LC_ALL, then LC_MESSAGES, then LANG
 
 TEST_CASE("the memory estimate covers the measured peak of large runs, and refuses what it undercounted before")
 {
-#if defined(__SANITIZE_ADDRESS__)
+#if ATTNLAB_PROGRAM_SANITIZED
     MESSAGE("not measured under AddressSanitizer: its shadow memory is no part of the estimate");
     return;
 #endif

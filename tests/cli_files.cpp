@@ -303,3 +303,34 @@ TEST_CASE("files: a symlinked check.sh grades the answer in the exercise's folde
     CHECK(r.status == 2);
     CHECK(r.err == "check.sh: " + dir + "/hw/answer.npy is a symbolic link; give the file itself\n");
 }
+
+TEST_CASE("files: reading a CSV or JSON file stays inside the memory budget, each format's parse cost counted")
+{
+    const std::string dir = fresh("budget");
+    const double budget = 0.25 * 1024 * 1024 * 1024;  // --max-memory 0.25
+    // The costliest shapes per byte: one short number a line, and lists nested ten deep.
+    struct Case {
+        std::string name, unit;
+        double cost;
+    };
+    for (const Case& c : {Case{"col.csv", "0\n", 10.0}, Case{"nested.json", "[[[[[[[[[0]]]]]]]]],", 48.0}}) {
+        CAPTURE(c.name);
+        const auto write = [&](double bytes) {
+            std::ofstream f(dir + "/" + c.name, std::ios::binary);
+            const bool json = c.name.find(".json") != std::string::npos;
+            if (json) f << "[";
+            for (std::size_t n = 0; n < static_cast<std::size_t>(bytes / static_cast<double>(c.unit.size())) - 1; ++n) f << c.unit;
+            if (json) f << "[[[[[[[[[0]]]]]]]]]]";
+            else f << "0\n";
+        };
+        write(0.95 * budget / c.cost);
+        const auto accepted = run_cli({"pe", "--len", "4", "--dim", "4", "--quiet", "--max-memory", "0.25", "--against", dir + "/" + c.name});
+        CHECK(accepted.status == 1);  // read whole, and the wrong shape
+        if (!ATTNLAB_PROGRAM_SANITIZED) CHECK(static_cast<double>(accepted.max_rss_kb) * 1024.0 <= budget);  // ASan's shadow is its own
+        write(1.05 * budget / c.cost);
+        const auto refused = run_cli({"pe", "--len", "4", "--dim", "4", "--quiet", "--max-memory", "0.25", "--against", dir + "/" + c.name});
+        CHECK(refused.status == 2);
+        CHECK(refused.err.find("is too large for the memory budget") != std::string::npos);
+    }
+    fs::remove_all(dir);
+}
