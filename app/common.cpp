@@ -36,7 +36,7 @@ CLI::Validator finite_number(bool allow_zero)
         [allow_zero](std::string& text) -> std::string {
             char* end = nullptr;
             const double v = std::strtod(text.c_str(), &end);
-            const bool numeric = !text.empty() && end != nullptr && *end == '\0';
+            const bool numeric = !text.empty() && !std::isspace(static_cast<unsigned char>(text[0])) && end != nullptr && *end == '\0';
             if (!numeric || !std::isfinite(v) || v < 0.0 || (!allow_zero && v == 0.0)) {
                 return fmt::format("must be a finite number {} 0 (got '{}')", allow_zero ? ">=" : ">", text);
             }
@@ -64,12 +64,13 @@ const CLI::Validator finite_positive = finite_number(false);
 const CLI::Validator finite_non_negative = finite_number(true);
 namespace {
 
+// A whole number and nothing else: no blank before it (strtol would skip one) or after it.
 bool parse_whole(const std::string& text, long& value)
 {
     char* end = nullptr;
     errno = 0;
     value = std::strtol(text.c_str(), &end, 10);
-    return !text.empty() && end != nullptr && *end == '\0' && errno != ERANGE;
+    return !text.empty() && !std::isspace(static_cast<unsigned char>(text[0])) && end != nullptr && *end == '\0' && errno != ERANGE;
 }
 
 std::size_t edit_distance(const std::string& a, const std::string& b)
@@ -153,7 +154,7 @@ RunContext run_context(const CommonOpts& o)
     ctx.tol = o.tol;
     ctx.max_memory_bytes = o.max_memory_gib * 1024.0 * 1024.0 * 1024.0;
     // Rendering costs memory too: JSON holds a tree of the numbers before it is written.
-    ctx.render_bytes_per_element = o.format == Format::json ? 64.0 : 24.0;
+    ctx.render_bytes_per_element = o.quiet ? 0.0 : o.format == Format::json ? 64.0 : 24.0;  // --quiet prints no tensor
     ctx.render_format = name_of(o.format);
     ctx.max_work = o.max_work_g * 1e9;
     ctx.lang = o.lang.value_or(lang_from_env());
@@ -308,6 +309,26 @@ void save_run(Report& report, const std::string& dir, RunContext ctx, const std:
 }  // namespace
 
 void set_command_line(int argc, char** argv) { g_args.assign(argv, argv + argc); }
+
+// CLI11 drops the empty items of a comma-separated list and joins the lists of a repeated
+// option: "--lengths 1,,2" would be a batch of 2, and "--lengths 1 --lengths 2" one list.
+// Both are refused, as any other option given twice is.
+void refuse_loose_lists(const CLI::App& sub, const std::vector<std::string>& args)
+{
+    std::map<std::string, int> seen;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (args[i].rfind("--", 0) != 0) continue;
+        const auto eq = args[i].find('=');
+        const std::string flag = args[i].substr(0, eq);
+        const CLI::Option* opt = sub.get_option_no_throw(flag);
+        if (opt == nullptr || opt->get_delimiter() == '\0') continue;
+        if (++seen[flag] > 1) throw InputError(fmt::format("{} is given twice; give one comma-separated list", flag));
+        if (eq == std::string::npos && i + 1 >= args.size()) continue;  // CLI11 says the value is missing
+        const std::string value = eq != std::string::npos ? args[i].substr(eq + 1) : args[i + 1];
+        const std::string padded = "," + value + ",";
+        if (padded.find(",,") != std::string::npos) throw InputError(fmt::format("{}: the list '{}' has an empty item", flag, value));
+    }
+}
 
 std::string npy_file_bytes(const Tensor& t)
 {

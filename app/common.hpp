@@ -54,6 +54,8 @@ extern const CLI::Validator whole_number;
 CLI::Validator whole_in(long lo, long hi);
 // "; did you mean --len?" for an option the subcommand does not have, or "".
 std::string did_you_mean(const CLI::App& sub, const std::string& unexpected);
+// Refuses (InputError) a comma-separated list option given twice, or with an empty item.
+void refuse_loose_lists(const CLI::App& sub, const std::vector<std::string>& args);
 
 // Registers the global options on a subcommand.
 void add_common_options(CLI::App& sub, CommonOpts& o);

@@ -94,6 +94,7 @@ int main(int argc, char** argv)
             return fail(fmt::format("unknown command '{}'; commands: {}", argv[1],
                                     fmt::join(names, ", ")));
         }
+        if (argc > 1 && has_subcommand(app, argv[1])) attnlab::app::refuse_loose_lists(*app.get_subcommand(argv[1]), std::vector<std::string>(argv + 2, argv + argc));
         app.parse(argc, argv);
     } catch (const CLI::Success& e) {
         return app.exit(e);  // --help, --version

@@ -315,3 +315,34 @@ TEST_CASE("--lang zh on every subcommand: verdicts, claims and notes in Chinese,
     CHECK(env_zh.err.rfind("attnlab: failed checks: causal_equals_tril", 0) == 0);
     expect_usage_error({"pe", "--lang", "fr"}, "--lang");
 }
+
+TEST_CASE("usage: a list option is given once and has no empty item, and a number has no blank around it")
+{
+    expect_usage_error({"mask", "--kind", "padding", "--len", "4", "--lengths", "1,,2"}, "--lengths: the list '1,,2' has an empty item");
+    expect_usage_error({"mask", "--kind", "padding", "--len", "4", "--lengths=1,2,"}, "--lengths: the list '1,2,' has an empty item");
+    expect_usage_error({"mask", "--kind", "padding", "--len", "4", "--lengths", "1", "--lengths", "2"},
+                       "--lengths is given twice; give one comma-separated list");
+    expect_usage_error({"pe", "--show", "pe", "--show", "freq"}, "--show is given twice; give one comma-separated list");
+    expect_usage_error({"pe", "--len", " 4"}, "--len: must be a whole number (got ' 4')");
+    expect_usage_error({"pe", "--len", "4 "}, "--len: must be a whole number (got '4 ')");
+    expect_usage_error({"pe", "--base", " 100"}, "--base: must be a finite number > 0 (got ' 100')");
+    CHECK(run_cli({"mask", "--kind", "padding", "--len", "4", "--lengths", "1,2", "--quiet"}).status == 0);
+}
+
+TEST_CASE("the memory refusal advises only what the command has, and counts no text that --quiet does not print")
+{
+    expect_usage_error({"exercise", "new", "attention", "/tmp/attnlab-cli-exercise-huge", "--len", "1024", "--dim", "1024", "--heads", "64", "--batch", "64"},
+                       "above the memory budget of 2.0 GiB; reduce the exercise's sizes (exercise list shows which attention takes)");
+    const auto refused = run_cli({"exercise", "new", "attention", "/tmp/attnlab-cli-exercise-huge", "--len", "1024", "--dim", "1024", "--heads", "64", "--batch", "64"});
+    CHECK(refused.err.find("--show") == std::string::npos);
+    CHECK(refused.err.find("--max-memory") == std::string::npos);
+    // The same run printed as text counts its numbers, under --quiet it does not.
+    const std::vector<std::string> big = {"attend", "--len", "1024", "--heads", "16", "--dim", "64", "--max-memory", "0.5"};
+    auto text = big;
+    text.push_back("--show");
+    text.push_back("weights");
+    expect_usage_error(text, "text for 16777216 numbers");
+    auto quiet = big;
+    for (const char* a : {"--quiet", "--save", "/tmp/attnlab-cli-quiet-save"}) quiet.push_back(a);
+    CHECK(run_cli(quiet).status == 0);
+}

@@ -213,10 +213,8 @@ void require_work(double multiply_adds, const RunContext& ctx, const std::string
 void require_memory(double bytes, const RunContext& ctx, const std::string& what)
 {
     if (bytes > ctx.max_memory_bytes) {
-        throw InputError(fmt::format(
-            "this request needs about {} ({}), above the memory budget of {}; "
-            "reduce the sizes or raise --max-memory",
-            human_bytes(bytes), what, human_bytes(ctx.max_memory_bytes)));
+        throw InputError(fmt::format("this request needs about {} ({}), above the memory budget of {}; {}", human_bytes(bytes), what,
+                                     human_bytes(ctx.max_memory_bytes), ctx.memory_advice));
     }
 }
 

@@ -95,6 +95,9 @@ struct RunContext {
     bool keep_none = false;              // keep no tensor (--quiet: nothing is printed or drawn)
     double render_bytes_per_element = 24.0;  // what the chosen output format costs per number
     std::string render_format = "text";      // named in the memory message
+    // What a refusal for memory advises: the options this command has to lower it.
+    std::string memory_advice = "reduce the sizes or raise --max-memory";
+    bool advise_show = true;                 // the command has --show (on-demand tensors can be left out)
     double max_work = 200e9;                 // --max-work: multiply-adds a request may take
     Lang lang = Lang::en;                    // --lang: check lines and notes
     // Called before a run estimated to take more than about 2 s, with the estimate in

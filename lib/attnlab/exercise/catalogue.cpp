@@ -47,6 +47,9 @@ void build_with(MadeExercise& m, const Experiment<P>& e, const P& p, const std::
     ctx.dtype = DType::float64;
     ctx.seed = m.seed;
     ctx.keep_all = true;
+    ctx.render_bytes_per_element = 0.0;  // written as NPY files, never printed
+    ctx.memory_advice = fmt::format("reduce the exercise's sizes (exercise list shows which {} takes)", m.info.name);
+    ctx.advise_show = false;
     for (const auto& [name, t] : given)
         if (takes_input(e.inputs, name) && takes_input(handed_out, name)) ctx.inputs[name] = t;
     const Run run = compute_all(e, p, ctx);

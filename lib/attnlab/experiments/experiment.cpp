@@ -67,6 +67,7 @@ void require_offered(const std::string& command, const std::vector<std::string>&
 std::string memory_what(const RunContext& ctx, double rendered, const std::string& largest)
 {
     if (largest.empty()) return "its working memory";  // a run that declares no tensor (bench)
+    if (ctx.render_bytes_per_element == 0.0 || rendered == 0.0) return fmt::format("{} the largest tensor", largest);  // nothing printed
     return fmt::format("{} for {:.0f} numbers; {} the largest tensor", ctx.render_format, rendered, largest);
 }
 

@@ -259,7 +259,7 @@ void estimate_memory(const Experiment<P>& e, const P& p, const Plan& plan, const
     bytes += rendered * ctx.render_bytes_per_element;
     std::string what = detail::memory_what(ctx, rendered, largest);
     if (scratch > 0.0 && !largest.empty()) what += fmt::format("; {} of working copies", human_bytes(scratch));
-    if (!optional.empty()) what += fmt::format("; --show can leave out {}", fmt::join(optional, ", "));
+    if (!optional.empty() && ctx.advise_show) what += fmt::format("; --show can leave out {}", fmt::join(optional, ", "));
     require_memory(bytes, ctx, what);
 }
 
