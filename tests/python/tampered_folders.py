@@ -74,10 +74,39 @@ def json_tamperings(outside):
     return changes
 
 
+def write_bytes(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def replacements(rng, outside):
+    """What a file in the folder is replaced with: links out, special files, odd bytes."""
+    return {
+        "link to a file outside": lambda p: os.symlink(os.path.join(outside, "secret.npy"), p),
+        "dangling link out": lambda p: os.symlink(os.path.join(outside, "created-by-a-link.npy"), p),
+        "link to /dev/zero": lambda p: os.symlink("/dev/zero", p),
+        "FIFO": os.mkfifo,
+        "directory": os.mkdir,
+        "empty file": lambda p: write_bytes(p, b""),
+        "random bytes": lambda p: write_bytes(p, rng.randbytes(rng.randrange(1, 3000))),
+        "deep brackets": lambda p: write_bytes(p, b"[" * 100000 + rng.randbytes(100)),
+        "huge NPY shape": lambda p: write_bytes(p, b"\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False, "
+                                                   b"'shape': (99999999999, 99999999), }" + b" " * 40),
+        "escape sequences": lambda p: write_bytes(p, b"1,2\n3,\x1b]0;owned\x07\n"),
+    }
+
+
+def replace_file(rng, path, outside, kinds):
+    if os.path.lexists(path):
+        os.remove(path)
+    kind = rng.choice(kinds)
+    replacements(rng, outside)[kind](path)
+    return kind
+
+
 def tamper_json(rng, folder, outside):
     path = os.path.join(folder, "exercise.json")
-    kind = rng.randrange(10)
-    if kind < 6:
+    if rng.random() < 0.6:
         with open(path) as f:
             j = json.load(f)
         original = json.dumps(j)
@@ -88,17 +117,8 @@ def tamper_json(rng, folder, outside):
         with open(path, "w") as f:
             f.write(text)
         return "changed exercise.json"
-    os.remove(path)
-    if kind == 6:
-        os.symlink(os.path.join(outside, "secret.npy"), path)
-    elif kind == 7:
-        os.symlink("/dev/zero", path)
-    elif kind == 8:
-        os.mkfifo(path)
-    else:
-        with open(path, "wb") as f:
-            f.write(b"[" * 100000 + rng.randbytes(100))
-    return "replaced exercise.json"
+    kind = replace_file(rng, path, outside, ["link to a file outside", "link to /dev/zero", "FIFO", "deep brackets", "directory"])
+    return "exercise.json: " + kind
 
 
 def tamper_input(rng, folder, outside):
@@ -110,48 +130,13 @@ def tamper_input(rng, folder, outside):
         shutil.rmtree(inputs)
         os.symlink(outside, inputs)
         return "inputs/ a link out"
-    path = os.path.join(inputs, rng.choice(names))
-    os.remove(path)
-    kind = rng.randrange(7)
-    if kind == 0:
-        os.symlink(os.path.join(outside, "secret.npy"), path)
-    elif kind == 1:
-        os.symlink("/dev/zero", path)
-    elif kind == 2:
-        os.mkfifo(path)
-    elif kind == 3:
-        os.mkdir(path)
-    elif kind == 4:
-        open(path, "wb").close()
-    elif kind == 5:
-        with open(path, "wb") as f:
-            f.write(b"\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999, 99999999), }" + b" " * 40)
-    else:
-        with open(path, "wb") as f:
-            f.write(rng.randbytes(rng.randrange(1, 3000)))
-    return "input replaced"
+    kinds = ["link to a file outside", "link to /dev/zero", "FIFO", "directory", "empty file", "huge NPY shape", "random bytes"]
+    return "input: " + replace_file(rng, os.path.join(inputs, rng.choice(names)), outside, kinds)
 
 
 def tamper_answer(rng, folder, outside):
-    path = os.path.join(folder, "answer.npy")
-    if os.path.lexists(path):
-        os.remove(path)
-    kind = rng.randrange(6)
-    if kind == 0:
-        os.symlink(os.path.join(outside, "secret.npy"), path)
-    elif kind == 1:
-        os.symlink(os.path.join(outside, "created-by-a-link.npy"), path)
-    elif kind == 2:
-        os.mkfifo(path)
-    elif kind == 3:
-        os.symlink("/dev/zero", path)
-    elif kind == 4:
-        with open(path, "wb") as f:
-            f.write(rng.randbytes(rng.randrange(0, 3000)))
-    else:
-        with open(path, "w") as f:
-            f.write("1,2\n3,\x1b]0;owned\x07\n")
-    return "answer replaced"
+    kinds = ["link to a file outside", "dangling link out", "FIFO", "link to /dev/zero", "random bytes", "escape sequences"]
+    return "answer: " + replace_file(rng, os.path.join(folder, "answer.npy"), outside, kinds)
 
 
 def check_run(p, must_refuse, what):
