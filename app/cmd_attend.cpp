@@ -37,13 +37,19 @@ void setup_attend(CLI::App& app)
     add_enum_option(*sub, "--mask", p.mask, "none|causal|padding|both|window, as in `attnlab mask`");
     sub->add_option("--lengths", p.lengths, "Padding: one length per sequence, e.g. 3,5,2")->delimiter(',')->check(non_empty)->check(whole_number);
     add_optional(*sub, "--window", p.window, "Window W for --mask window");
+    auto* positions = sub->add_option("--positions", p.positions,
+                                      "Each token's position for --pe rope, alibi or sinusoidal (self-attention; any integers, "
+                                      "repeats and gaps included; default 0..L-1); sets --len when that is not given")
+                          ->delimiter(',')
+                          ->check(whole_in(-(1L << 24), 1L << 24));
     add_enum_option(*sub, "--align", p.align, "Causal triangle when L != S: upper-left (is_causal) or lower-right");
     add_enum_option(*sub, "--softmax", p.softmax, "plain (NaN on fully masked rows) or safe (zeros)");
     sub->add_option("--threads", p.threads, "Threads of the kernel and the projections (0: every core; the results are the same bits)")
         ->check(whole_in(0L, 1024L));
     add_common_options(*sub, opts->common);
     sub->footer(tensors_help(attend_tensor_infos()) + "\nExample: attnlab attend --len 5 --heads 2 --dim 8 --mask causal --pe rope --show weights,out_merged");
-    sub->callback([opts] {
+    sub->callback([opts, sub, positions] {
+        if (positions->count() > 0 && sub->count("--len") == 0) opts->attend.len = static_cast<long>(opts->attend.positions.size());
         exit_status() = execute(opts->common, [&](const RunContext& ctx) { return run_attend(opts->attend, ctx); });
     });
 }

@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <filesystem>
+#include <functional>
+
 TEST_CASE("attend: tensors in pipeline order, out_merged is the main tensor")
 {
     const auto j = run_json({"attend", "--pe", "sinusoidal", "--mask", "causal"});
@@ -101,4 +105,85 @@ TEST_CASE("attend: lower-right with more queries than keys: a fully masked row i
         for (const auto& c : j["checks"])
             if (c["name"] == "main_matches_reference") CHECK(c["passed"] == true);
     }
+}
+
+namespace {
+
+// The flat data of one tensor of a float64 JSON run.
+std::vector<double> flat(const nlohmann::json& run, const std::string& name)
+{
+    std::vector<double> out;
+    std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& j) {
+        if (j.is_array())
+            for (const auto& e : j) walk(e);
+        else out.push_back(j.get<double>());
+    };
+    for (const auto& t : run["tensors"])
+        if (t["name"] == name) walk(t["data"]);
+    return out;
+}
+
+double max_diff(const std::vector<double>& a, const std::vector<double>& b)
+{
+    REQUIRE(a.size() == b.size());
+    double worst = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
+    return worst;
+}
+
+}  // namespace
+
+TEST_CASE("attend --positions: each scheme places the tokens where it is told")
+{
+    const std::vector<std::string> base = {"attend", "--len", "5", "--heads", "2", "--dim", "8", "--dtype", "float64"};
+    auto with = [&](const std::string& pe, const std::string& positions) {
+        auto a = base;
+        a.insert(a.end(), {"--pe", pe, "--show", pe == "alibi" ? "scores,bias" : pe == "sinusoidal" ? "scores,x_pe,x" : "scores"});
+        if (!positions.empty()) a.insert(a.end(), {"--positions", positions});
+        return run_json(a);
+    };
+    // 0..L-1 is the default, bit for bit.
+    for (const char* pe : {"rope", "alibi", "sinusoidal"}) {
+        CAPTURE(pe);
+        CHECK(flat(with(pe, "0,1,2,3,4"), "scores") == flat(with(pe, ""), "scores"));
+    }
+    // RoPE and ALiBi see differences of positions only: a shift of every position changes nothing.
+    CHECK(max_diff(flat(with("rope", "7,8,9,10,11"), "scores"), flat(with("rope", ""), "scores")) < 1e-12);
+    CHECK(flat(with("alibi", "100,101,102,103,104"), "bias") == flat(with("alibi", ""), "bias"));
+    // ALiBi's bias is -m |p_i - p_j|: with H = 2 the slopes are 2^-4 and 2^-8 (m_h = 2^(-8h/H), h = 1, 2).
+    const auto bias = flat(with("alibi", "3,3,10,-2,7"), "bias");
+    CHECK(bias[0 * 5 + 2] == -7.0 / 16);         // head 0, query 0 (at 3), key 2 (at 10)
+    CHECK(bias[0 * 5 + 1] == 0.0);               // two tokens at the same position
+    CHECK(bias[25 + 3 * 5 + 4] == -9.0 / 256);   // head 1, query 3 (at -2), key 4 (at 7)
+    // Sinusoidal: row t gains PE(positions[t]), the row of pe's table there.
+    const auto placed = with("sinusoidal", "3,3,10,0,7");
+    const auto x = flat(placed, "x"), x_pe = flat(placed, "x_pe");
+    const auto table = flat(run_json({"pe", "--len", "11", "--dim", "8", "--dtype", "float64", "--show", "pe"}), "pe");
+    const int at[] = {3, 3, 10, 0, 7};
+    double worst = 0.0;
+    for (int t = 0; t < 5; ++t)
+        for (int c = 0; c < 8; ++c) worst = std::max(worst, std::abs(x_pe[t * 8 + c] - x[t * 8 + c] - table[at[t] * 8 + c]));
+    CHECK(worst < 1e-15);
+}
+
+TEST_CASE("attend --positions: a block that ignores its position ids is told apart, and --input positions is the same list")
+{
+    const std::string dir = "/tmp/attnlab-cli-attend-positions";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    REQUIRE(run_cli({"attend", "--pe", "rope", "--len", "5", "--quiet", "--save", dir + "/plain"}).status == 0);
+    const auto ignored = run_cli({"attend", "--pe", "rope", "--positions", "0,2,4,6,8", "--quiet", "--against", dir + "/plain/out.npy", "--against-tensor", "out"});
+    CHECK(ignored.status == 1);
+    CHECK(ignored.out.find("DIFFERS") != std::string::npos);
+    REQUIRE(run_cli({"attend", "--pe", "alibi", "--positions", "3,3,10,-2,7", "--quiet", "--save", dir + "/placed"}).status == 0);
+    const auto from_file = run_cli({"attend", "--pe", "alibi", "--len", "5", "--input", "positions=" + dir + "/placed/positions.npy", "--quiet",
+                                    "--against", dir + "/placed/out.npy", "--against-tensor", "out"});
+    CHECK(from_file.status == 0);
+    CHECK(from_file.out.find("MATCH") != std::string::npos);
+    expect_usage_error({"attend", "--positions", "0,1,2"}, "--positions places the tokens for a position scheme; give --pe rope, alibi or sinusoidal");
+    expect_usage_error({"attend", "--pe", "rope", "--positions", "0,1,2", "--kv-len", "4"}, "it does not combine with --kv-len");
+    expect_usage_error({"attend", "--pe", "rope", "--len", "4", "--positions", "0,1,2"}, "--positions gives 3 positions for --len 4: one per token");
+    expect_usage_error({"attend", "--pe", "rope", "--len", "5", "--positions", "0,1,2,3,4", "--input", "positions=" + dir + "/placed/positions.npy"},
+                       "--positions and --input positions both place the tokens; give one");
+    std::filesystem::remove_all(dir);
 }

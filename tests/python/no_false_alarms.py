@@ -69,10 +69,13 @@ def mask(r):
 def attend(r):
     heads = r.randint(1, 4)
     kv_heads = r.choice([h for h in range(1, heads + 1) if heads % h == 0])
-    a = ["--batch", r.randint(1, 2), "--len", r.randint(1, 12), "--heads", heads, "--kv-heads", kv_heads,
-         "--dim", heads * 2 * r.randint(1, 4), "--pe", r.choice(["none", "sinusoidal", "rope", "alibi"]),
+    length, pe = r.randint(1, 12), r.choice(["none", "sinusoidal", "rope", "alibi"])
+    a = ["--batch", r.randint(1, 2), "--len", length, "--heads", heads, "--kv-heads", kv_heads,
+         "--dim", heads * 2 * r.randint(1, 4), "--pe", pe,
          "--rope-style", r.choice(["interleaved", "half"]), "--mask", r.choice(["none", "causal"]),
          "--softmax", "safe", "--threads", r.randint(1, 2)]
+    if pe != "none" and r.random() < 0.3:  # tokens at their own positions: repeats, gaps, negatives
+        a += ["--positions=" + ",".join(str(r.randint(-50, 500)) for _ in range(length))]
     return a, False
 
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 namespace attnlab {
@@ -73,6 +74,25 @@ double max_diagonal_spread(const Tensor& t)
     t.values.visit([&](const auto* p) {
         for (std::size_t n = 0; n < lead; ++n) worst = worse(worst, diagonal_spread(p + n * rows * cols, rows, cols));
     });
+    return worst;
+}
+
+double max_spread_by_offset(const Tensor& t, const std::vector<long>& positions)
+{
+    const auto [lead, rows, cols] = matrices_of(t);
+    if (rows != positions.size() || cols != positions.size()) throw std::logic_error("max_spread_by_offset: one position per row and column");
+    double worst = 0.0;
+    for (std::size_t n = 0; n < lead; ++n) {
+        std::map<long, std::pair<double, double>> range;  // offset -> (lowest, highest)
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t j = 0; j < cols; ++j) {
+                const double v = t.values[(n * rows + i) * cols + j];
+                if (std::isnan(v)) return std::numeric_limits<double>::quiet_NaN();
+                const auto [it, fresh] = range.emplace(positions[i] - positions[j], std::pair{v, v});
+                if (!fresh) it->second = {std::min(it->second.first, v), std::max(it->second.second, v)};
+            }
+        for (const auto& [offset, r] : range) worst = worse(worst, r.first == r.second ? 0.0 : r.second - r.first);
+    }
     return worst;
 }
 

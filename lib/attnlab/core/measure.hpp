@@ -83,6 +83,9 @@ long count_nan(const Tensor& t);
 // (i - j fixed), the spread max - min of its entries. A diagonal whose entries are all the
 // same infinity has spread 0; a mix of infinite and finite entries, inf; any NaN, NaN.
 double max_diagonal_spread(const Tensor& t);
+// The same for a square matrix of tokens at given positions: the largest spread among the
+// cells (i, j) that share positions[i] - positions[j] (the diagonals when positions count 0, 1, 2, ...).
+double max_spread_by_offset(const Tensor& t, const std::vector<long>& positions);
 template <class V>
 double diagonal_spread(const V* m, std::size_t rows, std::size_t cols);
 

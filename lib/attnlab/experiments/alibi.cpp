@@ -67,6 +67,20 @@ Ten3<T> alibi_bias(const std::vector<double>& slopes, long queries, long keys, A
 }
 
 template <class T>
+Ten3<T> alibi_bias_at(const std::vector<double>& slopes, const std::vector<long>& positions)
+{
+    const auto H = slopes.size(), L = positions.size();
+    Ten3<T> bias = xt::zeros<T>({H, L, L});
+    for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t i = 0; i < L; ++i)
+            for (std::size_t j = 0; j < L; ++j) {
+                const long distance = std::abs(positions[i] - positions[j]);
+                bias(h, i, j) = distance == 0 ? T(0) : -static_cast<T>(slopes[h]) * static_cast<T>(distance);  // as alibi_bias
+            }
+    return bias;
+}
+
+template <class T>
 Ten3<T> alibi_bias_key_only(const std::vector<double>& slopes, long len)
 {
     const auto H = slopes.size(), L = static_cast<std::size_t>(len);
@@ -505,7 +519,8 @@ std::vector<std::string> alibi_command(const AlibiParams& p)
 
 #define ATTNLAB_ALIBI_INSTANTIATE(T)                                                              \
     template Ten3<T> alibi_bias<T>(const std::vector<double>&, long, long, AlibiVariant, long); \
-    template Ten3<T> alibi_bias_key_only<T>(const std::vector<double>&, long);
+    template Ten3<T> alibi_bias_key_only<T>(const std::vector<double>&, long);                \
+    template Ten3<T> alibi_bias_at<T>(const std::vector<double>&, const std::vector<long>&);
 ATTNLAB_ALIBI_INSTANTIATE(float)
 ATTNLAB_ALIBI_INSTANTIATE(double)
 ATTNLAB_ALIBI_INSTANTIATE(f16)

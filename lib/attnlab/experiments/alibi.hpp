@@ -18,6 +18,10 @@ std::vector<double> alibi_slopes(long heads, SlopeRule rule);
 // decoder step after cached keys puts its queries past them).
 template <class T>
 Ten3<T> alibi_bias(const std::vector<double>& slopes, long queries, long keys, AlibiVariant v, long first_query = 0);
+// The symmetric bias of self-attention between tokens at given positions (any integers):
+// bias[h][i][j] = -m_h |positions[i] - positions[j]|.
+template <class T>
+Ten3<T> alibi_bias_at(const std::vector<double>& slopes, const std::vector<long>& positions);
 
 // BLOOM's shortcut: bias m_h * j that depends on the key alone, with the causal mask.
 template <class T>

@@ -24,6 +24,20 @@ struct Resolved {
     bool cross = false;
 };
 
+// --positions, checked: self-attention with a position scheme, one whole number per token.
+std::vector<long> placed_positions(const AttendParams& p)
+{
+    if (p.positions.empty()) return {};
+    if (p.pe == PeKind::none) throw InputError("--positions places the tokens for a position scheme; give --pe rope, alibi or sinusoidal");
+    if (p.kv_len) throw InputError("--positions places the tokens of one sequence (self-attention); it does not combine with --kv-len");
+    if (static_cast<long>(p.positions.size()) != p.len) {
+        throw InputError(fmt::format("--positions gives {} positions for --len {}: one per token", p.positions.size(), p.len));
+    }
+    for (long m : p.positions)
+        if (std::abs(m) > kMaxRopePosition) throw InputError(fmt::format("--positions: {} is past +-2^24, where positions stop being exact in float32", m));
+    return p.positions;
+}
+
 Resolved resolve(const AttendParams& p)
 {
     Resolved r;
@@ -86,6 +100,7 @@ Resolved resolve(const AttendParams& p)
     r.cfg.mask.lengths = p.lengths;
     r.cfg.mask.window = p.window.value_or(0);
     r.cfg.mask.align = p.align;
+    r.cfg.positions = placed_positions(p);
     return r;
 }
 
@@ -205,6 +220,7 @@ Run compute_attend(const AttendParams& p, const Plan& plan)
     run.measured["max_masked_weight"] = res.attn.stats.max_masked_weight;
     run.measured["nan_weights"] = static_cast<double>(res.attn.stats.nan_weights);
     // Pipeline order, so the text reads as the data flows.
+    if (!p.positions.empty()) run.add(Tensor{"positions", {"pos"}, Elem::index, {L}, std::vector<double>(p.positions.begin(), p.positions.end())});
     if (r.cross) run.add(to_tensor("x_kv", {"batch", "pos", "dim"}, x_kv, elem_of<T>()));
     run.add(taken<T>("x", {"batch", "pos", "dim"}, x));  // last: x_kv reads x until here
     run.add(to_tensor("w_q", {"in", "out"}, w.w_q, elem_of<T>()));
@@ -426,6 +442,13 @@ std::optional<Check> check_padding(const AttendParams& p, const Run& run, const 
                          fmt::format("max |out' - out| at non-padded rows, {}", rows_description(rows, r.len)), worst);
 }
 
+long max_abs_position(const std::vector<long>& positions)
+{
+    long m = 1;
+    for (long p : positions) m = std::max(m, std::abs(p));
+    return m;
+}
+
 // RoPE: the same token at every position gives scores that depend on i - j alone.
 template <class T>
 std::optional<Check> check_rope_relative(const AttendParams& p, const Run& run, const CheckEnv& env)
@@ -448,9 +471,20 @@ std::optional<Check> check_rope_relative(const AttendParams& p, const Run& run, 
         nk += static_cast<double>(tok.k(0, 0, 0, c)) * tok.k(0, 0, 0, c);
     }
     const double qk = std::sqrt(nq * nk) * tok.scale;
+    const Tensor scores = to_tensor("scores", {"batch", "head", "query", "key"}, head0, Elem::float64);
+    // The rounding bound grows with the angles (largest position m: u m per angle); where it
+    // reaches |score| <= |q||k| scale itself, no measurement could fail the claim: not shown.
+    const double reach = r.cfg.positions.empty() ? dsize(n) : static_cast<double>(max_abs_position(r.cfg.positions));
+    if (env.eps * (4.0 * reach + 16.0) >= 1.0) return std::nullopt;
+    if (!r.cfg.positions.empty()) {  // tokens at given positions: cells that share m - n
+        return at_most(tr(env, "with RoPE and the same token at every position, the scores depend on the positions' difference m - n alone",
+                          "使用 RoPE 且每个位置是同一个词时，得分只取决于位置之差 m - n"),
+                       fmt::format("max spread of head 0's scores over pairs with the same m - n, first {} tokens", n),
+                       max_spread_by_offset(scores, std::vector<long>(r.cfg.positions.begin(), r.cfg.positions.begin() + n)),
+                       qk * env.eps * (4.0 * static_cast<double>(max_abs_position(r.cfg.positions)) + 16.0));
+    }
     return at_most(tr(env, "with RoPE and the same token at every position, the scores depend on i - j alone", "使用 RoPE 且每个位置是同一个词时，得分只取决于 i - j"),
-                   fmt::format("max spread along a diagonal of head 0's scores, first {} positions", n),
-                   max_diagonal_spread(to_tensor("scores", {"batch", "head", "query", "key"}, head0, Elem::float64)),
+                   fmt::format("max spread along a diagonal of head 0's scores, first {} positions", n), max_diagonal_spread(scores),
                    qk * env.eps * (4.0 * dsize(n) + 16.0));
 }
 
@@ -657,7 +691,9 @@ std::vector<TensorDecl<AttendParams>> attend_tensors()
     auto hls = shape([](const Resolved& r) { return std::vector<double>{dsize(r.cfg.heads), dsize(r.len), dsize(r.kv_len)}; });
     const std::vector<std::string> bpd = {"batch", "pos", "dim"}, bhpd = {"batch", "head", "pos", "dim"},
                                    bhqk = {"batch", "head", "query", "key"};
-    return {{"x", bpd, Need::always, bld, {}, {}},
+    return {{"positions", {"pos"}, Need::always, shape([](const Resolved& r) { return std::vector<double>{dsize(r.len)}; }),
+             [](const AttendParams& p) { return !p.positions.empty(); }, {}},
+            {"x", bpd, Need::always, bld, {}, {}},
             {"x_kv", bpd, Need::always, shape([](const Resolved& r) { return std::vector<double>{dsize(r.batch), dsize(r.kv_len), dsize(r.dim)}; }),
              [](const AttendParams& p) { return p.kv_len.has_value(); }, {}},
             {"x_pe", bpd, Need::always, bld, [](const AttendParams& p) { return p.pe == PeKind::sinusoidal; }, {}},
@@ -697,6 +733,7 @@ nlohmann::ordered_json attend_params_json(const AttendParams& p)
     par["rope_style"] = name_of(p.rope_style);
     par["mask"] = name_of(p.mask);
     par["lengths"] = p.lengths;
+    par["positions"] = p.positions.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.positions);
     par["window"] = p.window ? nlohmann::ordered_json(*p.window) : nullptr;
     par["align"] = name_of(p.align);
     par["softmax"] = name_of(p.softmax);
@@ -751,7 +788,21 @@ const Experiment<AttendParams>& attend_experiment()
     return e;
 }
 
-Report run_attend(const AttendParams& p, const RunContext& ctx) { return run_experiment(attend_experiment(), p, ctx); }
+// --input positions=FILE is --positions read from a file; the run then holds (and reproduces
+// with) the list itself.
+Report run_attend(const AttendParams& p, const RunContext& ctx)
+{
+    const auto given = ctx.inputs.find("positions");
+    if (given == ctx.inputs.end()) return run_experiment(attend_experiment(), p, ctx);
+    if (!p.positions.empty()) throw InputError("--positions and --input positions both place the tokens; give one");
+    if (given->second.rank() != 1) throw InputError(fmt::format("--input positions: a list of positions [pos], not a tensor of rank {}", given->second.rank()));
+    AttendParams placed = p;
+    placed.positions = whole_positions(given->second);
+    if (placed.positions.empty()) throw InputError("--input positions: the file holds no position");
+    RunContext rest = ctx;
+    rest.inputs.erase("positions");
+    return run_experiment(attend_experiment(), placed, rest);
+}
 
 std::vector<TensorInfo> attend_tensor_infos() { return tensor_infos(attend_experiment()); }
 
@@ -770,6 +821,7 @@ std::vector<std::string> attend_command(const AttendParams& p)
     c.option("--rope-style", p.rope_style, d.rope_style);
     c.option("--mask", p.mask, d.mask);
     c.option("--lengths", p.lengths);
+    c.option("--positions", p.positions);
     c.option("--window", p.window);
     c.option("--align", p.align, d.align);
     c.option("--softmax", p.softmax, d.softmax);

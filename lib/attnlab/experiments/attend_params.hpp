@@ -31,6 +31,9 @@ struct AttendParams {
     Align align = Align::upper_left;
     SoftmaxKind softmax = SoftmaxKind::plain;
     unsigned threads = 0;              // of the kernel and the projections; 0: every core
+    // --positions: each token's position, queries and keys alike (self-attention with --pe;
+    // any integers, repeats and gaps included); empty: 0..L-1.
+    std::vector<long> positions;
 };
 
 Report run_attend(const AttendParams& p, const RunContext& ctx);

@@ -24,6 +24,19 @@ RopeCache<T> block_rope_cache(long d, long positions)
     return rope_cache<T>(positions, rope_frequencies<T>(d, 10000.0, RopeScalingParams{}, positions).theta);
 }
 
+// The sinusoidal rows and RoPE's angles at given positions.
+template <class T>
+Mat<T> pe_rows(long E, const std::vector<long>& positions)
+{
+    return sinusoidal_rows<T>(positions, pe_frequencies<T>(E, 10000.0, PeLayout::interleaved, FreqMethod::exp_log), PeLayout::interleaved);
+}
+
+template <class T>
+RopeCache<T> block_rope_cache_at(long d, const std::vector<long>& positions)
+{
+    return rope_cache_at<T>(positions, rope_frequencies<T>(d, 10000.0, RopeScalingParams{}, static_cast<long>(positions.size())).theta);
+}
+
 }  // namespace
 
 template <class T>
@@ -39,12 +52,13 @@ BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockW
     const long q0 = query_position_offset(cfg.mask.align, L, S);
     r.q0 = q0;
     const long positions = std::max(q0 + L, S);
+    const bool placed = !cfg.positions.empty();  // tokens at given positions (self-attention, q0 = 0)
 
     // 1. sinusoidal PE is added to the embeddings, before any projection (x_pe stays empty
     //    without it: the projections then read x itself, and no copy is made).
     Ten3<T> kv_pe;
     if (cfg.pe == PeKind::sinusoidal) {
-        const Mat<T> table = pe_table<T>(E, positions);
+        const Mat<T> table = placed ? pe_rows<T>(E, cfg.positions) : pe_table<T>(E, positions);
         r.x_pe = x + xt::view(table, xt::newaxis(), xt::range(q0, q0 + L), xt::all());
         kv_pe = x_kv + xt::view(table, xt::newaxis(), xt::range(0, S), xt::all());
     }
@@ -56,7 +70,7 @@ BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockW
     r.v = project_heads(kv_in, w.w_v, cfg.kv_heads, cfg.threads);
     // 3. RoPE rotates q and k after the projections, by their own positions.
     if (cfg.pe == PeKind::rope) {
-        const RopeCache<T> cache = block_rope_cache<T>(d, positions);
+        const RopeCache<T> cache = placed ? block_rope_cache_at<T>(d, cfg.positions) : block_rope_cache<T>(d, positions);
         r.q_unrotated = r.q;
         r.k_unrotated = r.k;
         r.q = rope_apply(r.q, cache, d, cfg.rope_style, Direction::forward, q0);
@@ -65,7 +79,7 @@ BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockW
     // 4. ALiBi is a per-head bias on the scores, -m |position(i) - j|.
     if (cfg.pe == PeKind::alibi) {
         r.slopes = alibi_slopes(cfg.heads, SlopeRule::paper);
-        r.bias = alibi_bias<T>(r.slopes, L, S, AlibiVariant::symmetric, q0);
+        r.bias = placed ? alibi_bias_at<T>(r.slopes, cfg.positions) : alibi_bias<T>(r.slopes, L, S, AlibiVariant::symmetric, q0);
     }
     return r;
 }
@@ -74,16 +88,18 @@ template <class T>
 std::pair<Ten4<T>, Ten4<T>> self_kv_rows(const Ten3<T>& x_rows, long first, long positions, const BlockWeights<T>& w, const BlockConfig& cfg)
 {
     const long E = static_cast<long>(x_rows.shape(2)), n = static_cast<long>(x_rows.shape(1));
-    Ten3<T> pe_rows;
+    const bool placed = !cfg.positions.empty();
+    Ten3<T> with_pe;
     if (cfg.pe == PeKind::sinusoidal) {
-        const Mat<T> table = pe_table<T>(E, positions);
-        pe_rows = x_rows + xt::view(table, xt::newaxis(), xt::range(first, first + n), xt::all());
+        const Mat<T> table = placed ? pe_rows<T>(E, cfg.positions) : pe_table<T>(E, positions);
+        with_pe = x_rows + xt::view(table, xt::newaxis(), xt::range(first, first + n), xt::all());
     }
-    const Ten3<T>& in = cfg.pe == PeKind::sinusoidal ? pe_rows : x_rows;
+    const Ten3<T>& in = cfg.pe == PeKind::sinusoidal ? with_pe : x_rows;
     std::pair<Ten4<T>, Ten4<T>> kv{project_heads(in, w.w_k, cfg.kv_heads, cfg.threads), project_heads(in, w.w_v, cfg.kv_heads, cfg.threads)};
     if (cfg.pe == PeKind::rope) {
         const long d = E / cfg.heads;
-        kv.first = rope_apply(kv.first, block_rope_cache<T>(d, positions), d, cfg.rope_style, Direction::forward, first);
+        const RopeCache<T> cache = placed ? block_rope_cache_at<T>(d, cfg.positions) : block_rope_cache<T>(d, positions);
+        kv.first = rope_apply(kv.first, cache, d, cfg.rope_style, Direction::forward, first);
     }
     return kv;
 }
@@ -105,8 +121,10 @@ AttentionInputs<T> attention_inputs(const BlockResult<T>& r, const BlockConfig& 
     in.k = &r.k;
     in.v = &r.v;
     in.mask = &cfg.mask;
-    // ALiBi's bias tiles are computed from the slopes as the kernel goes (the same bits as r.bias).
-    if (cfg.pe == PeKind::alibi) in.alibi_slopes = &r.slopes, in.alibi_q0 = r.q0;
+    // ALiBi's bias tiles are computed from the slopes as the kernel goes (the same bits as r.bias);
+    // at given positions the kernel reads r.bias itself.
+    if (cfg.pe == PeKind::alibi && cfg.positions.empty()) in.alibi_slopes = &r.slopes, in.alibi_q0 = r.q0;
+    if (cfg.pe == PeKind::alibi && !cfg.positions.empty()) in.head_bias = View<T, 3>(&r.bias);
     in.scale = r.scale;
     in.softmax = cfg.softmax;
     in.threads = cfg.threads;

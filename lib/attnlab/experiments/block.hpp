@@ -24,6 +24,9 @@ struct BlockConfig {
     SoftmaxKind softmax = SoftmaxKind::plain;
     unsigned threads = 0;        // the kernel's and the projections' (results do not depend on it)
     std::vector<RowRange> probes;  // rows whose weight sums the kernel measures (AttentionInputs::probes)
+    // Each token's position, for queries and keys alike (self-attention with a position
+    // scheme: --positions); empty: 0, 1, 2, ...
+    std::vector<long> positions;
 };
 
 template <class T>

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 #include <cmath>
 
 namespace attnlab {
@@ -99,18 +100,26 @@ std::vector<long double> pe_frequencies_reference(long dim, double base, PeLayou
 }
 
 template <class T>
-Mat<T> sinusoidal_table(long len, const Vec<T>& freq, PeLayout layout)
+Mat<T> sinusoidal_rows(const std::vector<long>& positions, const Vec<T>& freq, PeLayout layout)
 {
     const long pairs = static_cast<long>(freq.size());
-    Mat<T> pe = xt::zeros<T>({static_cast<std::size_t>(len), static_cast<std::size_t>(2 * pairs)});
-    for (long pos = 0; pos < len; ++pos) {
+    Mat<T> pe = xt::zeros<T>({positions.size(), static_cast<std::size_t>(2 * pairs)});
+    for (std::size_t t = 0; t < positions.size(); ++t) {
         for (long i = 0; i < pairs; ++i) {
-            const T angle = static_cast<T>(pos) * freq(i);  // pos * w_i, rounded in T
-            pe(pos, sin_col(i, pairs, layout)) = std::sin(angle);
-            pe(pos, cos_col(i, pairs, layout)) = std::cos(angle);
+            const T angle = static_cast<T>(positions[t]) * freq(i);  // pos * w_i, rounded in T
+            pe(t, sin_col(i, pairs, layout)) = std::sin(angle);
+            pe(t, cos_col(i, pairs, layout)) = std::cos(angle);
         }
     }
     return pe;
+}
+
+template <class T>
+Mat<T> sinusoidal_table(long len, const Vec<T>& freq, PeLayout layout)
+{
+    std::vector<long> positions(static_cast<std::size_t>(len));
+    std::iota(positions.begin(), positions.end(), 0L);
+    return sinusoidal_rows<T>(positions, freq, layout);
 }
 
 double row0_error(const Tensor& pe, PeLayout layout)
@@ -746,6 +755,7 @@ std::vector<std::string> pe_command(const PeParams& p)
 #define ATTNLAB_PE_INSTANTIATE(T)                                                        \
     template Vec<T> pe_frequencies<T>(long, double, PeLayout, FreqMethod);               \
     template Mat<T> sinusoidal_table<T>(long, const Vec<T>&, PeLayout);                  \
+    template Mat<T> sinusoidal_rows<T>(const std::vector<long>&, const Vec<T>&, PeLayout); \
     template double max_rel_error<T>(const Vec<T>&, const std::vector<long double>&);    \
     template Mat<T> other_layout_reordered<T>(long, long, double, PeLayout, FreqMethod);
 ATTNLAB_PE_INSTANTIATE(float)

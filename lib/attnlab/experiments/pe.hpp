@@ -24,6 +24,9 @@ std::vector<long double> pe_frequencies_reference(long dim, double base, PeLayou
 // pe: [L, D] from freq [P].
 template <class T>
 Mat<T> sinusoidal_table(long len, const Vec<T>& freq, PeLayout layout);
+// The same rows at given positions (any integers): row t is PE(positions[t]).
+template <class T>
+Mat<T> sinusoidal_rows(const std::vector<long>& positions, const Vec<T>& freq, PeLayout layout);
 
 // The table of the other layout, its dimensions reordered into this layout's order.
 template <class T>

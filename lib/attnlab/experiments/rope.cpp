@@ -371,15 +371,7 @@ Vec<double> angle_errors(const RopeParams& p, AngleWorst* worst = nullptr)
 std::vector<long> token_positions(const RopeParams& p, const Plan& plan)
 {
     std::vector<long> out;
-    if (const Tensor* given = plan.input("positions")) {
-        for (double m : given->values) {
-            if (m != std::floor(m) || std::abs(m) > static_cast<double>(kMaxRopePosition)) {
-                throw InputError(fmt::format("--input positions: {} is not a whole number within +-2^24", m));
-            }
-            out.push_back(static_cast<long>(m));
-        }
-        return out;
-    }
+    if (const Tensor* given = plan.input("positions")) return whole_positions(*given);
     if (!p.positions.empty()) return p.positions;
     for (long m = 0; m < p.len; ++m) out.push_back(m);
     return out;
@@ -1019,5 +1011,17 @@ ATTNLAB_ROPE_INSTANTIATE(float)
 ATTNLAB_ROPE_INSTANTIATE(double)
 ATTNLAB_ROPE_INSTANTIATE(f16)
 ATTNLAB_ROPE_INSTANTIATE(bf16)
+
+std::vector<long> whole_positions(const Tensor& given)
+{
+    std::vector<long> out;
+    for (double m : given.values) {
+        if (m != std::floor(m) || std::abs(m) > static_cast<double>(kMaxRopePosition)) {
+            throw InputError(fmt::format("--input positions: {} is not a whole number within +-2^24", m));
+        }
+        out.push_back(static_cast<long>(m));
+    }
+    return out;
+}
 
 }  // namespace attnlab

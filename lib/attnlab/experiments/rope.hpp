@@ -39,6 +39,9 @@ struct RopeCache {
 template <class T>
 RopeCache<T> rope_cache(long len, const std::vector<double>& theta);
 // The same at given positions: row t holds the angles of position positions[t].
+// The positions in a --input positions file: whole numbers within +-2^24 (InputError otherwise).
+std::vector<long> whole_positions(const Tensor& given);
+
 template <class T>
 RopeCache<T> rope_cache_at(const std::vector<long>& positions, const std::vector<double>& theta);
 
