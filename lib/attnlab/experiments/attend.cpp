@@ -488,6 +488,21 @@ std::optional<Check> check_rope_relative(const AttendParams& p, const Run& run, 
                    qk * env.eps * (4.0 * dsize(n) + 16.0));
 }
 
+// The largest |position| a run's queries and keys sit at.
+long largest_position(const Resolved& r)
+{
+    if (!r.cfg.positions.empty()) return max_abs_position(r.cfg.positions);
+    return std::max(query_position_offset(r.cfg.mask.align, r.len, r.kv_len) + r.len, r.kv_len) - 1;
+}
+
+// The Frobenius norm of a tensor: a bound on a matrix's 2-norm.
+double frobenius(const Tensor& t)
+{
+    double sq = 0.0;
+    for (double v : t.values) sq += v * v;
+    return std::sqrt(sq);
+}
+
 // The largest Euclidean norm of a row along the last axis.
 double max_row_norm(const Tensor& t)
 {
@@ -517,10 +532,24 @@ std::optional<Check> check_vs_float64(const AttendParams& p, const Run& run, con
     const Ten3<double> x_kv = r.cross ? x_of<double>(run, "x_kv") : Ten3<double>();
     const double worst = rows_change(run, x_of<double>(run, "x"), r.cfg, rows, r.cross ? &x_kv : nullptr);
     const bool rope = p.pe == PeKind::rope;
-    const double qk = run.derived.at("scale").get<double>() * max_row_norm(run.at(rope ? "q_rot" : "q")) * max_row_norm(run.at(rope ? "k_rot" : "k"));
+    const double scale = run.derived.at("scale").get<double>();
+    const double qk = scale * max_row_norm(run.at(rope ? "q_rot" : "q")) * max_row_norm(run.at(rope ? "k_rot" : "k"));
     const double bias = p.pe == PeKind::alibi ? max_abs(run.at("bias")) : 0.0;
-    const double score_error = env.eps * ((rope ? 4.0 : 1.5) * qk + bias);
-    const double tol = max_abs(run.at("v")) * (2.0 * score_error + 3.0 * env.eps);
+    double score_error = env.eps * ((rope ? 4.0 : 1.5) * qk + bias);
+    // An angle m w (w <= 1) is rounded in 16 bits, and so is a position past the format's
+    // exact integers: off by up to eps |m|. RoPE then turns q and k by that much more; the
+    // sinusoidal table is off by it in every element, which the projections carry into q and k.
+    const double angle_error = env.eps * static_cast<double>(largest_position(r));
+    if (rope) score_error += 2.0 * angle_error * qk;
+    if (p.pe == PeKind::sinusoidal) {
+        const double pe_error = angle_error * std::sqrt(dsize(r.dim));
+        score_error += scale * pe_error * (frobenius(run.at("w_q")) * max_row_norm(run.at("k")) + frobenius(run.at("w_k")) * max_row_norm(run.at("q")));
+    }
+    const double value_scale = max_abs(run.at("v"));
+    const double tol = value_scale * (2.0 * score_error + 3.0 * env.eps);
+    // Every output row lies within the values' range, so no output is further than 2 max |v|
+    // from float64's: a bound that reaches it could not fail, and is not shown.
+    if (tol >= 2.0 * value_scale) return std::nullopt;
     return at_most(tr(env, "the {} output stays within its rounding bound of float64's", "{} 的输出与 float64 的差在舍入误差界之内", name_of(env.dtype)),
                    fmt::format("max |out - out_float64|, {}", rows_description(rows, r.len)), worst, tol);
 }
