@@ -78,6 +78,7 @@ bool g_stdin_taken = false;
 std::vector<unsigned char> read_input_file(const std::string& path, const LimitOf& limit)
 {
     Fd f;
+    std::optional<double> size;  // known for a regular file, not for standard input
     if (path == "-") {
         if (g_stdin_taken) throw InputError("standard input (-) is read once; give - to one file option only");
         g_stdin_taken = true;
@@ -89,6 +90,7 @@ std::vector<unsigned char> read_input_file(const std::string& path, const LimitO
         struct stat st {};
         if (::fstat(f.fd, &st) != 0) throw InputError(fmt::format("{}: cannot be read: {}", path, std::strerror(errno)));
         if (!S_ISREG(st.st_mode)) throw InputError(fmt::format("{}: cannot be read: it is {}", path, special_kind(st.st_mode)));
+        size = static_cast<double>(st.st_size);
         ::fcntl(f.fd, F_SETFL, ::fcntl(f.fd, F_GETFL) & ~O_NONBLOCK);
     }
     std::vector<unsigned char> bytes;
@@ -100,12 +102,9 @@ std::vector<unsigned char> read_input_file(const std::string& path, const LimitO
     if (n < 0) throw InputError(fmt::format("{}: cannot be read: {}", shown, std::strerror(errno)));
     bytes.assign(head, head + n);
     const ReadLimit lim = limit(std::string_view(reinterpret_cast<const char*>(head), static_cast<std::size_t>(n)));
-    struct stat st {};
-    const bool sized = path != "-" && ::fstat(f.fd, &st) == 0;
-    if ((sized && static_cast<double>(st.st_size) > lim.max_bytes) || !read_until(f.fd, bytes, lim.max_bytes, shown)) {
-        const double size = sized ? static_cast<double>(st.st_size) : static_cast<double>(bytes.size());
-        throw InputError(fmt::format("{}: {}{} is too large for the memory budget ({}; at most {} here)", shown,
-                                     sized ? "" : "more than ", human_bytes(size), lim.why, human_bytes(lim.max_bytes)));
+    if ((size && *size > lim.max_bytes) || !read_until(f.fd, bytes, lim.max_bytes, shown)) {
+        throw InputError(fmt::format("{}: {}{} is too large for the memory budget ({}; at most {} here)", shown, size ? "" : "more than ",
+                                     human_bytes(size.value_or(static_cast<double>(bytes.size()))), lim.why, human_bytes(lim.max_bytes)));
     }
     return bytes;
 }
@@ -165,6 +164,19 @@ void plain_name(const std::string& name, const std::string& who)
 
 std::string why(int err) { return std::strerror(err); }
 
+// A path without its trailing slashes, its folder and its last part: "a/b/" is "a/b", "a" and
+// "b"; "b" is "b", "." and "b"; "/b" is "/b", "/" and "b".
+struct PathParts {
+    std::string path, folder, name;
+};
+PathParts split_path(std::string path)
+{
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos) return {path, ".", path};
+    return {path, slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
 // 0, or the errno of the write that failed.
 int write_all(int fd, std::string_view bytes)
 {
@@ -205,10 +217,7 @@ void check_output_folder(const std::string& dir, const std::string& who)
         return;
     }
     if (errno != ENOENT) throw InputError(fmt::format("{} {}: {}", who, dir, why(errno)));
-    std::string parent = dir;
-    while (parent.size() > 1 && parent.back() == '/') parent.pop_back();
-    const auto slash = parent.rfind('/');
-    parent = slash == std::string::npos ? "." : slash == 0 ? "/" : parent.substr(0, slash);
+    const std::string parent = split_path(dir).folder;
     if (::stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         throw InputError(fmt::format("{} {}: cannot be made: its folder {} does not exist", who, dir, parent));
     if (::access(parent.c_str(), W_OK | X_OK) != 0) throw InputError(fmt::format("{} {}: cannot be made in {}: {}", who, dir, parent, why(errno)));
@@ -216,12 +225,11 @@ void check_output_folder(const std::string& dir, const std::string& who)
 
 void check_output_file(const std::string& path, const std::string& who)
 {
-    const auto slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    const std::string dir = split_path(path).folder;
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw InputError(fmt::format("{} {}: the folder {} does not exist", who, path, dir));
     if (::access(dir.c_str(), W_OK | X_OK) != 0) throw InputError(fmt::format("{} {}: the folder {} cannot be written: {}", who, path, dir, why(errno)));
-    if (slash + 1 == path.size() || (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)))
+    if (path.back() == '/' || (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)))
         throw InputError(fmt::format("{} {}: is a directory", who, path));
 }
 
@@ -310,12 +318,11 @@ OutputFolder OutputFolder::subfolder(const std::string& name) const
     return OutputFolder(fd, path_ + "/" + name, who_, keep_written_);
 }
 
-NewFolder::NewFolder(const std::string& dir, const std::string& who) : dir_(dir), who_(who)
+NewFolder::NewFolder(const std::string& dir, const std::string& who) : who_(who)
 {
-    while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
-    const auto slash = dir_.rfind('/');
-    const std::string parent = slash == std::string::npos ? "" : dir_.substr(0, slash + 1);
-    temp_ = parent + temp_name(dir_.substr(slash == std::string::npos ? 0 : slash + 1));
+    const PathParts parts = split_path(dir);
+    dir_ = parts.path;
+    temp_ = dir_.substr(0, dir_.size() - parts.name.size()) + temp_name(parts.name);  // beside DIR, in its folder
     first_entry_ = static_cast<std::size_t>(g_cleanup_count);
     if (::mkdir(temp_.c_str(), 0777) != 0) throw OutputError(fmt::format("{}: cannot make {}: {}", who, temp_, why(errno)));
     cleanup_push(temp_, true);
@@ -346,9 +353,8 @@ void NewFolder::commit()
 
 void write_file_atomic(const std::string& path, std::string_view bytes, const std::string& who)
 {
-    const auto slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-    OutputFolder(dir, who, false).write(path.substr(slash == std::string::npos ? 0 : slash + 1), bytes);
+    const PathParts parts = split_path(path);
+    OutputFolder(parts.folder, who, false).write(parts.name, bytes);
 }
 
 }  // namespace attnlab
