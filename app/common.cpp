@@ -383,10 +383,10 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     for (const auto& spec : split_input_specs(o.inputs)) {
         const auto eq = spec.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) throw InputError(fmt::format("--input takes NAME=FILE (got '{}')", spec));
-        const std::string name = spec.substr(0, eq);
+        const std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
         if (ctx.inputs.count(name)) throw InputError(fmt::format("--input {} is given twice", name));
-        if (const auto id = file_id(spec.substr(eq + 1))) read.push_back(*id);
-        ctx.inputs[name] = read_input(spec.substr(eq + 1), ctx.max_memory_bytes);
+        if (const auto id = file_id(file)) read.push_back(*id);
+        ctx.inputs[name] = read_input(file, ctx.max_memory_bytes);
     }
     ctx.keep_all = !o.save.empty();
 
