@@ -475,17 +475,16 @@ std::optional<Check> check_rope_relative(const AttendParams& p, const Run& run, 
     // The rounding bound grows with the angles (largest position m: u m per angle); where it
     // reaches |score| <= |q||k| scale itself, no measurement could fail the claim: not shown.
     const double reach = r.cfg.positions.empty() ? dsize(n) : static_cast<double>(max_abs_position(r.cfg.positions));
-    if (env.eps * (4.0 * reach + 16.0) >= 1.0) return std::nullopt;
+    const double growth = 4.0 * reach + 16.0, tol = qk * env.eps * growth;
+    if (env.eps * growth >= 1.0) return std::nullopt;
     if (!r.cfg.positions.empty()) {  // tokens at given positions: cells that share m - n
         return at_most(tr(env, "with RoPE and the same token at every position, the scores depend on the positions' difference m - n alone",
                           "使用 RoPE 且每个位置是同一个词时，得分只取决于位置之差 m - n"),
                        fmt::format("max spread of head 0's scores over pairs with the same m - n, first {} tokens", n),
-                       max_spread_by_offset(scores, std::vector<long>(r.cfg.positions.begin(), r.cfg.positions.begin() + n)),
-                       qk * env.eps * (4.0 * static_cast<double>(max_abs_position(r.cfg.positions)) + 16.0));
+                       max_spread_by_offset(scores, std::vector<long>(r.cfg.positions.begin(), r.cfg.positions.begin() + n)), tol);
     }
     return at_most(tr(env, "with RoPE and the same token at every position, the scores depend on i - j alone", "使用 RoPE 且每个位置是同一个词时，得分只取决于 i - j"),
-                   fmt::format("max spread along a diagonal of head 0's scores, first {} positions", n), max_diagonal_spread(scores),
-                   qk * env.eps * (4.0 * dsize(n) + 16.0));
+                   fmt::format("max spread along a diagonal of head 0's scores, first {} positions", n), max_diagonal_spread(scores), tol);
 }
 
 // The largest |position| a run's queries and keys sit at.

@@ -6,33 +6,31 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <numeric>
+
 namespace attnlab {
 
 namespace {
 
-// The sinusoidal table the block adds to X: rows are positions 0..positions-1.
-template <class T>
-Mat<T> pe_table(long E, long positions)
+// The tokens' positions: the ones given (--positions), else 0..count-1.
+std::vector<long> token_positions(const BlockConfig& cfg, long count)
 {
-    return sinusoidal_table<T>(positions, pe_frequencies<T>(E, 10000.0, PeLayout::interleaved, FreqMethod::exp_log), PeLayout::interleaved);
+    if (!cfg.positions.empty()) return cfg.positions;
+    std::vector<long> positions(static_cast<std::size_t>(count));
+    std::iota(positions.begin(), positions.end(), 0L);
+    return positions;
 }
 
-// RoPE's angles for positions 0..positions-1, base 10000, no scaling.
+// The sinusoidal rows the block adds to X, one per position.
 template <class T>
-RopeCache<T> block_rope_cache(long d, long positions)
-{
-    return rope_cache<T>(positions, rope_frequencies<T>(d, 10000.0, RopeScalingParams{}, positions).theta);
-}
-
-// The sinusoidal rows and RoPE's angles at given positions.
-template <class T>
-Mat<T> pe_rows(long E, const std::vector<long>& positions)
+Mat<T> pe_table(long E, const std::vector<long>& positions)
 {
     return sinusoidal_rows<T>(positions, pe_frequencies<T>(E, 10000.0, PeLayout::interleaved, FreqMethod::exp_log), PeLayout::interleaved);
 }
 
+// RoPE's angles at those positions, base 10000, no scaling.
 template <class T>
-RopeCache<T> block_rope_cache_at(long d, const std::vector<long>& positions)
+RopeCache<T> block_rope_cache(long d, const std::vector<long>& positions)
 {
     return rope_cache_at<T>(positions, rope_frequencies<T>(d, 10000.0, RopeScalingParams{}, static_cast<long>(positions.size())).theta);
 }
@@ -51,14 +49,13 @@ BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockW
     // step (Hugging Face's position_ids = cache_len + arange(L)), from 0 otherwise.
     const long q0 = query_position_offset(cfg.mask.align, L, S);
     r.q0 = q0;
-    const long positions = std::max(q0 + L, S);
-    const bool placed = !cfg.positions.empty();  // tokens at given positions (self-attention, q0 = 0)
+    const std::vector<long> positions = token_positions(cfg, std::max(q0 + L, S));  // given ones: self-attention, q0 = 0
 
     // 1. sinusoidal PE is added to the embeddings, before any projection (x_pe stays empty
     //    without it: the projections then read x itself, and no copy is made).
     Ten3<T> kv_pe;
     if (cfg.pe == PeKind::sinusoidal) {
-        const Mat<T> table = placed ? pe_rows<T>(E, cfg.positions) : pe_table<T>(E, positions);
+        const Mat<T> table = pe_table<T>(E, positions);
         r.x_pe = x + xt::view(table, xt::newaxis(), xt::range(q0, q0 + L), xt::all());
         kv_pe = x_kv + xt::view(table, xt::newaxis(), xt::range(0, S), xt::all());
     }
@@ -70,7 +67,7 @@ BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockW
     r.v = project_heads(kv_in, w.w_v, cfg.kv_heads, cfg.threads);
     // 3. RoPE rotates q and k after the projections, by their own positions.
     if (cfg.pe == PeKind::rope) {
-        const RopeCache<T> cache = placed ? block_rope_cache_at<T>(d, cfg.positions) : block_rope_cache<T>(d, positions);
+        const RopeCache<T> cache = block_rope_cache<T>(d, positions);
         r.q_unrotated = r.q;
         r.k_unrotated = r.k;
         r.q = rope_apply(r.q, cache, d, cfg.rope_style, Direction::forward, q0);
@@ -79,7 +76,7 @@ BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockW
     // 4. ALiBi is a per-head bias on the scores, -m |position(i) - j|.
     if (cfg.pe == PeKind::alibi) {
         r.slopes = alibi_slopes(cfg.heads, SlopeRule::paper);
-        r.bias = placed ? alibi_bias_at<T>(r.slopes, cfg.positions) : alibi_bias<T>(r.slopes, L, S, AlibiVariant::symmetric, q0);
+        r.bias = cfg.positions.empty() ? alibi_bias<T>(r.slopes, L, S, AlibiVariant::symmetric, q0) : alibi_bias_at<T>(r.slopes, positions);
     }
     return r;
 }
@@ -88,18 +85,17 @@ template <class T>
 std::pair<Ten4<T>, Ten4<T>> self_kv_rows(const Ten3<T>& x_rows, long first, long positions, const BlockWeights<T>& w, const BlockConfig& cfg)
 {
     const long E = static_cast<long>(x_rows.shape(2)), n = static_cast<long>(x_rows.shape(1));
-    const bool placed = !cfg.positions.empty();
+    const std::vector<long> at = token_positions(cfg, positions);
     Ten3<T> with_pe;
     if (cfg.pe == PeKind::sinusoidal) {
-        const Mat<T> table = placed ? pe_rows<T>(E, cfg.positions) : pe_table<T>(E, positions);
+        const Mat<T> table = pe_table<T>(E, at);
         with_pe = x_rows + xt::view(table, xt::newaxis(), xt::range(first, first + n), xt::all());
     }
     const Ten3<T>& in = cfg.pe == PeKind::sinusoidal ? with_pe : x_rows;
     std::pair<Ten4<T>, Ten4<T>> kv{project_heads(in, w.w_k, cfg.kv_heads, cfg.threads), project_heads(in, w.w_v, cfg.kv_heads, cfg.threads)};
     if (cfg.pe == PeKind::rope) {
         const long d = E / cfg.heads;
-        const RopeCache<T> cache = placed ? block_rope_cache_at<T>(d, cfg.positions) : block_rope_cache<T>(d, positions);
-        kv.first = rope_apply(kv.first, cache, d, cfg.rope_style, Direction::forward, first);
+        kv.first = rope_apply(kv.first, block_rope_cache<T>(d, at), d, cfg.rope_style, Direction::forward, first);
     }
     return kv;
 }
