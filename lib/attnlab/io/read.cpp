@@ -61,6 +61,18 @@ struct CsvCells {
                                  why == Number::out_of_range ? "beyond float64's range" : "not a number"));
 }
 
+// Calls f on each comma-separated field of line, in order.
+template <class F>
+void each_field(std::string_view line, F f)
+{
+    for (std::size_t start = 0;;) {
+        const std::size_t comma = line.find(',', start);
+        f(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+        if (comma == std::string_view::npos) return;
+        start = comma + 1;
+    }
+}
+
 // One line's cells; false when it holds no number at all (a header, if it is the first).
 bool csv_line(std::string_view line, std::size_t line_no, const std::string& what, CsvCells& out, bool may_be_header)
 {
@@ -68,26 +80,18 @@ bool csv_line(std::string_view line, std::size_t line_no, const std::string& wha
     std::string_view bad_text;
     Number bad_why = Number::ok;
     const std::size_t before = out.numbers.size();
-    for (std::size_t start = 0;;) {
-        const std::size_t comma = line.find(',', start);
-        const std::string_view cell = line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    each_field(line, [&](std::string_view cell) {
         ++cells;
         double v = 0.0;
         const Number got = parse_number(cell, v);
         if (got == Number::ok) ++numbers, out.numbers.push_back(v);
         else if (first_bad == 0) first_bad = cells, bad_text = cell, bad_why = got;
-        if (comma == std::string_view::npos) break;
-        start = comma + 1;
-    }
+    });
     // A header: no number in it, or pandas' (an empty first cell over its index, numbered columns).
     if (may_be_header && (numbers == 0 || (first_bad == 1 && trimmed(bad_text).empty() && numbers + 1 == cells))) {
         out.numbers.resize(before);
-        for (std::size_t start = 0;;) {
-            const std::size_t comma = line.find(',', start);
-            out.header.emplace_back(trimmed(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
-            if (comma == std::string_view::npos) return false;
-            start = comma + 1;
-        }
+        each_field(line, [&](std::string_view cell) { out.header.emplace_back(trimmed(cell)); });
+        return false;
     }
     if (first_bad != 0) {
         out.numbers.resize(before);
