@@ -15,14 +15,6 @@ namespace {
 
 const std::string kDir = "/tmp/attnlab-cli-exercise";
 
-std::string read(const std::string& path)
-{
-    std::ifstream f(path);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
 std::string fresh(const std::string& tag)
 {
     const std::string dir = kDir + "-" + tag;
@@ -51,7 +43,7 @@ TEST_CASE("exercise new: the folder, and exercise.json with every option of the 
     REQUIRE(r.status == 0);
     CHECK(r.out == "wrote " + dir + ": exercise pe-module (the module's forward, x + PE sliced to L, on given x [batch, L, D]).\n"
                    "next: cd " + dir + " && python3 starter.py && ./check.sh\n");
-    const auto j = nlohmann::json::parse(read(dir + "/exercise.json"));
+    const auto j = nlohmann::json::parse(slurp(dir + "/exercise.json"));
     CHECK(j["name"] == "pe-module");
     CHECK(j["subcommand"] == "pe");
     CHECK(j["params"]["len"] == 5);
@@ -69,22 +61,22 @@ TEST_CASE("exercise new: the folder, and exercise.json with every option of the 
     CHECK(j["answer"] == nlohmann::json{{"file", "answer.npy"}, {"tensor", "h"}, {"shape", {2, 5, 8}}, {"axes", {"batch", "pos", "dim"}}, {"dtype", "float64"}});
     CHECK(j["inputs"] == nlohmann::json::array({{{"name", "x"}, {"file", "inputs/x.npy"}, {"shape", {2, 5, 8}}, {"axes", {"batch", "pos", "dim"}}, {"dtype", "float64"}}}));
     // The command in exercise.json, run from DIR, is the reference: its h is what solve writes.
-    CHECK(read(dir + "/check.sh").find("exec attnlab pe --len 5") != std::string::npos);
+    CHECK(slurp(dir + "/check.sh").find("exec attnlab pe --len 5") != std::string::npos);
 
     // A folder that is not empty is refused, unless --force.
     expect_usage_error({"exercise", "new", "pe", dir}, "exists and is not empty; give --force");
     CHECK(run_cli({"exercise", "new", "pe", dir, "--force"}).status == 0);
-    CHECK(nlohmann::json::parse(read(dir + "/exercise.json"))["name"] == "pe");
+    CHECK(nlohmann::json::parse(slurp(dir + "/exercise.json"))["name"] == "pe");
 }
 
 TEST_CASE("exercise new --lang zh writes the task in Chinese")
 {
     const std::string dir = fresh("zh");
     REQUIRE(run_cli({"exercise", "new", "causal-mask", dir, "--lang", "zh"}).status == 0);
-    const std::string readme = read(dir + "/README.md");
+    const std::string readme = slurp(dir + "/README.md");
     CHECK(readme.find("# 练习：加性因果掩码 [L, L]") == 0);
     CHECK(readme.find("在解码器中，查询 i 只能关注 j <= i 的键") != std::string::npos);
-    CHECK(read(dir + "/check.sh").find("--lang zh") != std::string::npos);
+    CHECK(slurp(dir + "/check.sh").find("--lang zh") != std::string::npos);
 }
 
 TEST_CASE("exercise: usage errors say what is wrong on one line")

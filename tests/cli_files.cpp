@@ -34,14 +34,6 @@ std::string fresh(const std::string& tag)
     return dir;
 }
 
-std::string contents(const std::string& path)
-{
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
 // Runs a POSIX shell script in dir, with $A the attnlab program; stdout and stderr captured.
 CliResult shell(const std::string& dir, const std::string& script)
 {
@@ -49,8 +41,8 @@ CliResult shell(const std::string& dir, const std::string& script)
     const int status = std::system(("/bin/sh '" + dir + ".sh' >'" + dir + ".out' 2>'" + dir + ".err'").c_str());
     CliResult r;
     r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = contents(dir + ".out");
-    r.err = contents(dir + ".err");
+    r.out = slurp(dir + ".out");
+    r.err = slurp(dir + ".err");
     return r;
 }
 
@@ -79,7 +71,7 @@ TEST_CASE("files: a link in the folder is replaced, never followed (exercise sol
     REQUIRE(run_cli({"exercise", "new", "attention", dir + "/hw", "--lang", "en"}).status == 0);
     fs::create_symlink("../outside.txt", dir + "/hw/answer.npy");
     CHECK(run_cli({"exercise", "solve", "attention", dir + "/hw"}).status == 0);
-    CHECK(contents(dir + "/outside.txt") == "outside");
+    CHECK(slurp(dir + "/outside.txt") == "outside");
     CHECK(fs::is_regular_file(fs::symlink_status(dir + "/hw/answer.npy")));
     fs::remove(dir + "/hw/answer.npy");
     fs::create_symlink("../created.txt", dir + "/hw/answer.npy");  // dangling: must not create its target
@@ -89,13 +81,13 @@ TEST_CASE("files: a link in the folder is replaced, never followed (exercise sol
     fs::create_directory(dir + "/s");
     fs::create_symlink("../outside.txt", dir + "/s/pe.npy");
     CHECK(run_cli({"pe", "--len", "4", "--dim", "4", "--quiet", "--save", dir + "/s"}).status == 0);
-    CHECK(contents(dir + "/outside.txt") == "outside");
+    CHECK(slurp(dir + "/outside.txt") == "outside");
     CHECK(fs::is_regular_file(fs::symlink_status(dir + "/s/pe.npy")));
 
     fs::remove(dir + "/hw/README.md");
     fs::create_symlink("../outside.txt", dir + "/hw/README.md");
     CHECK(run_cli({"exercise", "new", "attention", dir + "/hw", "--force", "--lang", "en"}).status == 0);
-    CHECK(contents(dir + "/outside.txt") == "outside");
+    CHECK(slurp(dir + "/outside.txt") == "outside");
     fs::remove_all(dir + "/hw/inputs");
     fs::create_directory(dir + "/elsewhere");
     fs::create_directory_symlink("../elsewhere", dir + "/hw/inputs");
@@ -108,16 +100,16 @@ TEST_CASE("files: --save never replaces the file it grades, and replaces the pre
     const std::string dir = fresh("save");
     REQUIRE(run_cli({"pe", "--len", "4", "--dim", "4", "--quiet", "--save", dir + "/hw"}).status == 0);
     write_npy(dir + "/hw/pe.npy", {4, 4}, std::vector<double>(16, 0.0));  // a wrong answer, to grade
-    const std::string wrong = contents(dir + "/hw/pe.npy");
+    const std::string wrong = slurp(dir + "/hw/pe.npy");
     expect_usage_error({"pe", "--len", "4", "--dim", "4", "--against", dir + "/hw/pe.npy", "--save", dir + "/hw"},
                        "--save " + dir + "/hw: it would replace " + dir + "/hw/pe.npy, which this run reads; save to another folder");
-    CHECK(contents(dir + "/hw/pe.npy") == wrong);
-    CHECK(contents(dir + "/hw/pe.npy") == wrong);
+    CHECK(slurp(dir + "/hw/pe.npy") == wrong);
+    CHECK(slurp(dir + "/hw/pe.npy") == wrong);
     REQUIRE(run_cli({"attend", "--len", "4", "--quiet", "--save", dir + "/in"}).status == 0);
-    const std::string x = contents(dir + "/in/x.npy");
+    const std::string x = slurp(dir + "/in/x.npy");
     expect_usage_error({"attend", "--len", "4", "--input", "x=" + dir + "/in/x.npy", "--save", dir + "/in"},
                        "it would replace " + dir + "/in/x.npy, which this run reads");
-    CHECK(contents(dir + "/in/x.npy") == x);
+    CHECK(slurp(dir + "/in/x.npy") == x);
 
     REQUIRE(run_cli({"rope", "--len", "4", "--dim", "4", "--quiet", "--save", dir + "/set"}).status == 0);
     REQUIRE(fs::exists(dir + "/set/cache.npy"));
@@ -128,7 +120,7 @@ TEST_CASE("files: --save never replaces the file it grades, and replaces the pre
     std::ofstream(dir + "/outside.npy") << "outside";  // a run.json from elsewhere names a file outside
     std::ofstream(dir + "/set/run.json") << R"({"tensors": [{"file": "../outside.npy"}, {"file": "/etc/hostname"}, {"file": 3}]})";
     REQUIRE(run_cli({"pe", "--len", "4", "--dim", "4", "--quiet", "--save", dir + "/set"}).status == 0);
-    CHECK(contents(dir + "/outside.npy") == "outside");
+    CHECK(slurp(dir + "/outside.npy") == "outside");
 
     expect_usage_error({"pe", "--dim", "3", "--save", dir + "/refused"}, "--dim");
     CHECK_FALSE(fs::exists(dir + "/refused"));  // a refused run makes no folder

@@ -15,8 +15,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace {
-
 std::string slurp(const std::string& path)
 {
     std::ifstream in(path, std::ios::binary);
@@ -24,6 +22,8 @@ std::string slurp(const std::string& path)
     ss << in.rdbuf();
     return ss.str();
 }
+
+namespace {
 
 // In the child: becomes the built attnlab with these arguments (127 if it cannot).
 [[noreturn]] void exec_attnlab(const std::vector<std::string>& args)

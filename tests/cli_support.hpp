@@ -32,6 +32,9 @@ enum class NpyFloat { f8, half };
 void write_npy(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<double>& values,
                NpyFloat kind = NpyFloat::f8);
 
+// The bytes of a file ("" when it cannot be read).
+std::string slurp(const std::string& path);
+
 // Number of lines in s.
 std::size_t count_lines(const std::string& s);
 
