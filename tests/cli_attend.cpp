@@ -191,5 +191,15 @@ TEST_CASE("attend --positions: a block that ignores its position ids is told apa
     expect_usage_error({"attend", "--pe", "rope", "--len", "4", "--positions", "0,1,2"}, "--positions gives 3 positions for --len 4: one per token");
     expect_usage_error({"attend", "--pe", "rope", "--len", "5", "--positions", "0,1,2,3,4", "--input", "positions=" + dir + "/placed/positions.npy"},
                        "--positions and --input positions both place the tokens; give one");
+    write_npy(dir + "/matrix.npy", {1, 5}, {0, 1, 2, 3, 4});
+    expect_usage_error({"attend", "--pe", "rope", "--len", "5", "--input", "positions=" + dir + "/matrix.npy"},
+                       "--input positions: a list of positions [pos], not a tensor of rank 2");
+    write_npy(dir + "/none.npy", {0}, {});
+    expect_usage_error({"attend", "--pe", "rope", "--len", "5", "--input", "positions=" + dir + "/none.npy"}, "--input positions: the file holds no position");
+    write_npy(dir + "/half.npy", {5}, {0, 1, 2.5, 3, 4});
+    expect_usage_error({"attend", "--pe", "rope", "--len", "5", "--input", "positions=" + dir + "/half.npy"},
+                       "--input positions: 2.5 is not a whole number within +-2^24");
+    expect_usage_error({"attend", "--pe", "rope", "--len", "5", "--positions", "0,1,2,3,16777217"},
+                       "--positions: must lie in -16777216..16777216 (got 16777217)");
     std::filesystem::remove_all(dir);
 }

@@ -1,6 +1,7 @@
 // The exercise catalogue: its names, the reference answers against values worked out by hand,
 // the mistakes each one recognises, the sizes it refuses, and the task texts.
 #include "attnlab/exercise/exercise.hpp"
+#include "attnlab/exercise/exercise_file.hpp"
 #include "attnlab/experiments/command_line.hpp"
 #include "attnlab/learner/compare.hpp"
 
@@ -208,4 +209,37 @@ TEST_CASE("exercise: padding-mask refuses a batch or length that pads nothing")
         if (in.name == "lengths")
             for (double v : in.tensor.values) shortest = std::min(shortest, static_cast<long>(v));
     CHECK(shortest <= 4);
+}
+
+TEST_CASE("exercise.json: read by its schema, every refusal naming the field")
+{
+    const std::string good = R"({"name": "attention", "seed": 3, "sizes": {"len": 5}, "inputs": [{"name": "x", "file": "inputs/x.npy"}]})";
+    const ExerciseFile f = parse_exercise_file(good, "e.json");
+    CHECK(f.name == "attention");
+    CHECK(f.seed == 3);
+    CHECK(f.sizes == std::map<std::string, long>{{"len", 5}});
+    CHECK(f.inputs == std::vector<std::pair<std::string, std::string>>{{"x", "inputs/x.npy"}});
+    auto refused = [](const std::string& text, const std::string& message) {
+        CAPTURE(text);
+        CHECK_THROWS_WITH_AS(parse_exercise_file(text, "e.json"), message.c_str(), InputError);
+    };
+    const std::string again = "; make the exercise again with attnlab exercise new";
+    refused("[1]", "e.json: not an exercise file written by attnlab exercise new (not a JSON object)");
+    refused(R"({"seed": 3, "sizes": {}, "inputs": []})", "e.json: \"name\" is missing" + again);
+    refused(R"({"name": "", "seed": 3, "sizes": {}, "inputs": []})", "e.json: \"name\" is empty or too long" + again);
+    refused(R"({"name": "a\u001b", "seed": 3, "sizes": {}, "inputs": []})", "e.json: \"name\" holds a control character" + again);
+    refused(R"({"name": "a", "seed": -3, "sizes": {}, "inputs": []})", "e.json: \"seed\" is of another type" + again);
+    refused(R"({"name": "a", "seed": 3, "sizes": {"len": 2.5}, "inputs": []})", "e.json: \"sizes\".\"len\" is not a whole number" + again);
+    refused(R"({"name": "a", "seed": 3, "sizes": {"len": 4294967296}, "inputs": []})", "e.json: \"sizes\".\"len\" is out of range" + again);
+    refused(R"({"name": "a", "seed": 3, "sizes": {}, "inputs": [7]})", "e.json: \"inputs\"[0] is not an object" + again);
+    refused(R"({"name": "a", "seed": 3, "sizes": {}, "inputs": [{"name": "x"}]})", "e.json: \"inputs\"[0].\"file\" is missing" + again);
+    for (const char* path : {"../x.npy", "/etc/passwd", "inputs//x.npy", "inputs/../../x"}) {
+        refused(std::string(R"({"name": "a", "seed": 3, "sizes": {}, "inputs": [{"name": "x", "file": ")") + path + "\"}]}",
+                std::string("e.json: input file '") + path + "' is not a path inside the folder");
+    }
+    std::string many = R"({"name": "a", "seed": 3, "sizes": {}, "inputs": [)";
+    for (int i = 0; i < 65; ++i) many += std::string(i ? "," : "") + R"({"name": "x", "file": "x"})";
+    refused(many + "]}", "e.json: \"inputs\" has more than 64 entries" + again);
+    refused(std::string(65, '[') + std::string(65, ']'), "e.json: the document is nested more than 64 deep" + again);
+    refused(std::string(kMaxExerciseFile + 1, ' '), "e.json: the file is larger than 1 MiB" + again);
 }

@@ -102,6 +102,19 @@ TEST_CASE("worse() keeps a NaN that std::max would drop")
     CHECK(count_nan(std::vector<double>{kNaN, 1, kNaN}.data(), 3) == 2);
 }
 
+TEST_CASE("spread by offset: 0 when entries depend on positions[i] - positions[j] alone, the spread when not")
+{
+    // tokens at 3, 3, 10: cells (0,1), (1,0), (0,0), (1,1), (2,2) share offset 0, (0,2) and (1,2) share -7
+    const std::vector<long> at = {3, 3, 10};
+    Tensor t = matrix(3, 3, {0, 0, -7, 0, 0, -7, 7, 7, 0});
+    CHECK(max_spread_by_offset(t, at) == 0.0);
+    CHECK(max_diagonal_spread(t) == 7.0);  // as 0, 1, 2 the same matrix is not Toeplitz
+    t.values[5] = -6.5;                     // (1, 2): -6.5 beside (0, 2)'s -7
+    CHECK(max_spread_by_offset(t, at) == 0.5);
+    t.values[1] = kNaN;
+    CHECK(std::isnan(max_spread_by_offset(t, at)));
+}
+
 TEST_CASE("diagonal spread: 0 for a Toeplitz matrix, the spread for a broken one, and the NaN rule")
 {
     // [[0, -1, -2], [-1, 0, -1], [-2, -1, 0]]: symmetric ALiBi with m = 1
