@@ -65,8 +65,9 @@ TEST_CASE("permute-test: position information breaks equivariance, and the ident
     CHECK(run_cli({"permute-test", "--mask", "causal"}).status == 0);
     expect_usage_error({"permute-test", "--pe", "rope", "--perm", "0,1,2,3,4,5"}, "--perm is the identity");
     expect_usage_error({"permute-test", "--len", "1", "--pe", "rope"}, "at least 2 positions");
-    // a demonstration that misses its rule of thumb is reported, and the run still exits 0
-    const auto r = run_cli({"permute-test", "--no-proj", "--pe", "alibi", "--quiet"});
+    // a demonstration that misses its rule of thumb is reported, and the run still exits 0:
+    // with two positions, swapping them leaves ALiBi's bias -m|i - j| as it is
+    const auto r = run_cli({"permute-test", "--no-proj", "--pe", "alibi", "--len", "2", "--heads", "1", "--dim", "1", "--quiet"});
     CHECK(r.status == 0);
     CHECK(r.out.find("NOT SHOWN with alibi position information") != std::string::npos);
     CHECK(r.err.empty());

@@ -285,3 +285,36 @@ TEST_CASE("verdicts: a learner's slopes are never paired with the run's own bias
     REQUIRE(!j["against"]["diagnosis"].empty());
     CHECK(j["against"]["diagnosis"][0]["id"] == "slopes_reversed");
 }
+
+TEST_CASE("verdicts: in bfloat16 the article's 'strictly unchanged' is WRONG, as in float32")
+{
+    // before: the equivariance tolerance was 1.45 in bfloat16, above the outputs themselves,
+    // and both wrong wordings of the article printed HOLDS
+    const auto r = run_cli({"permute-test", "--dtype", "bfloat16", "--quiet"});
+    CHECK(r.status == 0);
+    CHECK(r.out.find("WRONG permuting the input leaves the output strictly unchanged") != std::string::npos);
+    CHECK(r.out.find("WRONG self-attention is 'equivariant' as §1.2 defines the word") != std::string::npos);
+    CHECK(r.out.find("HOLDS") == std::string::npos);
+}
+
+TEST_CASE("verdicts: a check the dtype cannot test is a note in text and JSON, never a line that cannot fail")
+{
+    const std::vector<std::string> args = {"pe", "--len", "256", "--dim", "16", "--dtype", "float16"};
+    auto text = args;
+    text.push_back("--show");
+    text.push_back("freq");
+    const auto r = run_cli(text);
+    CHECK(r.status == 0);
+    CHECK(r.out.find("note: relative_shift_linear is not checked in float16: rounding alone may move max |PE(p+k) - M(k)PE(p)| by") != std::string::npos);
+    CHECK(r.out.find("relative shift is linear") == std::string::npos);
+    const auto j = run_json(args);
+    for (const auto& c : j["checks"]) CHECK(c["name"] != "relative_shift_linear");
+    bool noted = false;
+    for (const auto& n : j["notes"]) noted = noted || n.get<std::string>().rfind("relative_shift_linear is not checked in float16", 0) == 0;
+    CHECK(noted);
+    // in Chinese too
+    auto zh = text;
+    zh.push_back("--lang");
+    zh.push_back("zh");
+    CHECK(run_cli(zh).out.find("relative_shift_linear 不在 float16 下检查") != std::string::npos);
+}

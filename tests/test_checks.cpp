@@ -118,9 +118,9 @@ TEST_CASE("mask: each doctored mask or weights tensor fails the checks that read
     // the article's claim is measured on the leak tensor: no leak, and it would hold
     RunContext ctx;
     Run run = compute_all(e, padding, ctx);
-    CHECK(find_check(Report{"", {}, "", {}, {}, check_run(e, padding, run, ctx), {}, {}, {}}, "multiply_leak_very_small").passed() == false);
+    CHECK(find_check(Report{"", {}, "", {}, {}, check_run(e, padding, run, ctx), {}, {}, {}, {}}, "multiply_leak_very_small").passed() == false);
     for (double& v : tensor_of(run, "leak").values.wide()) v = 0.0;
-    CHECK(find_check(Report{"", {}, "", {}, {}, check_run(e, padding, run, ctx), {}, {}, {}}, "multiply_leak_very_small").passed());
+    CHECK(find_check(Report{"", {}, "", {}, {}, check_run(e, padding, run, ctx), {}, {}, {}, {}}, "multiply_leak_very_small").passed());
 }
 
 TEST_CASE("rope: each doctored rotation fails the checks that read it")

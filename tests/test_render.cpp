@@ -32,8 +32,8 @@ Report small_report()
     r.tensors.push_back(tensor("m", {"query", "key"}, Elem::float64, {2, 2}, {0.5, -inf, nan, 2.0}));
     r.tensors.push_back(tensor("f", {"pair"}, Elem::float32, {2}, {static_cast<double>(0.1f), 1.0}));
     r.tensors.push_back(tensor("b", {"key"}, Elem::boolean, {2}, {1, 0}));
-    r.checks.push_back(named("ok", at_most("a claim", "max |x|", 1e-7, 1e-5)));
-    r.checks.push_back(named("bad", at_most("another", "max |y|", 0.5, 1e-5)));
+    r.checks.push_back(named("ok", at_most("a claim", "max |x|", 1e-7, 1e-5, 1.0)));
+    r.checks.push_back(named("bad", at_most("another", "max |y|", 0.5, 1e-5, 1.0)));
     r.checks.push_back(named("art", article_claim("an article says", "leak", 0.3, 0.01)));
     return r;
 }
@@ -42,19 +42,31 @@ Report small_report()
 
 TEST_CASE("checks: verdicts, NaN never passes, and each builder says what kind of bound it has")
 {
-    CHECK(at_most("", "", 1.0, 1.0).passed());
+    CHECK(at_most("", "", 1.0, 1.0, 10.0).passed());
     CHECK_FALSE(less_than("", "", 1.0, 1.0).passed());
     CHECK(greater_than("", "", 2.0, 1.0).passed());
-    CHECK_FALSE(at_most("", "", std::nan(""), 1.0).passed());
+    CHECK_FALSE(at_most("", "", std::nan(""), 1.0, 10.0).passed());
     CHECK_FALSE(greater_than("", "", std::nan(""), 1.0).passed());
     CHECK_FALSE(exact_zero("", "", std::nan("")).passed());
     CHECK_FALSE(exact_zero("", "", 1e-300).passed());
-    CHECK(at_most("", "", 0.0, 0.0).tol_kind == TolKind::numeric);
+    CHECK(at_most("", "", 0.0, 0.0, 1.0).tol_kind == TolKind::numeric);
     CHECK(bit_identical("", "", 0.0).tol_kind == TolKind::fixed);
     CHECK(exact_zero("", "", 0.0).tol_kind == TolKind::fixed);
     CHECK(within_bound("", "", 0.5, 1.0).tol_kind == TolKind::fixed);
     CHECK(article_claim("", "", 0.5, 1.0).role == Role::article);
-    CHECK(article_claim_numeric("", "", 0.5, 1.0).tol_kind == TolKind::numeric);
+    CHECK(article_claim_numeric("", "", 0.5, 1.0, 10.0).tol_kind == TolKind::numeric);
+}
+
+TEST_CASE("a rounding tolerance that reaches 1/8 of its scale makes the check untestable, a fixed bound never does")
+{
+    CHECK(untestable(at_most("", "", 0.0, 1.0, 8.0)));
+    CHECK_FALSE(untestable(at_most("", "", 0.0, 0.99, 8.0)));
+    CHECK_FALSE(untestable(at_most("", "", 0.0, 1e9, 0.0)));  // no yardstick
+    CHECK(untestable(article_claim_numeric("", "", 5.0, 0.2, 1.0)));
+    CHECK_FALSE(untestable(within_bound("", "", 0.5, 1.0)));
+    CHECK_FALSE(untestable(article_claim("", "", 0.5, 1.0)));
+    Check nan_tol = at_most("", "", 0.0, std::nan(""), 1.0);
+    CHECK(untestable(nan_tol));  // a tolerance that is not a number cannot vouch for anything
 }
 
 TEST_CASE("a report passes when its invariants pass and article claims do not decide it")
@@ -148,7 +160,7 @@ TEST_CASE("the tour refuses a claim whose check an experiment does not make")
 {
     Report r;
     r.command = "demo";
-    r.checks.push_back(at_most("a claim", "x", 0.0, 1.0));
+    r.checks.push_back(at_most("a claim", "x", 0.0, 1.0, 10.0));
     r.checks.back().name = "present";
     CHECK_NOTHROW(require_checks(r, {"present"}, "order"));
     CHECK_THROWS_WITH_AS(require_checks(r, {"present", "gone"}, "order"), "tour section order: demo has no check gone",

@@ -48,12 +48,23 @@ struct Check {
     Compare cmp = Compare::le;
     Role role = Role::invariant;
     TolKind tol_kind = TolKind::numeric;
+    // A rounding tolerance's yardstick: the natural size of what the metric measures (|PE| is
+    // at most 1, a score at most |q||k|/sqrt(d)). A tolerance that reaches
+    // kMaxToleranceFraction of it cannot tell a right figure from a wrong one, so the check
+    // is not shown (see untestable()). 0: no yardstick (fixed bounds).
+    double scale = 0.0;
 
     bool passed() const;  // NaN never passes
 };
 
-// measured <= tol, where tol is a rounding bound (--tol replaces it).
-Check at_most(std::string claim, std::string metric, double measured, double tol);
+// Whether a rounding tolerance reaches kMaxToleranceFraction (core/error_model.hpp) of the
+// check's scale: at this precision the check could not fail, or could not hold, for a reason
+// other than the claim.
+bool untestable(const Check& c);
+
+// measured <= tol, where tol is a rounding bound (--tol replaces it) and scale the natural
+// size of the measured quantity.
+Check at_most(std::string claim, std::string metric, double measured, double tol, double scale);
 // measured <= bound, where the bound is the claim's own (|PE| <= 1).
 Check within_bound(std::string claim, std::string metric, double measured, double bound);
 // measured == 0 exactly: a count that must be 0, or a difference that must vanish.
@@ -67,8 +78,8 @@ Check less_than(std::string claim, std::string metric, double measured, double b
 // An article's wording against the measurement: reported, never the exit status.
 Check article_claim(std::string claim, std::string metric, double measured, double bound,
                     Compare cmp = Compare::le);
-// The same, with a rounding tolerance that --tol may replace.
-Check article_claim_numeric(std::string claim, std::string metric, double measured, double tol);
+// The same, with a rounding tolerance that --tol may replace, and its scale.
+Check article_claim_numeric(std::string claim, std::string metric, double measured, double tol, double scale);
 // A demonstration: measured against a bound the usual inputs meet, reported, never deciding.
 Check demonstration(std::string claim, std::string metric, double measured, double bound, Compare cmp);
 

@@ -36,6 +36,16 @@ double accumulate_then_store(DType dtype, double ops, double stores)
     return stores * unit_roundoff(dtype) + ops * 2.0 * unit_roundoff(DType::float32);
 }
 
+double whole_number_rounding(DType dtype, double n)
+{
+    return std::abs(n) <= std::ldexp(1.0, rounding_of(dtype).significand_bits) ? 0.0 : unit_roundoff(dtype);
+}
+
+double angle_rel_error(DType dtype, double max_position)
+{
+    return unit_roundoff(dtype) + whole_number_rounding(dtype, max_position);
+}
+
 DType coarser(DType a, DType b) { return unit_roundoff(a) >= unit_roundoff(b) ? a : b; }
 
 std::optional<DType> precision_of(Elem elem)

@@ -50,6 +50,13 @@ namespace attnlab {
 double unit_roundoff(DType dtype);
 // Half the smallest subnormal spacing: the absolute rounding error near 0.
 double subnormal_half_spacing(DType dtype);
+// The relative error of storing the whole number n in dtype: 0 while T holds it exactly
+// (|n| <= 2^p for p significand bits: 2048 in float16, 256 in bfloat16), else u(T).
+double whole_number_rounding(DType dtype, double n);
+// The relative error of an angle m * w computed in dtype from a w already in it, for
+// positions m up to max_position: the product rounded (u), and m itself where the dtype
+// cannot hold it.
+double angle_rel_error(DType dtype, double max_position);
 // The coarser (larger unit roundoff) of two dtypes.
 DType coarser(DType a, DType b);
 // The precision an element type carries; nullopt for exact types (bool, int64).

@@ -1,5 +1,7 @@
 #include "attnlab/core/report.hpp"
 
+#include "attnlab/core/error_model.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -56,10 +58,11 @@ Check make(std::string claim, std::string metric, double measured, double bound,
 
 }  // namespace
 
-Check at_most(std::string claim, std::string metric, double measured, double tol)
+Check at_most(std::string claim, std::string metric, double measured, double tol, double scale)
 {
-    return make(std::move(claim), std::move(metric), measured, tol, Compare::le, Role::invariant,
-                TolKind::numeric);
+    Check c = make(std::move(claim), std::move(metric), measured, tol, Compare::le, Role::invariant, TolKind::numeric);
+    c.scale = scale;
+    return c;
 }
 
 Check within_bound(std::string claim, std::string metric, double measured, double bound)
@@ -95,10 +98,27 @@ Check article_claim(std::string claim, std::string metric, double measured, doub
     return make(std::move(claim), std::move(metric), measured, bound, cmp, Role::article, TolKind::fixed);
 }
 
-Check article_claim_numeric(std::string claim, std::string metric, double measured, double tol)
+Check article_claim_numeric(std::string claim, std::string metric, double measured, double tol, double scale)
 {
-    return make(std::move(claim), std::move(metric), measured, tol, Compare::le, Role::article,
-                TolKind::numeric);
+    Check c = make(std::move(claim), std::move(metric), measured, tol, Compare::le, Role::article, TolKind::numeric);
+    c.scale = scale;
+    return c;
+}
+
+std::string untestable_note(const Check& c, DType dtype, Lang lang)
+{
+    const bool zh = lang == Lang::zh;
+    std::string text = fmt::format(fmt::runtime(zh ? "{0} 不在 {1} 下检查：舍入本身就可能让 {2} 偏离 {3:.3g}，达到其自然大小 {4:.3g} 的 1/{5:.0f}（实测 {6:.3g}）"
+                                                   : "{0} is not checked in {1}: rounding alone may move {2} by {3:.3g}, 1/{5:.0f} or more of its natural size {4:.3g} (measured {6:.3g})"),
+                                   c.name, name_of(dtype), c.metric, c.tolerance, c.scale, 1.0 / kMaxToleranceFraction, c.measured);
+    if (dtype == DType::float64) return text;
+    const DType finer = dtype == DType::float32 ? DType::float64 : DType::float32;
+    return text + fmt::format(fmt::runtime(zh ? "；用 --dtype {} 运行可检查它" : "; run with --dtype {} to check it"), name_of(finer));
+}
+
+bool untestable(const Check& c)
+{
+    return c.tol_kind == TolKind::numeric && c.scale > 0.0 && !(c.tolerance < kMaxToleranceFraction * c.scale);
 }
 
 Check demonstration(std::string claim, std::string metric, double measured, double bound, Compare cmp)

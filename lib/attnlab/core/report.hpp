@@ -125,6 +125,10 @@ std::string tensors_help(const std::vector<TensorInfo>& infos);
 // The README's table: one row per tensor of every command.
 std::string tensors_markdown(const std::vector<std::pair<std::string, std::vector<TensorInfo>>>& commands);
 
+// The note that replaces a check whose rounding tolerance reaches its scale (untestable()),
+// naming the dtype that can check it.
+std::string untestable_note(const Check& c, DType dtype, Lang lang);
+
 struct Report {
     std::string command;
     nlohmann::ordered_json params = nlohmann::ordered_json::object();
@@ -133,6 +137,8 @@ struct Report {
     std::vector<Tensor> tensors;       // the ones kept
     std::vector<Check> checks;
     std::vector<std::string> notes;
+    // Checks not shown because their tolerance reaches their scale (a note says why).
+    std::vector<Check> untestable;
     // Figures a run measures rather than checks (bench: seconds, GFLOP/s, peak memory).
     nlohmann::ordered_json measurements = nlohmann::ordered_json::object();
     std::optional<Comparison> against;

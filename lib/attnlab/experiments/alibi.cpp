@@ -215,7 +215,7 @@ std::optional<Check> check_geometric(const AlibiParams& p, const Run& run, const
     const double u_store = unit_roundoff(precision_of(slopes.elem).value_or(DType::float64));
     return at_most(tr(env, "the slopes are the geometric sequence 2^(-8/{0}), 2^(-16/{0}), ..., 2^(-8)",
                       "斜率是几何数列 2^(-8/{0}), 2^(-16/{0}), ..., 2^(-8)", p.heads),
-                   "max rel |m_h - 2^(-8(h+1)/H)|", err, u_store + 4.0 * unit_roundoff(DType::float64));
+                   "max rel |m_h - 2^(-8(h+1)/H)|", err, u_store + 4.0 * unit_roundoff(DType::float64), 1.0);
 }
 
 std::optional<Check> check_unit_interval(const AlibiParams&, const Run& run, const CheckEnv& env)
@@ -277,7 +277,7 @@ std::optional<Check> check_never_positive(const AlibiParams&, const Run& run, co
 std::optional<Check> check_toeplitz(const AlibiParams& p, const Run& run, const CheckEnv& env)
 {
     return at_most(tr(env, "the bias depends on i - j alone", "偏置只取决于 i - j"), tr(env, "max spread along a diagonal", "沿对角线的最大变化幅度"), max_diagonal_spread(run.at("bias")),
-                   env.eps * dsize(p.len));
+                   env.eps * dsize(p.len), alibi_slopes(p.heads, p.slopes).front() * dsize(p.len));
 }
 
 // BLOOM's shortcut: +m*j (key only) with the causal mask vs -m*(i-j) with the causal mask.
@@ -291,13 +291,15 @@ std::optional<Check> check_bloom(const AlibiParams& p, const Run& run, const Che
     // The two score rows differ by the constant m*i; rounding that shift costs up to about
     // eps * m * L in each score, which the softmax passes on to the weights.
     return at_most(tr(env, "BLOOM's key-only bias m*j gives the same causal softmax rows as -m*(i - j)", "BLOOM 只依赖键位置的偏置 m*j 与 -m*(i - j) 给出相同的因果 softmax 行"), "max |w_bloom - w_paper|",
-                   max_abs_diff(bloom, paper_causal), 4.0 * env.eps * (dsize(p.len) * slopes.front() + 4.0));
+                   max_abs_diff(bloom, paper_causal), 4.0 * env.eps * (dsize(p.len) * slopes.front() + 4.0), 1.0);
 }
 
 std::optional<Check> check_rows_sum(const AlibiParams& p, const Run& run, const CheckEnv& env)
 {
+    // L exps and sums and the division, then (16 bits) each weight rounded once when stored:
+    // those roundings add up to at most u(T) sum_j w = u(T).
     return at_most(tr(env, "attention weights sum to 1 per row", "注意力权重每行之和为 1"), "max |sum_j w - 1|", max_row_sum_error(run.at("weights"), nullptr),
-                   env.eps * (dsize(p.len) + 4.0));
+                   accumulate_then_store(env.dtype, dsize(p.len) + 4.0, 1.0), 1.0);
 }
 
 std::optional<Check> check_future_zero(const AlibiParams& p, const Run& run, const CheckEnv& env)

@@ -123,6 +123,7 @@ Run compute_bench(const BenchParams& p, const Plan& plan)
     Run run;
     run.measured["max_abs_err"] = err;
     run.measured["tol"] = tol;
+    run.measured["out_scale"] = max_v + 1.0;  // an output row is an average of value rows
     run.measurements["threads"] = thread_count(p.threads);
     run.measurements["blas"] = "OpenBLAS, " + blas::kernel_name() + " kernels";
     if (!(err <= tol)) return run;  // not timed: the kernel is wrong
@@ -154,7 +155,7 @@ std::optional<Check> check_reference(const BenchParams& p, const Run& run, const
 {
     return at_most(tr(env, "the kernel matches the plain-loop reference", "内核与逐循环的参考实现一致"),
                    fmt::format("max |out - out_ref|, {}", rows_description(sampled_rows(p.len, reference_row_work(p)), p.len)),
-                   run.measured.at("max_abs_err"), run.measured.at("tol"));
+                   run.measured.at("max_abs_err"), run.measured.at("tol"), run.measured.at("out_scale"));
 }
 
 std::optional<Check> check_threads(const BenchParams& p, const Run& run, const CheckEnv& env)

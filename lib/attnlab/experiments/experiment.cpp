@@ -1,6 +1,9 @@
 #include "attnlab/experiments/experiment.hpp"
 
 #include "attnlab/experiments/command_line.hpp"
+#include "attnlab/core/error_model.hpp"
+
+#include <fmt/format.h>
 
 namespace attnlab {
 

@@ -265,9 +265,11 @@ void estimate_memory(const Experiment<P>& e, const P& p, const Plan& plan, const
 
 // Runs the checks of a typed list on a run.
 // env: what the checks know besides the tensors (the dtype and eps they judge at).
+// A check whose tolerance reaches its scale is not shown: it goes to `untestable` instead
+// (unless --tol set the tolerance: then it is the user's).
 template <class P>
 std::vector<Check> run_checks(const std::vector<CheckDef<P>>& defs, const P& p, const Run& run,
-                              const RunContext& ctx, const CheckEnv& env)
+                              const RunContext& ctx, const CheckEnv& env, std::vector<Check>* untestable = nullptr)
 {
     std::vector<Check> out;
     for (const auto& def : defs) {
@@ -275,15 +277,19 @@ std::vector<Check> run_checks(const std::vector<CheckDef<P>>& defs, const P& p, 
         if (!c) continue;
         c->name = def.name;
         detail::apply_tol(*c, ctx);
+        if (!ctx.tol && attnlab::untestable(*c)) {
+            if (untestable) untestable->push_back(std::move(*c));
+            continue;
+        }
         out.push_back(std::move(*c));
     }
     return out;
 }
 template <class P>
 std::vector<Check> run_checks(const std::vector<CheckDef<P>>& defs, const P& p, const Run& run,
-                              const RunContext& ctx)
+                              const RunContext& ctx, std::vector<Check>* untestable = nullptr)
 {
-    return run_checks(defs, p, run, ctx, CheckEnv{ctx.dtype, eps_of(ctx.dtype), ctx.seed, ctx.lang});
+    return run_checks(defs, p, run, ctx, CheckEnv{ctx.dtype, eps_of(ctx.dtype), ctx.seed, ctx.lang}, untestable);
 }
 
 // What one compute is asked for: the on-demand tensors `wanted` names, the inputs; refused
@@ -357,11 +363,14 @@ Report run_experiment(const Experiment<P>& e, const P& given, const RunContext& 
     report.params.update(e.params_json(p));
     report.params.update(run.derived);
     report.measurements = run.measurements;
-    report.checks = run_checks(typed.checks, p, run, ctx);
+    std::vector<Check> untestable;
+    report.checks = run_checks(typed.checks, p, run, ctx, &untestable);
     if (ctx.against && e.compare) report.against = e.compare(e, p, run, ctx);
     const CheckEnv env{ctx.dtype, eps_of(ctx.dtype), ctx.seed, ctx.lang};
     for (const auto& note : typed.notes)
         if (auto text = note(p, run, env)) report.notes.push_back(std::move(*text));
+    for (const Check& c : untestable) report.notes.push_back(untestable_note(c, ctx.dtype, ctx.lang));
+    report.untestable = std::move(untestable);
     for (const auto& t : run.tensors) {
         const auto* d = e.decl(t.name);
         detail::require_declared(e.command, t, d ? &d->axes : nullptr, d ? &d->alt_axes : nullptr);

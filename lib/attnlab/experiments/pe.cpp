@@ -336,26 +336,35 @@ std::optional<Check> check_freq_falling(const PeParams&, const Run& run, const C
 std::optional<Check> check_shift(const PeParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.len <= p.shift) return std::nullopt;
-    // Rounding the angle pos*w_i in T costs up to about pos*eps, so the tolerance grows with
-    // the largest position; the sin/cos and the float64 rotation add a few eps more.
+    // Row p holds R(p w + d_p) plus a rounding e of each stored element, |d_p| <= a p w with a
+    // the angle's relative error and |e| <= u. M(k) rotates by k w exactly (float64, from the
+    // stored w), so PE(p+k) - M(k)PE(p) is a rotation by d_(p+k) - d_p, at most a (2p+k) w,
+    // plus e, rotated and not: at most u (1 + sqrt 2), 3u with the sine's own error. Over
+    // p <= L-1-k and the fastest frequency w_max: a (2(L-1) - k) w_max + 3u.
+    const double u = unit_roundoff(env.dtype);
+    const double tol = angle_rel_error(env.dtype, dsize(p.len - 1)) * dsize(2 * (p.len - 1) - p.shift) * max_abs(run.at("freq")) + 3.0 * u +
+                       8.0 * unit_roundoff(DType::float64);
     return at_most(tr(env, "relative shift is linear: PE(p+{0}) = M({0})PE(p), M built from k alone",
                       "相对位移是线性的：PE(p+{0}) = M({0})PE(p)，M 只由 k 构造", p.shift),
-                   "max |PE(p+k) - M(k)PE(p)|", shift_error(run.at("pe"), run.at("freq"), p.layout, p.shift),
-                   env.eps * (4.0 * dsize(p.len) + 8.0));
+                   "max |PE(p+k) - M(k)PE(p)|", shift_error(run.at("pe"), run.at("freq"), p.layout, p.shift), tol, 1.0);
 }
 
 std::optional<Check> check_dot_offset(const PeParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.len < 3) return std::nullopt;
-    // Error bound: rounding the angle p*w_i moves sin and cos by up to eps*p*w_i, and each
-    // product of the dot adds an eps; the dot of rows p, q is off by at most
-    // eps * sum_i ((p+q) w_i + 4), and a spread is the difference of two such dots.
+    // Each pair i adds cos(k w_i + d_(p+k) - d_p) to the dot of rows p and p+k, off by at most
+    // a (2p+k) w_i from the angles (as above) and 4u from the two stored elements of each row;
+    // the float64 sum adds P u(float64) per term. A spread over p is the difference of two such
+    // dots: 2 sum_i (a (2(L-1) - k) w_i + 4u), taken at k = 1, the largest. The dot's own size
+    // is at most |PE|^2 = P = D/2.
     const Tensor& freq = run.at("freq");
     double sum_freq = 0.0;
     for (double w : freq.values) sum_freq += w;
-    const double tol = 2.0 * env.eps * (2.0 * dsize(p.len) * sum_freq + 4.0 * static_cast<double>(freq.size()));
+    const double pairs = static_cast<double>(freq.size()), u = unit_roundoff(env.dtype);
+    const double tol = 2.0 * (angle_rel_error(env.dtype, dsize(p.len - 1)) * dsize(2 * p.len - 3) * sum_freq + 4.0 * u * pairs) +
+                       4.0 * pairs * pairs * unit_roundoff(DType::float64);
     return at_most(tr(env, "PE(p).PE(p+k) depends on k alone", "PE(p).PE(p+k) 只取决于 k"), fmt::format("max over k of spread over p, {}", pair_scope(p)),
-                   max_dot_spread(run.at("pe"), pair_offset_budget(p.len, p.dim)), tol);
+                   max_dot_spread(run.at("pe"), pair_offset_budget(p.len, p.dim)), tol, pairs);
 }
 
 // A property of the module, not of a table: slicing the precomputed rows changes nothing.
@@ -385,14 +394,14 @@ template <class T>
 std::optional<Check> check_exp_log(const PeParams& p, const Run&, const CheckEnv& env)
 {
     return at_most(tr(env, "exp-log frequencies match the exact w_i", "exp-log 计算的频率与精确的 w_i 一致"), "max rel error vs long double",
-                   freq_error<T>(p, FreqMethod::exp_log), freq_tol(p, env));
+                   freq_error<T>(p, FreqMethod::exp_log), freq_tol(p, env), 1.0);
 }
 
 template <class T>
 std::optional<Check> check_pow(const PeParams& p, const Run&, const CheckEnv& env)
 {
     return at_most(tr(env, "pow frequencies match the exact w_i", "pow 计算的频率与精确的 w_i 一致"), "max rel error vs long double", freq_error<T>(p, FreqMethod::pow),
-                   freq_tol(p, env));
+                   freq_tol(p, env), 1.0);
 }
 
 // A common comment on the exp-log form ("computed in log space") is that it is the more
@@ -463,7 +472,8 @@ std::optional<Check> check_embed(const PeParams& p, const Run& run, const CheckE
 {
     if (!p.embed) return std::nullopt;
     const auto [err, max_h] = broadcast_error<T>(run.at("h"), run.at("x"), run.at("pe"), p);
-    return at_most(tr(env, "every sequence of the batch gets the same PE added", "批次中的每条序列都加上同一份 PE"), "max |H[b] - s*X[b] - PE|", err, env.eps * (max_h + 1.0));
+    return at_most(tr(env, "every sequence of the batch gets the same PE added", "批次中的每条序列都加上同一份 PE"), "max |H[b] - s*X[b] - PE|", err, env.eps * (max_h + 1.0),
+                   max_h + 1.0);
 }
 
 template <class T>
@@ -476,7 +486,7 @@ std::optional<Check> check_slicing_bug(const PeParams& p, const Run& run, const 
                       "position of a sequence the same code",
                       "在批次轴上切片（对 batch-first 的 x 用 pe[:x.size(0)]）会让一条序列的所有位置得到相同的编码"),
                    "max spread over positions of H_bug - s*X (rounding of s*X + PE only)",
-                   added_code_spread<T>(run.at("h_sliced_by_batch"), run.at("x"), p), 2.0 * env.eps * (max_h + 1.0));
+                   added_code_spread<T>(run.at("h_sliced_by_batch"), run.at("x"), p), 2.0 * env.eps * (max_h + 1.0), max_h + 1.0);
 }
 
 // "Attention 的两个补丁" §2.1: "10000 is the maximum wavelength, reached when 2i = d_model - 1".

@@ -157,6 +157,46 @@ std::vector<long> perm_of(const Run& run)
 }
 
 template <class T>
+Ten3<double> widened(const Ten3<T>& x)
+{
+    Ten3<double> out = xt::zeros<double>(x.shape());
+    std::transform(x.begin(), x.end(), out.begin(), [](T v) { return static_cast<double>(v); });
+    return out;
+}
+
+template <class T>
+Mat<double> widened(const Mat<T>& x)
+{
+    Mat<double> out = xt::zeros<double>(x.shape());
+    std::transform(x.begin(), x.end(), out.begin(), [](T v) { return static_cast<double>(v); });
+    return out;
+}
+
+// The rounding the run's four compared tensors carry, measured: each against the same block
+// computed in float64 from the run's own x and weights (as the --against error model measures
+// a plain reference). run.measured gets "<name>_error" for out, out_perm, weights and
+// weights_perm, and "u_run", the unit roundoff they were computed at.
+template <class T>
+void measure_rounding(const Ten3<T>& x, const BlockWeights<T>& w, const BlockConfig& cfg, const std::vector<long>& perm, Run& run)
+{
+    run.measured["u_run"] = unit_roundoff(precision_of(elem_of<T>()).value_or(DType::float64));
+    auto error = [&](const char* name, const auto& wide) {
+        run.measured[std::string(name) + "_error"] = run.at(name).values.visit([&](const auto* v) { return max_abs_diff(v, wide.data(), wide.size()); });
+    };
+    if constexpr (std::is_same_v<T, double>) {
+        for (const char* name : {"out", "out_perm", "weights", "weights_perm"}) run.measured[std::string(name) + "_error"] = 0.0;
+    } else {
+        const BlockWeights<double> wd{widened(w.w_q), widened(w.w_k), widened(w.w_v)};
+        const Ten3<double> xd = widened(x), xp = permute_rows(xd, perm);
+        const BlockResult<double> base = run_block(xd, xd, wd, cfg, true), moved = run_block(xp, xp, wd, cfg, true);
+        error("out", Mat<double>(xt::view(merge_heads(base.attn.out), 0, xt::all(), xt::all())));
+        error("out_perm", Mat<double>(xt::view(merge_heads(moved.attn.out), 0, xt::all(), xt::all())));
+        error("weights", Ten3<double>(xt::view(base.attn.weights, 0, xt::all(), xt::all(), xt::all())));
+        error("weights_perm", Ten3<double>(xt::view(moved.attn.weights, 0, xt::all(), xt::all(), xt::all())));
+    }
+}
+
+template <class T>
 Run compute_permute(const PermuteParams& p, const Plan& plan)
 {
     const auto E = elem_of<T>();
@@ -194,6 +234,7 @@ Run compute_permute(const PermuteParams& p, const Plan& plan)
     run.add(std::move(out_perm));
     run.add(to_tensor("weights", {"head", "query", "key"}, xt::view(base.attn.weights, 0, xt::all(), xt::all(), xt::all()), E));
     run.add(std::move(weights_perm));
+    measure_rounding(x, w, cfg, worst_perm, run);
     return run;
 }
 
@@ -206,24 +247,42 @@ std::string where(const PermuteParams& p)
     return trial_count(p) > 1 ? fmt::format(", worst of {} permutations", trial_count(p)) : "";
 }
 
-// Permuting the rows reorders every sum of the computation: the figures differ by rounding.
-double rounding_tol(const PermuteParams& p, const Run& run, const CheckEnv& env)
+// A tolerance for |A - P B| where A and B are two of the run's tensors (or a learner's in
+// their place) whose exact values satisfy A = P B. Triangle inequality: |A - P B| <= r_A +
+// r_B + the float64 block's own error, where r is a tensor's rounding measured against the
+// float64 block (measure_rounding). As --against's error model: twice the measured rounding
+// (a learner's computation at the run's precision is within r of exact, and so is ours),
+// plus one rounding of the largest value (u(S) M) for each of the two stored tensors, plus
+// the float64 block's first-order bound, (L + D + 8) steps of u(float64) (M + 1) each, 4
+// times over. Judged at a coarser precision than the run's (a float16 file against a
+// float32 run), the measured rounding does not apply: the same first-order bound at the
+// coarser unit roundoff does.
+double rounding_tol(const PermuteParams& p, const Run& run, const CheckEnv& env, const char* a, const char* b)
 {
-    return env.eps * (dsize(p.len + p.dim) + 8.0) * (max_abs(run.at("out")) + 1.0) * 4.0;
+    const double M = std::max(max_abs(run.at(a)), max_abs(run.at(b))) + 1.0, steps = 4.0 * (dsize(p.len + p.dim) + 8.0);
+    const double u = unit_roundoff(env.dtype);
+    const double float64_bound = 2.0 * unit_roundoff(DType::float64) * steps * M;
+    if (u > run.measured.at("u_run")) return 2.0 * u * steps * M;
+    const double measured = run.measured.at(std::string(a) + "_error") + run.measured.at(std::string(b) + "_error");
+    return kReferenceFactor * measured + 2.0 * u * M + float64_bound;
 }
+
+double out_tol(const PermuteParams& p, const Run& run, const CheckEnv& env) { return rounding_tol(p, run, env, "out", "out_perm"); }
 
 std::optional<Check> check_equivariant(const PermuteParams& p, const Run& run, const CheckEnv& env)
 {
     if (positional(p)) return std::nullopt;
     return at_most(tr(env, "without position information, Attn(PX) = P Attn(X)", "没有位置信息时 Attn(PX) = P Attn(X)"), "max |Attn(PX) - P Attn(X)|" + where(p),
-                   equivariance_error(run.at("out"), run.at("out_perm"), perm_of(run)), rounding_tol(p, run, env));
+                   equivariance_error(run.at("out"), run.at("out_perm"), perm_of(run)), out_tol(p, run, env),
+                   max_abs(run.at("out")));
 }
 
 std::optional<Check> check_weights_permute(const PermuteParams& p, const Run& run, const CheckEnv& env)
 {
     if (positional(p)) return std::nullopt;
     return at_most(tr(env, "the weights permute as P A P^T", "权重按 P A P^T 置换"), "max |A(PX) - P A(X) P^T|" + where(p),
-                   weights_permutation_error(run.at("weights"), run.at("weights_perm"), perm_of(run)), rounding_tol(p, run, env));
+                   weights_permutation_error(run.at("weights"), run.at("weights_perm"), perm_of(run)),
+                   rounding_tol(p, run, env, "weights", "weights_perm"), 1.0);
 }
 
 // With position information the order matters: the difference is far above rounding for
@@ -238,13 +297,14 @@ std::optional<Check> check_breaks(const PermuteParams& p, const Run& run, const 
     return demonstration(tr(env, "with {}, Attn(PX) != P Attn(X): order now matters (more than 100x rounding)",
                             "加入{}后 Attn(PX) != P Attn(X)：顺序有了意义（超过舍入误差的 100 倍）", what),
                          "max |Attn(PX) - P Attn(X)|" + where(p), equivariance_error(run.at("out"), run.at("out_perm"), perm_of(run)),
-                         100.0 * rounding_tol(p, run, env), Compare::gt);
+                         100.0 * out_tol(p, run, env), Compare::gt);
 }
 
 std::optional<Check> check_unchanged(const PermuteParams& p, const Run& run, const CheckEnv& env)
 {
     return article_claim_numeric(tr(env, "permuting the input leaves the output strictly unchanged", "打乱输入后输出“完全不变”"), "max |Attn(PX) - Attn(X)|" + where(p),
-                                 max_abs_diff(run.at("out_perm"), run.at("out")), rounding_tol(p, run, env));
+                                 max_abs_diff(run.at("out_perm"), run.at("out")), out_tol(p, run, env),
+                                 max_abs(run.at("out")));
 }
 
 // "Attention 的两个补丁" §1.2 defines "invariant" as f(PX) = P f(X) and "equivariant" as
@@ -256,7 +316,7 @@ std::optional<Check> check_definitions(const PermuteParams& p, const Run& run, c
     if (positional(p)) return std::nullopt;
     return article_claim_numeric(tr(env, "self-attention is 'equivariant' as §1.2 defines the word, f(PX) = f(X)", "按 §1.2 的定义，自注意力是“置换等变”的：f(PX) = f(X)"),
                                  "max |Attn(PX) - Attn(X)|" + where(p), max_abs_diff(run.at("out_perm"), run.at("out")),
-                                 rounding_tol(p, run, env));
+                                 out_tol(p, run, env), max_abs(run.at("out")));
 }
 
 // "Attention 的两个补丁"'s API list says torch.nn.Transformer adds sinusoidal PE by default. It
@@ -399,15 +459,19 @@ Experiment<PermuteParams> make_permute_experiment()
         return par;
     };
     // Two block runs alive at once (the base and a trial), each with x, q, k, v, the scores
-    // and weights [H, L, L], and the weights [E, E].
+    // and weights [H, L, L], and the weights [E, E]; then the same in float64 for the measured
+    // rounding (measure_rounding).
     e.scratch_bytes = [](const PermuteParams& p, double elem) {
-        return 2.0 * (8.0 * dsize(p.len) * dsize(p.dim) + 2.0 * dsize(p.heads) * dsize(p.len) * dsize(p.len)) * elem +
-               3.0 * dsize(p.dim) * dsize(p.dim) * elem;
+        const double block = 2.0 * (8.0 * dsize(p.len) * dsize(p.dim) + 2.0 * dsize(p.heads) * dsize(p.len) * dsize(p.len)) +
+                             3.0 * dsize(p.dim) * dsize(p.dim);
+        return block * (elem + 8.0);
     };
-    // One block run per trial and one for the base: projections, scores, softmax, w.v.
-    e.work = [](const PermuteParams& p, const Plan&) {
+    // One block run per trial and one for the base: projections, scores, softmax, w.v; two
+    // more in float64 when the run is not.
+    e.work = [](const PermuteParams& p, const Plan& plan) {
         const double L = dsize(p.len), E = dsize(p.dim), d = E / dsize(p.heads);
-        return dsize(trial_count(p) + 1) * 2.0 * (3.0 * L * E * E + dsize(p.heads) * L * L * (2.0 * d + 20.0));
+        const long runs = trial_count(p) + 1 + (plan.dtype == DType::float64 ? 0 : 2);
+        return dsize(runs) * 2.0 * (3.0 * L * E * E + dsize(p.heads) * L * L * (2.0 * d + 20.0));
     };
     e.work_what = [](const PermuteParams& p) {
         return fmt::format("{} block runs over [{}, {}]", trial_count(p) + 1, p.len, p.dim);

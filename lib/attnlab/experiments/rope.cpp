@@ -461,7 +461,7 @@ std::optional<Check> check_norm(const RopeParams&, const Run& run, const CheckEn
         }
         if (n_in > 0.0 || std::isnan(n_out)) worst = worse(worst, std::abs(std::sqrt(n_out) - std::sqrt(n_in)) / std::sqrt(n_in));
     }
-    return at_most(tr(env, "every vector's norm is preserved", "每个向量的范数保持不变"), "max | |q_rot| - |q| | / |q|", worst, 8.0 * env.eps);
+    return at_most(tr(env, "every vector's norm is preserved", "每个向量的范数保持不变"), "max | |q_rot| - |q| | / |q|", worst, 8.0 * env.eps, 1.0);
 }
 
 std::optional<Check> check_passthrough(const RopeParams& p, const Run& run, const CheckEnv& env)
@@ -487,7 +487,7 @@ std::optional<Check> check_orthogonal(const RopeParams& p, const Run&, const Che
         const double c = cache.cos.data()[i], s = cache.sin.data()[i];
         worst = worse(worst, std::abs(c * c + s * s - 1.0));
     }
-    return at_most(tr(env, "each 2x2 block rotation is orthogonal", "每个 2x2 分块旋转都是正交的"), "max |cos^2 + sin^2 - 1|", worst, 4.0 * env.eps);
+    return at_most(tr(env, "each 2x2 block rotation is orthogonal", "每个 2x2 分块旋转都是正交的"), "max |cos^2 + sin^2 - 1|", worst, 4.0 * env.eps, 1.0);
 }
 
 std::string pair_scope(const RopeParams& p)
@@ -496,13 +496,11 @@ std::string pair_scope(const RopeParams& p)
     return NP == static_cast<std::size_t>(p.len) ? "over all pairs" : fmt::format("over {} sampled positions", NP);
 }
 
-// Rounding bound of an angle m * theta_i in T at the largest position, in radians.
 template <class T>
-double angle_slack(const RopeParams& p, const CheckEnv& env)
+double theta_max(const RopeParams& p)
 {
     const auto theta = freq_of<T>(p).theta;
-    const double theta_max = theta.empty() ? 0.0 : *std::max_element(theta.begin(), theta.end());
-    return env.eps * dsize(p.len - 1) * theta_max;
+    return theta.empty() ? 0.0 : *std::max_element(theta.begin(), theta.end());
 }
 
 template <class T>
@@ -522,29 +520,45 @@ std::optional<Check> check_composes(const RopeParams& p, const Run&, const Check
                 worst = worse(worse(worst, std::abs(cm * cn + sm * sn - cd)), std::abs(cm * sn - sm * cn - sd));
             }
         }
+    // Each cached angle m theta is off by a m theta (a: the angle's relative error), so the
+    // left side rotates by n - m plus at most a (m + n) theta, the right by a |n - m| theta:
+    // together a 2 max(m, n) theta <= 2 a (L-1) theta_max. Each stored cos and sin adds u,
+    // each side two of them, and the float64 products nothing that counts: 6u.
+    const double tol = 2.0 * angle_rel_error(env.dtype, dsize(p.len - 1)) * dsize(p.len - 1) * theta_max<T>(p) + 6.0 * unit_roundoff(env.dtype);
     return at_most(tr(env, "R(m)^T R(n) = R(n - m) for all m, n", "对所有 m, n，R(m)^T R(n) = R(n - m)"), fmt::format("max element error, {}", pair_scope(p)), worst,
-                   4.0 * angle_slack<T>(p, env) + 8.0 * env.eps);
+                   tol, 1.0);
 }
 
-// Bound on |q_m.k_n - q^T R(n-m) k|: rounding m*theta_i moves pair i's angle by at most
-// eps/2 * m * theta_i (and n's likewise), which moves that pair's product by at most
-// |q_i| |k_i| times the angle error; cos, sin and the products add a few eps more. Taken
-// with a factor 2 to spare, pair by pair.
+// Bound on |q_m.k_n - q^T R(n-m) k|: the cached angles m theta_i and n theta_i are off by
+// a m theta_i and a n theta_i (a: the angle's relative error), which moves pair i's product
+// by at most |q_i| |k_i| a (m + n) theta_i <= |q_i| |k_i| a 2(L-1) theta_i. Each rotated
+// element takes three roundings and a stored cos or sin, about 6u |pair|, in each of the two
+// vectors, and the float64 dot nothing that counts: 16u |q_i| |k_i| with room. Pass-through
+// dimensions add the rounding of their products.
 template <class T>
 double dot_tolerance(const RopeParams& p, const std::vector<T>& q0, const std::vector<T>& k0, const CheckEnv& env)
 {
     const auto theta = freq_of<T>(p).theta;
     const long P = rotary(p) / 2;
-    const double reach = 2.0 * dsize(p.len - 1);
+    const double reach = 2.0 * dsize(p.len - 1), a = angle_rel_error(env.dtype, dsize(p.len - 1)), u = unit_roundoff(env.dtype);
     double tol = 0.0;
     for (long i = 0; i < P; ++i) {
-        const auto [a, b] = rope_pair(p.style, i, P);
-        const double nq = std::hypot(static_cast<double>(q0[a]), static_cast<double>(q0[b]));
-        const double nk = std::hypot(static_cast<double>(k0[a]), static_cast<double>(k0[b]));
-        tol += nq * nk * env.eps * (reach * theta[static_cast<std::size_t>(i)] + 8.0);
+        const auto [ia, ib] = rope_pair(p.style, i, P);
+        const double nq = std::hypot(static_cast<double>(q0[ia]), static_cast<double>(q0[ib]));
+        const double nk = std::hypot(static_cast<double>(k0[ia]), static_cast<double>(k0[ib]));
+        tol += nq * nk * (a * reach * theta[static_cast<std::size_t>(i)] + 16.0 * u);
     }
     for (long j = rotary(p); j < p.dim; ++j) tol += std::abs(static_cast<double>(q0[j]) * k0[j]) * 4.0 * env.eps;
     return tol;
+}
+
+// The size of a score q_m . k_n: at most |q||k| (rotation keeps the norms).
+template <class T>
+double dot_scale(const std::vector<T>& q0, const std::vector<T>& k0)
+{
+    double q2 = 0.0, k2 = 0.0;
+    for (std::size_t j = 0; j < q0.size(); ++j) q2 += static_cast<double>(q0[j]) * q0[j], k2 += static_cast<double>(k0[j]) * k0[j];
+    return std::sqrt(q2 * k2);
 }
 
 // q^T R(delta) k with the angle delta * theta_i taken exactly (in double).
@@ -592,7 +606,7 @@ std::optional<Check> check_dot_relative(const RopeParams& p, const Run& run, con
             worst = worse(worst, std::abs(dots(a, b) - ref));
         }
     return at_most(tr(env, "q_m . k_n = q^T R(n - m) k for all m, n", "对所有 m, n，q_m . k_n = q^T R(n - m) k"), fmt::format("max |q_m.k_n - q^T R(n-m) k|, {}", pair_scope(p)),
-                   worst, dot_tolerance(p, q0, k0, env));
+                   worst, dot_tolerance(p, q0, k0, env), dot_scale(q0, k0));
 }
 
 // Relative position only: for each offset, the spread of q_m . k_{m+offset} over m.
@@ -615,7 +629,7 @@ std::optional<Check> check_relative_only(const RopeParams& p, const Run& run, co
         p.scaling.method == RopeScaling::none ? "" : tr(env, " (under {} scaling)", "（{} 缩放下）", name_of(p.scaling.method));
     return at_most(tr(env, "q_m . k_n depends on m - n alone{}", "q_m . k_n 只取决于 m - n{}", under),
                    tr(env, "max over offsets of the spread over m", "各偏移上随 m 变化幅度的最大值"), worst,
-                   2.0 * dot_tolerance(p, q0, k0, env));
+                   2.0 * dot_tolerance(p, q0, k0, env), dot_scale(q0, k0));
 }
 
 // interleaved and half: the same rotation up to a fixed permutation of dimensions.
@@ -641,7 +655,7 @@ std::optional<Check> check_styles(const RopeParams& p, const Run& run, const Che
     }
     return at_most(tr(env, "interleaved and half pairing are the same rotation up to a fixed permutation of the dimensions",
                       "交错配对与半分配对是同一个旋转，只差一个固定的维度置换"),
-                   "max |rot_interleaved(Px) - P rot_half(x)|", worst, 2.0 * env.eps * max_in);
+                   "max |rot_interleaved(Px) - P rot_half(x)|", worst, 2.0 * env.eps * max_in, max_in);
 }
 
 // Complex form: (x_a + i x_b) e^{i m theta_i}, as torch.view_as_complex implementations do.
@@ -663,7 +677,7 @@ std::optional<Check> check_complex(const RopeParams& p, const Run& run, const Ch
             max_in = worse(max_in, std::abs(static_cast<double>(z.real())) + std::abs(static_cast<double>(z.imag())));
         }
     return at_most(tr(env, "the rotation equals multiplying x_a + i x_b by e^{{i m theta}}", "旋转等于把 x_a + i x_b 乘以 e^{{i m theta}}"), "max |rotation - complex product|", worst,
-                   2.0 * env.eps * max_in);
+                   2.0 * env.eps * max_in, max_in);
 }
 
 template <class T>
@@ -674,7 +688,7 @@ std::optional<Check> check_inverse(const RopeParams& p, const Run& run, const Ch
     const Tensor& q = run.at("q");
     return at_most(tr(env, "rotating back by -m theta restores the input (the inverse is the transpose)",
                       "按 -m theta 转回去即恢复输入（逆就是转置）"), "max |R(m)^T R(m) q - q|",
-                   q.values.visit([&](const auto* qv) { return max_abs_diff(back.data(), qv, q.size()); }), 8.0 * env.eps * max_abs(q));
+                   q.values.visit([&](const auto* qv) { return max_abs_diff(back.data(), qv, q.size()); }), 8.0 * env.eps * max_abs(q), max_abs(q));
 }
 
 std::optional<Check> check_angle_growth(const RopeParams&, const Run& run, const CheckEnv& env)
@@ -699,7 +713,7 @@ std::optional<Check> check_angles(const RopeParams& p, const Run&, const CheckEn
     angle_errors<T>(p, &worst);
     return at_most(tr(env, "angles m*theta in {} stay within their rounding bound up to position {}",
                       "{} 下的角度 m*theta 直到位置 {} 都在舍入误差界之内", name_of(env.dtype), p.len - 1),
-                   "max |m*theta (dtype) - m*theta (exact)| in radians", worst.error, tol + 4.0 * env.eps);
+                   "max |m*theta (dtype) - m*theta (exact)| in radians", worst.error, tol + 4.0 * env.eps, M_PI);
 }
 
 // YaRN: the factor times the rotation on both sides multiplies the rotated dimensions' part
@@ -737,7 +751,7 @@ std::optional<Check> check_yarn_factor(const RopeParams& p, const Run& run, cons
                       "YaRN's scaled rotation (Hugging Face's output) multiplies the rotated part of q_m . k_n by the "
                       "attention factor squared ({:.6g})",
                       "YaRN 的缩放旋转（Hugging Face 的输出）把 q_m . k_n 中旋转部分乘以注意力因子的平方（{:.6g}）", f2),
-                   "max |q_m.k_n scaled - expected| / (f^2 |q_r||k_r| + pass-through sum |q_j k_j|), batch 0 head 0", worst, 20.0 * env.eps);
+                   "max |q_m.k_n scaled - expected| / (f^2 |q_r||k_r| + pass-through sum |q_j k_j|), batch 0 head 0", worst, 20.0 * env.eps, 1.0);
 }
 
 // "Attention 的两个补丁" FAQ Q17: trained at base 10000, Dynamic NTK "uses base 200000 at

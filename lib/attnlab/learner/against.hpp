@@ -136,7 +136,7 @@ bool upstream_of(const Experiment<P>& e, const std::string& other, const std::st
 // tensor at the precision it carries.
 template <class P>
 std::vector<Check> learner_properties(const Experiment<P>& e, const P& p, Run run, Tensor got, const std::string& name,
-                                      const RunContext& ctx, DType storage)
+                                      const RunContext& ctx, DType storage, std::vector<std::string>& notes)
 {
     got.name = name;
     got.axes = run.at(name).axes;
@@ -148,8 +148,10 @@ std::vector<Check> learner_properties(const Experiment<P>& e, const P& p, Run ru
             reading.push_back(def);
     const CheckEnv env{coarser(storage, ctx.dtype), eps_of(coarser(storage, ctx.dtype)), ctx.seed, ctx.lang};
     std::vector<Check> out;
-    for (Check& c : run_checks(reading, p, run, ctx, env))
+    std::vector<Check> untestable;
+    for (Check& c : run_checks(reading, p, run, ctx, env, &untestable))
         if (c.role == Role::invariant) out.push_back(std::move(c));
+    for (const Check& c : untestable) notes.push_back(untestable_note(c, env.dtype, ctx.lang));
     return out;
 }
 
@@ -196,7 +198,7 @@ Comparison compare_against(const Experiment<P>& e, const P& p, const Run& run, c
     compare_tensors(expected, got, tol, c);
     if (!c.passed && !exact && !req.rtol && !req.atol) at = detail::judge_precision(refs, expected, got, at, ctx, c);
     if (!c.passed) detect_kinds(expected, got, tol, ctx.lang, c);
-    if (got.shape == expected.shape) c.properties = learner_properties(e, p, run, got, c.tensor, ctx, coarser(at.storage, at.compute));
+    if (got.shape == expected.shape) c.properties = learner_properties(e, p, run, got, c.tensor, ctx, coarser(at.storage, at.compute), c.notes);
     if (!c.passed) c.diagnosis = diagnose(e, p, run, got, c.tensor, Tolerance{c.rtol, c.atol, tol.fill_rtol}, c.max_abs_diff, ctx.lang);
     return c;
 }
