@@ -33,17 +33,6 @@ std::map<std::string, E> enum_map()
     return out;
 }
 
-// "a|b|c", for messages.
-template <class E>
-std::string enum_choices()
-{
-    std::string out;
-    for (const auto& [e, name] : enum_names(E{})) {
-        if (!out.empty()) out += '|';
-        out += name;
-    }
-    return out;
-}
 
 // The language of check lines, notes and narration; names, keys and options stay English.
 enum class Lang { en, zh };

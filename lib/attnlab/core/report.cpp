@@ -23,10 +23,6 @@ bool RunContext::keeps(const std::string& name, const std::string& main_tensor) 
     return std::find(show.begin(), show.end(), name) != show.end();
 }
 
-std::size_t element_count(const std::vector<std::size_t>& shape)
-{
-    return std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());
-}
 
 bool Check::passed() const
 {

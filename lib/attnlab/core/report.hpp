@@ -151,6 +151,8 @@ struct Report {
 // About how many multiply-adds one core does per second in the experiments' loops, for the
 // time the work estimate is shown in (measured on the slower, scalar paths).
 constexpr double kWorkPerSecond = 1e9;
+// What one exp counts as in a work estimate, in multiply-adds.
+constexpr double kExpWork = 20.0;
 // How many times that rate the BLAS-backed attention kernel and projections reach, at the
 // least (measured: 50 to 90 times on two cores with AVX-512; `attnlab bench` shows it): their
 // multiply-adds count 1/kKernelSpeedup each in a work estimate.

@@ -232,7 +232,4 @@ struct Tensor {
     double at(std::size_t i, std::size_t j) const { return values[i * shape.back() + j]; }
 };
 
-// The number of elements a shape holds.
-std::size_t element_count(const std::vector<std::size_t>& shape);
-
 }  // namespace attnlab

@@ -25,11 +25,6 @@ using Ten3 = xt::xtensor<T, 3>;
 template <class T>
 using Ten4 = xt::xtensor<T, 4>;
 
-template <class T>
-constexpr T eps_of()
-{
-    return std::numeric_limits<T>::epsilon();
-}
 
 // A Tensor's name, axes, element type and shape, with no values yet.
 template <class Shape>

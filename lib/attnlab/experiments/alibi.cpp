@@ -482,7 +482,7 @@ Experiment<AlibiParams> make_alibi_experiment()
     // q k^T twice (the run and BLOOM's check), five softmaxes, the normals of q and k.
     e.work = [](const AlibiParams& p, const Plan&) {
         const double H = dsize(p.heads), L = dsize(p.len), d = dsize(p.dim);
-        return H * L * L * (2.0 * d + 5.0 * 20.0) + 2.0 * H * L * d * 24.0;
+        return H * L * L * (2.0 * d + 5.0 * kExpWork) + 2.0 * H * L * d * 24.0;
     };
     e.work_what = [](const AlibiParams& p) { return fmt::format("scores [{}, {}, {}] over d = {}", p.heads, p.len, p.len, p.dim); };
     e.inputs = {"q", "k"};

@@ -788,7 +788,7 @@ Experiment<AttendParams> make_attend_experiment()
     e.work = [](const AttendParams& p, const Plan& plan) {
         const Resolved r = resolve(p);
         const double B = dsize(r.batch), L = dsize(r.len), S = dsize(r.kv_len), E = dsize(r.dim), d = dsize(head_dim(p));
-        const double projections = 2.0 * 3.0 * B * (L + S) * E * E, attention = 1.5 * B * dsize(p.heads) * L * S * (2.0 * d + 20.0);
+        const double projections = 2.0 * 3.0 * B * (L + S) * E * E, attention = 1.5 * B * dsize(p.heads) * L * S * (2.0 * d + kExpWork);
         return projections / kKernelSpeedup + (is_16bit(plan.dtype) ? attention : attention / kKernelSpeedup) + 3.0 * kCheckBudget;
     };
     e.work_what = [](const AttendParams& p) {

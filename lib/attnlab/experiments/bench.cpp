@@ -214,20 +214,5 @@ const Experiment<BenchParams>& bench_experiment()
 
 Report run_bench(const BenchParams& p, const RunContext& ctx) { return run_experiment(bench_experiment(), p, ctx); }
 
-std::vector<std::string> bench_command(const BenchParams& p)
-{
-    const BenchParams d;
-    CommandLine c("bench");
-    c.option("--batch", p.batch, d.batch);
-    c.option("--heads", p.heads, d.heads);
-    c.option("--kv-heads", p.kv_heads);
-    c.option("--len", p.len, d.len);
-    c.option("--kv-len", p.kv_len);
-    c.option("--head-dim", p.head_dim, d.head_dim);
-    c.option("--mask", p.mask, d.mask);
-    c.option("--repeat", p.repeat, d.repeat);
-    c.option("--threads", static_cast<long>(p.threads), static_cast<long>(d.threads));
-    return c.args();
-}
 
 }  // namespace attnlab

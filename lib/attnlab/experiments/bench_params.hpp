@@ -23,7 +23,5 @@ struct BenchParams {
 };
 
 Report run_bench(const BenchParams& p, const RunContext& ctx);
-// The arguments that reproduce a run with these parameters.
-std::vector<std::string> bench_command(const BenchParams& p);
 
 }  // namespace attnlab

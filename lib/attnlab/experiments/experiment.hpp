@@ -137,7 +137,7 @@ struct Experiment {
     std::function<nlohmann::ordered_json(const P&)> params_json;
     // Work memory beyond the declared tensors, given the bytes of one element.
     std::function<double(const P&, double elem_bytes)> scratch_bytes;
-    // Multiply-adds of the compute and the checks (an exp counted as 20), before computing.
+    // Multiply-adds of the compute and the checks (an exp counted as kExpWork), before computing.
     std::function<double(const P&, const Plan&)> work;
     // What dominates the work, for the refusal message.
     std::function<std::string(const P&)> work_what;

@@ -766,7 +766,7 @@ Experiment<MaskParams> make_mask_experiment()
     e.work = [](const MaskParams& p, const Plan&) {
         const MaskSpec m = mask_spec(p);
         const double B = dsize(batch_of(p, m)), cells = B * dsize(m.queries) * dsize(m.keys);
-        return cells * (dsize(p.dk) + 8.0 * 20.0) + B * dsize(m.queries + m.keys) * dsize(p.dk) * 24.0;
+        return cells * (dsize(p.dk) + 8.0 * kExpWork) + B * dsize(m.queries + m.keys) * dsize(p.dk) * 24.0;
     };
     e.work_what = [](const MaskParams& p) {
         const MaskSpec m = mask_spec(p);

@@ -471,7 +471,7 @@ Experiment<PermuteParams> make_permute_experiment()
     e.work = [](const PermuteParams& p, const Plan& plan) {
         const double L = dsize(p.len), E = dsize(p.dim), d = E / dsize(p.heads);
         const long runs = trial_count(p) + 1 + (plan.dtype == DType::float64 ? 0 : 2);
-        return dsize(runs) * 2.0 * (3.0 * L * E * E + dsize(p.heads) * L * L * (2.0 * d + 20.0));
+        return dsize(runs) * 2.0 * (3.0 * L * E * E + dsize(p.heads) * L * L * (2.0 * d + kExpWork));
     };
     e.work_what = [](const PermuteParams& p) {
         return fmt::format("{} block runs over [{}, {}]", trial_count(p) + 1, p.len, p.dim);

@@ -445,13 +445,5 @@ nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors)
     return doc;
 }
 
-std::vector<TourFigure> tour_figures(const TourReport& t)
-{
-    std::vector<TourFigure> out;
-    for (const auto& s : t.sections)
-        for (const auto& run : s.runs)
-            for (const auto& c : run.checks) out.push_back({run.command, c.name, c.measured});
-    return out;
-}
 
 }  // namespace attnlab

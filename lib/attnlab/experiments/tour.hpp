@@ -57,14 +57,6 @@ std::vector<std::string> tour_section_names();
 
 TourReport run_tour(const TourParams& p, const RunContext& ctx);
 
-// Every (command, check name, measured figure) the tour shows, for replaying them.
-struct TourFigure {
-    std::string command;
-    std::string check;
-    double measured = 0.0;
-};
-std::vector<TourFigure> tour_figures(const TourReport& t);
-
 // quiet: the sections' check lines and the claims table, without tensors and notes.
 // picture: when set, draws the tensor each run shows (the terminal's --plot), after the run.
 std::string render_tour_text(const TourReport& t, bool color, bool quiet = false,
