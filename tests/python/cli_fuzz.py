@@ -13,10 +13,12 @@ rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
 vals = ["0", "1", "2", "3", "-1", "7", "16", "1e9", "nan", "inf", "-inf", "abc", "", "0.5", "4294967296", "2,1,0", "3,0", "1,1"]
 opts = {
  "pe": ["--len", "--dim", "--base", "--layout", "--max-len", "--freq-method", "--embed", "--batch", "--scale-embed", "--shift"],
- "rope": ["--len", "--dim", "--heads", "--batch", "--base", "--style", "--rotary-dim", "--scaling", "--factor", "--original-len", "--beta-fast", "--beta-slow", "--attention-factor", "--example"],
+ "rope": ["--len", "--dim", "--heads", "--batch", "--base", "--style", "--rotary-dim", "--scaling", "--factor", "--original-len", "--beta-fast", "--beta-slow", "--attention-factor", "--low-freq-factor",
+          "--high-freq-factor", "--positions", "--example"],
  "alibi": ["--heads", "--len", "--dim", "--slopes", "--variant"],
  "mask": ["--kind", "--len", "--kv-len", "--align", "--diagonal", "--window", "--batch", "--lengths", "--fill", "--dk", "--multiply", "--softmax"],
- "attend": ["--batch", "--len", "--heads", "--dim", "--kv-len", "--kv-heads", "--scale", "--pe", "--rope-style", "--mask", "--lengths", "--window", "--align", "--softmax"],
+ "attend": ["--batch", "--len", "--heads", "--dim", "--kv-len", "--kv-heads", "--scale", "--pe", "--rope-style", "--mask", "--lengths", "--window", "--align", "--softmax",
+            "--positions", "--threads"],
  "permute-test": ["--len", "--dim", "--heads", "--example", "--perm", "--trials", "--no-proj", "--pe", "--mask"],
  "tour": ["--section", "--lang"],
  "bench": ["--kv-heads", "--kv-len", "--head-dim", "--mask", "--repeat", "--threads"],
