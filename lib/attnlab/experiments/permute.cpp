@@ -156,22 +156,6 @@ std::vector<long> perm_of(const Run& run)
     return std::vector<long>(v.begin(), v.end());
 }
 
-template <class T>
-Ten3<double> widened(const Ten3<T>& x)
-{
-    Ten3<double> out = xt::zeros<double>(x.shape());
-    std::transform(x.begin(), x.end(), out.begin(), [](T v) { return static_cast<double>(v); });
-    return out;
-}
-
-template <class T>
-Mat<double> widened(const Mat<T>& x)
-{
-    Mat<double> out = xt::zeros<double>(x.shape());
-    std::transform(x.begin(), x.end(), out.begin(), [](T v) { return static_cast<double>(v); });
-    return out;
-}
-
 // The rounding the run's four compared tensors carry, measured: each against the same block
 // computed in float64 from the run's own x and weights (as the --against error model measures
 // a plain reference). run.measured gets "<name>_error" for out, out_perm, weights and
@@ -186,8 +170,8 @@ void measure_rounding(const Ten3<T>& x, const BlockWeights<T>& w, const BlockCon
     if constexpr (std::is_same_v<T, double>) {
         for (const char* name : {"out", "out_perm", "weights", "weights_perm"}) run.measured[std::string(name) + "_error"] = 0.0;
     } else {
-        const BlockWeights<double> wd{widened(w.w_q), widened(w.w_k), widened(w.w_v)};
-        const Ten3<double> xd = widened(x), xp = permute_rows(xd, perm);
+        const BlockWeights<double> wd{xt::cast<double>(w.w_q), xt::cast<double>(w.w_k), xt::cast<double>(w.w_v)};
+        const Ten3<double> xd = xt::cast<double>(x), xp = permute_rows(xd, perm);
         const BlockResult<double> base = run_block(xd, xd, wd, cfg, true), moved = run_block(xp, xp, wd, cfg, true);
         error("out", Mat<double>(xt::view(merge_heads(base.attn.out), 0, xt::all(), xt::all())));
         error("out_perm", Mat<double>(xt::view(merge_heads(moved.attn.out), 0, xt::all(), xt::all())));
