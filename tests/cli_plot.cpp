@@ -64,3 +64,19 @@ TEST_CASE("tour: no pictures in a pipe, and --no-plot is accepted")
     CHECK(r.out.find(": heatmap, rows") == std::string::npos);
     CHECK(run_cli({"tour", "--section", "mask"}).out == r.out);
 }
+
+TEST_CASE("cairo is loaded only by a run that writes a picture file")
+{
+    // the dynamic loader names every library it loads under LD_DEBUG=libs
+    const auto plain = run_cli({"pe", "--quiet"}, {"LD_DEBUG=libs"});
+    CHECK(plain.status == 0);
+    CHECK(plain.err.find("libattnlab_picture") == std::string::npos);
+    CHECK(plain.err.find("libcairo") == std::string::npos);
+    const std::string png = "/tmp/attnlab-cli-loaded.png";
+    const auto drawn = run_cli({"pe", "--quiet", "--plot-file", png}, {"LD_DEBUG=libs"});
+    CHECK(drawn.status == 0);
+    CHECK(drawn.err.find("libattnlab_picture") != std::string::npos);
+    CHECK(drawn.err.find("libcairo") != std::string::npos);
+    CHECK(slurp(png).rfind("\x89PNG", 0) == 0);
+    std::remove(png.c_str());
+}
