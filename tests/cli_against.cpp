@@ -15,7 +15,7 @@
 
 namespace {
 
-const std::string kDir = "/tmp/attnlab-cli-against";
+const std::string kDir = scratch("cli-against");
 
 std::string saved(const std::vector<std::string>& run, const std::string& tag)
 {

@@ -169,7 +169,7 @@ TEST_CASE("attend --positions: each scheme places the tokens where it is told")
 
 TEST_CASE("attend --positions: a block that ignores its position ids is told apart, and --input positions is the same list")
 {
-    const std::string dir = "/tmp/attnlab-cli-attend-positions";
+    const std::string dir = scratch("cli-attend-positions");
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     REQUIRE(run_cli({"attend", "--pe", "rope", "--len", "5", "--quiet", "--save", dir + "/plain"}).status == 0);

@@ -343,6 +343,6 @@ TEST_CASE("the memory refusal advises only what the command has, and counts no t
     text.push_back("weights");
     expect_usage_error(text, "text for 16777216 numbers");
     auto quiet = big;
-    for (const char* a : {"--quiet", "--save", "/tmp/attnlab-cli-quiet-save"}) quiet.push_back(a);
+    for (const std::string& a : {std::string("--quiet"), std::string("--save"), scratch("cli-quiet-save")}) quiet.push_back(a);
     CHECK(run_cli(quiet).status == 0);
 }

@@ -13,7 +13,7 @@
 
 namespace {
 
-const std::string kDir = "/tmp/attnlab-cli-exercise";
+const std::string kDir = scratch("cli-exercise");
 
 std::string fresh(const std::string& tag)
 {
@@ -118,7 +118,7 @@ TEST_CASE("exercise solve writes the reference, or the catalogued mistake asked 
 
 TEST_CASE("exercise solve: a tampered exercise.json is refused with one line, never read outside the folder")
 {
-    const std::string dir = "/tmp/attnlab-cli-tampered";
+    const std::string dir = scratch("cli-tampered");
     std::filesystem::remove_all(dir);
     REQUIRE(run_cli({"exercise", "new", "attention", dir, "--lang", "en"}).status == 0);
     const std::string json_path = dir + "/exercise.json";

@@ -28,7 +28,7 @@ const std::string kExe = ATTNLAB_EXE;
 
 std::string fresh(const std::string& tag)
 {
-    const std::string dir = "/tmp/attnlab-cli-files-" + tag;
+    const std::string dir = scratch("cli-files-" + tag);
     fs::remove_all(dir);
     fs::create_directories(dir);
     return dir;

@@ -43,7 +43,7 @@ TEST_CASE("--plot draws the main tensor after the check lines, without colour in
 
 TEST_CASE("--plot-file writes PNG or SVG, and what it refuses is refused before anything is written")
 {
-    const std::string png = "/tmp/attnlab-cli-plot.png";
+    const std::string png = scratch("cli-plot.png");
     std::remove(png.c_str());
     const auto r = run_cli({"rope", "--tensor", "dots", "--format", "json", "--quiet", "--plot-file", png});
     CHECK(r.status == 0);
@@ -72,7 +72,7 @@ TEST_CASE("cairo is loaded only by a run that writes a picture file")
     CHECK(plain.status == 0);
     CHECK(plain.err.find("libattnlab_picture") == std::string::npos);
     CHECK(plain.err.find("libcairo") == std::string::npos);
-    const std::string png = "/tmp/attnlab-cli-loaded.png";
+    const std::string png = scratch("cli-loaded.png");
     const auto drawn = run_cli({"pe", "--quiet", "--plot-file", png}, {"LD_DEBUG=libs"});
     CHECK(drawn.status == 0);
     CHECK(drawn.err.find("libattnlab_picture") != std::string::npos);

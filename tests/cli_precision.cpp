@@ -25,7 +25,7 @@ std::size_t data_start(const std::vector<unsigned char>& b) { return 10 + (b.at(
 
 std::string saved_to(const std::vector<std::string>& run, const std::string& tag)
 {
-    const std::string dir = "/tmp/attnlab-cli-precision-" + tag;
+    const std::string dir = scratch("cli-precision-" + tag);
     std::vector<std::string> args = run;
     args.insert(args.end(), {"--save", dir, "--quiet"});
     REQUIRE(run_cli(args).status == 0);
@@ -70,10 +70,10 @@ TEST_CASE("--save writes float16 as <f2 and bfloat16 as float32 holding the bflo
     float v = 0.0f;
     std::memcpy(&v, bf.data() + at_bf + 4 * 4, 4);
     CHECK(v == 0.83984375f);
-    std::ifstream run("/tmp/attnlab-cli-precision-bf16/run.json");
+    std::ifstream run(scratch("cli-precision-bf16") + "/run.json");
     CHECK(nlohmann::json::parse(run)["tensors"][0]["dtype"] == "bfloat16");
     // the saved float16 answer is read back as float16 and matches
-    const auto again = run_cli({"pe", "--len", "3", "--dim", "4", "--dtype", "float16", "--against", "/tmp/attnlab-cli-precision-f16/pe.npy", "--quiet"});
+    const auto again = run_cli({"pe", "--len", "3", "--dim", "4", "--dtype", "float16", "--against", scratch("cli-precision-f16") + "/pe.npy", "--quiet"});
     CHECK(again.status == 0);
     CHECK(again.out.find("(tensor pe), judged at float16 precision:") != std::string::npos);
     CHECK(again.out.find("\nMATCH max |diff| = 0;") != std::string::npos);

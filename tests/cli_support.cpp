@@ -190,3 +190,5 @@ void expect_usage_error(const std::vector<std::string>& args, const std::string&
     CHECK(r.err.rfind("attnlab: error: ", 0) == 0);
     CHECK(r.err.find(fragment) != std::string::npos);
 }
+
+std::string scratch(const std::string& name) { return "/tmp/attnlab-" + std::to_string(getpid()) + "-" + name; }

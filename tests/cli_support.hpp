@@ -13,6 +13,9 @@ struct CliResult {
     long max_rss_kb = 0;  // the child's peak resident memory
 };
 
+// A scratch path of this process (two test runs on one machine never share a file).
+std::string scratch(const std::string& name);
+
 // env: extra NAME=VALUE entries for the child's environment.
 CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
 

@@ -16,7 +16,7 @@
 
 namespace {
 
-const std::string kDir = "/tmp/attnlab-cli-verdicts";
+const std::string kDir = scratch("cli-verdicts");
 
 std::string last_line(const std::string& out)
 {
@@ -317,4 +317,15 @@ TEST_CASE("verdicts: a check the dtype cannot test is a note in text and JSON, n
     zh.push_back("--lang");
     zh.push_back("zh");
     CHECK(run_cli(zh).out.find("relative_shift_linear 不在 float16 下检查") != std::string::npos);
+}
+
+TEST_CASE("verdicts: a property your float16 file cannot show is a note that says to save it finer")
+{
+    const std::string dir = kDir + "-f16pe";
+    REQUIRE(run_cli({"pe", "--len", "256", "--dim", "16", "--dtype", "float16", "--save", dir, "--quiet"}).status == 0);
+    const auto r = run_cli({"pe", "--len", "256", "--dim", "16", "--against", dir + "/pe.npy", "--quiet"});
+    CHECK(r.status == 1);  // computed in float16, not float32 stored as float16
+    CHECK(r.out.find("note: relative_shift_linear is not checked in float16") != std::string::npos);
+    CHECK(r.out.find("; save your tensor as float32 to check it") != std::string::npos);
+    CHECK(r.out.find("PASS  relative shift is linear") == std::string::npos);
 }

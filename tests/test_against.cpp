@@ -21,7 +21,7 @@ namespace {
 
 std::string write_temp(const Tensor& t, const std::string& tag)
 {
-    const std::string path = "/tmp/attnlab-against-" + tag + ".npy";
+    const std::string path = scratch("against-" + tag + ".npy");
     const auto bytes = write_npy(t);
     std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     return path;
@@ -30,7 +30,7 @@ std::string write_temp(const Tensor& t, const std::string& tag)
 // The same tensor as attnlab's long-form CSV (one column per axis, then value).
 std::string write_csv(const Tensor& t, const std::string& tag)
 {
-    const std::string path = "/tmp/attnlab-against-" + tag + ".csv";
+    const std::string path = scratch("against-" + tag + ".csv");
     std::ofstream out(path);
     for (std::size_t a = 0; a < t.rank(); ++a) out << "a" << a << ",";
     out << "value\n";

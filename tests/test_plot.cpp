@@ -3,6 +3,7 @@
 #include "attnlab/render/plot.hpp"
 
 #include "attnlab/core/report.hpp"
+#include "test_support.hpp"
 
 #include <cairo.h>
 #include <doctest/doctest.h>
@@ -154,7 +155,7 @@ TEST_CASE("plot: curves in Braille, and what lines cannot draw")
 
 TEST_CASE("plot: PNG and SVG files, read back")
 {
-    const std::string png = "/tmp/attnlab-test-plot.png", svg = "/tmp/attnlab-test-plot.svg";
+    const std::string png = scratch("test-plot.png"), svg = scratch("test-plot.svg");
     std::remove(png.c_str());
     std::remove(svg.c_str());
     const Picture pic = make_picture(causal_mask5(), PlotKind::heatmap, 160, 160);

@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -25,6 +27,9 @@ struct StringMaker<std::vector<std::string>> {
 
 // A copy of the check of that name in a report (fails the test if there is none). A copy,
 // so that find_check(run_x(...), name) cannot outlive the temporary report.
+// A scratch path of this process (two test runs on one machine never share a file).
+inline std::string scratch(const std::string& name) { return "/tmp/attnlab-" + std::to_string(getpid()) + "-" + name; }
+
 inline attnlab::Check find_check(const attnlab::Report& r, const std::string& name)
 {
     for (const auto& c : r.checks)

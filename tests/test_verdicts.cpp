@@ -49,7 +49,7 @@ double round_to(double v, Form f)
 // The tensor as the learner would hand it in: rounded to the file's dtype and written.
 std::string write_form(Tensor t, Form f, const std::string& tag)
 {
-    const std::string path = fmt::format("/tmp/attnlab-verdicts-{}.{}", tag, f == Form::csv ? "csv" : "npy");
+    const std::string path = scratch(fmt::format("verdicts-{}.{}", tag, f == Form::csv ? "csv" : "npy"));
     for (std::size_t k = 0; k < t.size(); ++k) t.values[k] = round_to(t.values[k], f);
     if (f == Form::csv) {
         std::ofstream out(path);

@@ -101,7 +101,7 @@ Check article_claim_numeric(std::string claim, std::string metric, double measur
     return c;
 }
 
-std::string untestable_note(const Check& c, DType dtype, Lang lang)
+std::string untestable_note(const Check& c, DType dtype, Lang lang, UntestableBy by)
 {
     const bool zh = lang == Lang::zh;
     std::string text = fmt::format(fmt::runtime(zh ? "{0} 不在 {1} 下检查：舍入本身就可能让 {2} 偏离 {3:.3g}，达到其自然大小 {4:.3g} 的 1/{5:.0f}（实测 {6:.3g}）"
@@ -109,6 +109,9 @@ std::string untestable_note(const Check& c, DType dtype, Lang lang)
                                    c.name, name_of(dtype), c.metric, c.tolerance, c.scale, 1.0 / kMaxToleranceFraction, c.measured);
     if (dtype == DType::float64) return text;
     const DType finer = dtype == DType::float32 ? DType::float64 : DType::float32;
+    if (by == UntestableBy::file) {
+        return text + fmt::format(fmt::runtime(zh ? "；把你的张量存为 {} 即可检查它" : "; save your tensor as {} to check it"), name_of(finer));
+    }
     return text + fmt::format(fmt::runtime(zh ? "；用 --dtype {} 运行可检查它" : "; run with --dtype {} to check it"), name_of(finer));
 }
 

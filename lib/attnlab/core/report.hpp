@@ -126,8 +126,10 @@ std::string tensors_help(const std::vector<TensorInfo>& infos);
 std::string tensors_markdown(const std::vector<std::pair<std::string, std::vector<TensorInfo>>>& commands);
 
 // The note that replaces a check whose rounding tolerance reaches its scale (untestable()),
-// naming the dtype that can check it.
-std::string untestable_note(const Check& c, DType dtype, Lang lang);
+// naming the dtype that can check it: of the run, or of the learner's file when the file's
+// precision is what limits it.
+enum class UntestableBy { run, file };
+std::string untestable_note(const Check& c, DType dtype, Lang lang, UntestableBy by = UntestableBy::run);
 
 struct Report {
     std::string command;

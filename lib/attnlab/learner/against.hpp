@@ -151,7 +151,8 @@ std::vector<Check> learner_properties(const Experiment<P>& e, const P& p, Run ru
     std::vector<Check> untestable;
     for (Check& c : run_checks(reading, p, run, ctx, env, &untestable))
         if (c.role == Role::invariant) out.push_back(std::move(c));
-    for (const Check& c : untestable) notes.push_back(untestable_note(c, env.dtype, ctx.lang));
+    const UntestableBy by = unit_roundoff(env.dtype) > unit_roundoff(ctx.dtype) ? UntestableBy::file : UntestableBy::run;
+    for (const Check& c : untestable) notes.push_back(untestable_note(c, env.dtype, ctx.lang, by));
     return out;
 }
 
