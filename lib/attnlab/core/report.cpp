@@ -8,9 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string_view>
-#include <functional>
 #include <limits>
-#include <numeric>
 
 namespace attnlab {
 
@@ -22,7 +20,6 @@ bool RunContext::keeps(const std::string& name, const std::string& main_tensor) 
     if (show.empty()) return true;
     return std::find(show.begin(), show.end(), name) != show.end();
 }
-
 
 bool Check::passed() const
 {

@@ -556,9 +556,7 @@ double dot_tolerance(const RopeParams& p, const std::vector<T>& q0, const std::v
 template <class T>
 double dot_scale(const std::vector<T>& q0, const std::vector<T>& k0)
 {
-    double q2 = 0.0, k2 = 0.0;
-    for (std::size_t j = 0; j < q0.size(); ++j) q2 += static_cast<double>(q0[j]) * q0[j], k2 += static_cast<double>(k0[j]) * k0[j];
-    return std::sqrt(q2 * k2);
+    return std::sqrt(dot(q0, q0) * dot(k0, k0));
 }
 
 // q^T R(delta) k with the angle delta * theta_i taken exactly (in double).

@@ -445,5 +445,4 @@ nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors)
     return doc;
 }
 
-
 }  // namespace attnlab
