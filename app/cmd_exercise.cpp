@@ -4,6 +4,8 @@
 
 #include "attnlab/exercise/exercise.hpp"
 #include "attnlab/exercise/exercise_file.hpp"
+#include "attnlab/experiments/experiment.hpp"
+#include "attnlab/learner/registry.hpp"
 #include "attnlab/io/files.hpp"
 #include "attnlab/io/read.hpp"
 
@@ -17,7 +19,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 namespace attnlab::app {
@@ -41,74 +42,26 @@ struct ExerciseOpts {
     std::string mistake;
 };
 
-// --- the reference command's options, read from its own parser ---
+// --- the reference command's options ---
 
-using Setup = void (*)(CLI::App&);
-
-Setup setup_of(const std::string& subcommand)
-{
-    static const std::map<std::string, Setup> table = {{"pe", setup_pe},       {"rope", setup_rope}, {"alibi", setup_alibi},
-                                                       {"mask", setup_mask},   {"attend", setup_attend},
-                                                       {"permute-test", setup_permute}};
-    return table.at(subcommand);
-}
-
-// Options that shape the output, not the reference's numbers.
-bool output_option(const std::string& name)
-{
-    static const std::set<std::string> names = {"help",  "quiet", "lang", "tol",  "max-memory", "max-work", "format",  "tensor", "show",
-                                                "wide",  "full",  "against", "against-tensor", "rtol", "atol", "save", "input",
-                                                "plot",  "plot-style", "plot-file"};
-    return names.count(name) > 0;
-}
-
-nlohmann::ordered_json json_value(const std::string& text)
-{
-    if (text.empty()) return nullptr;
-    if (text == "true" || text == "false") return text == "true";
-    char* end = nullptr;
-    errno = 0;
-    const long long whole = std::strtoll(text.c_str(), &end, 10);
-    if (*end == '\0' && errno == 0) return whole;
-    const double number = std::strtod(text.c_str(), &end);
-    if (*end == '\0' && std::isfinite(number)) return number;
-    return text;
-}
-
-// A given value as JSON: a list for an option that takes one (--lengths 3,5,2).
-nlohmann::ordered_json given_value(const CLI::Option& opt, const std::string& text)
-{
-    if (opt.get_expected_max() <= 1 && opt.get_delimiter() == '\0') return json_value(text);
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    std::stringstream in(text);
-    for (std::string part; std::getline(in, part, ',');) list.push_back(json_value(part));
-    return list;
-}
-
-// Every option of the reference command, defaults included, as the subcommand spells it. The
-// subcommand's own parser declares the options and their defaults; the values given are read
-// from the command (plain "--name value" pairs and flags), without running anything.
+// Every option of the reference command, defaults included, as the report's params name and
+// hold them (max_len, resolved), then the seed and dtype it runs at.
 nlohmann::ordered_json reference_params(const std::vector<std::string>& command)
 {
+    const auto invocation = registered(command.front()).invoke();
     CLI::App scratch;
-    scratch.option_defaults()->always_capture_default();
-    setup_of(command.front())(scratch);
-    const CLI::App* sub = scratch.get_subcommand(command.front());
-    std::map<std::string, std::string> given;
-    for (std::size_t i = 1; i < command.size(); ++i) {
-        const CLI::Option* opt = sub->get_option_no_throw(command[i]);
-        if (opt == nullptr) throw std::logic_error("exercise command has an unknown option " + command[i]);
-        given[opt->get_lnames().front()] = opt->get_expected_min() == 0 ? "true" : command[++i];
-    }
-    nlohmann::ordered_json params = nlohmann::ordered_json::object();
-    for (const CLI::Option* opt : sub->get_options()) {
-        if (opt->get_lnames().empty() || output_option(opt->get_lnames().front())) continue;
-        const std::string name = opt->get_lnames().front();
-        const auto it = given.find(name);
-        if (opt->get_expected_min() == 0) params[name] = it != given.end();  // a flag
-        else if (it != given.end()) params[name] = given_value(*opt, it->second);
-        else params[name] = opt->get_default_str() == "[]" ? nlohmann::ordered_json::array() : json_value(opt->get_default_str());
-    }
+    bind_options(scratch, *invocation);
+    std::uint64_t seed = 0;
+    std::string dtype = name_of(DType::float32);
+    scratch.add_option("--seed", seed);
+    scratch.add_option("--dtype", dtype);
+    std::vector<std::string> inputs;  // the exercise's given tensors, not parameters
+    scratch.add_option("--input", inputs);
+    std::vector<std::string> reversed(command.rbegin(), command.rend() - 1);  // as CLI11 takes them
+    scratch.parse(reversed);
+    nlohmann::ordered_json params = detail::params_object(invocation->params());
+    params["seed"] = seed;
+    params["dtype"] = dtype;
     return params;
 }
 

@@ -78,14 +78,8 @@ int main(int argc, char** argv)
                "Run 'attnlab <command> --help' for a command's options.");
 
     attnlab::app::setup_tour(app);
-    attnlab::app::setup_permute(app);
-    attnlab::app::setup_pe(app);
-    attnlab::app::setup_rope(app);
-    attnlab::app::setup_alibi(app);
-    attnlab::app::setup_mask(app);
-    attnlab::app::setup_attend(app);
+    attnlab::app::setup_experiments(app);
     attnlab::app::setup_exercise(app);
-    attnlab::app::setup_bench(app);
 
     try {
         if (argc > 1 && argv[1][0] != '-' && !has_subcommand(app, argv[1])) {

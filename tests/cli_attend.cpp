@@ -78,7 +78,7 @@ TEST_CASE("permute-test: errors")
     expect_usage_error({"permute-test", "--perm", "0,0,1,2,3,4"}, "repeats 0");
     expect_usage_error({"permute-test", "--perm", "0,1,2", "--len", "6"}, "3 entries");
     expect_usage_error({"permute-test", "--perm", "0,1,2,3,4,9"}, "outside 0..5");
-    expect_usage_error({"permute-test", "--example", "--len", "5"}, "--len excludes --example");
+    expect_usage_error({"permute-test", "--example", "--len", "5"}, "--example excludes --len");
     expect_usage_error({"permute-test", "--dim", "6", "--heads", "4"}, "not divisible");
     expect_usage_error({"permute-test", "--mask", "padding"}, "padding not in {none,causal}");
     expect_usage_error({"permute-test", "--trials", "0"}, "--trials");

@@ -48,11 +48,11 @@ TEST_CASE("exercise new: the folder, and exercise.json with every option of the 
     CHECK(j["subcommand"] == "pe");
     CHECK(j["params"]["len"] == 5);
     CHECK(j["params"]["dim"] == 8);
-    CHECK(j["params"]["base"] == 10000);
+    CHECK(j["params"]["base"] == 10000.0);
     CHECK(j["params"]["layout"] == "interleaved");
-    CHECK(j["params"]["max-len"] == 64);
+    CHECK(j["params"]["max_len"] == 64);
     CHECK(j["params"]["embed"] == true);
-    CHECK(j["params"]["scale-embed"] == false);
+    CHECK(j["params"]["scale_embed"] == false);
     CHECK(j["params"]["seed"] == 3);
     CHECK(j["params"]["dtype"] == "float64");
     CHECK_FALSE(j["params"].contains("format"));

@@ -4,7 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace {
@@ -86,5 +88,53 @@ TEST_CASE("README console examples print exactly what the README shows")
         CHECK(r.status == ex.status);
         if (ex.status == 0) CHECK(r.err.empty());
         CHECK(r.out + r.err == ex.expected);
+    }
+}
+
+namespace {
+
+// The README's options table (a unit test holds it to the registered option rows): each
+// command with its flags, in row order.
+std::map<std::string, std::vector<std::string>> readme_options()
+{
+    std::ifstream in(std::string(ATTNLAB_SOURCE_DIR) + "/README.md");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    const auto a = text.find("<!-- options:begin -->"), b = text.find("<!-- options:end -->");
+    REQUIRE(a != std::string::npos);
+    REQUIRE(b != std::string::npos);
+    std::map<std::string, std::vector<std::string>> out;
+    std::stringstream table(text.substr(a, b - a));
+    for (std::string line; std::getline(table, line);) {
+        if (line.rfind("| `", 0) != 0) continue;
+        const auto c1 = line.find('`', 3), f0 = line.find('`', c1 + 1), f1 = line.find('`', f0 + 1);
+        out[line.substr(3, c1 - 3)].push_back(line.substr(f0 + 1, f1 - f0 - 1));
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("every registered option is in its command's --help and in its JSON params, spelled one way")
+{
+    const auto options = readme_options();
+    REQUIRE(options.size() == 7);
+    for (const auto& [command, flags] : options) {
+        CAPTURE(command);
+        const auto help = run_cli({command, "--help"});
+        REQUIRE(help.status == 0);
+        std::vector<std::string> args{command, "--quiet", "--format", "json"};
+        if (command == "bench") args.insert(args.end(), {"--len", "64", "--heads", "2", "--head-dim", "16", "--repeat", "1"});
+        const auto run = run_cli(args);
+        REQUIRE(run.status <= 1);
+        const auto params = nlohmann::json::parse(run.out)["params"];
+        for (const auto& flag : flags) {
+            CAPTURE(flag);
+            CHECK(help.out.find("  " + flag + " ") != std::string::npos);
+            std::string name = flag.substr(2);
+            std::replace(name.begin(), name.end(), '-', '_');
+            CHECK(params.contains(name));
+        }
     }
 }

@@ -48,7 +48,7 @@ TEST_CASE("rope: errors")
     expect_usage_error({"rope", "--scaling", "linear", "--factor", "0.5"}, "--factor must be at least 1");
     expect_usage_error({"rope", "--scaling", "llama3", "--factor", "8"}, "needs --original-len");
     expect_usage_error({"rope", "--factor", "2"}, "apply to a --scaling method");
-    expect_usage_error({"rope", "--example", "--len", "9"}, "--len excludes --example");
+    expect_usage_error({"rope", "--example", "--len", "9"}, "--example excludes --len");
     expect_usage_error({"rope", "--rotary-dim", "12"}, "--rotary-dim");
     expect_usage_error({"rope", "--len", "100000"}, "--show can leave out cache, dots, decay");
 }

@@ -6,6 +6,7 @@
 #include "attnlab/experiments/pe.hpp"
 #include "attnlab/experiments/rope.hpp"
 #include "attnlab/io/npy.hpp"
+#include "attnlab/learner/against.hpp"
 #include "attnlab/learner/compare.hpp"
 
 #include "test_support.hpp"
@@ -53,7 +54,7 @@ Comparison against(const Experiment<P>& e, const P& p, const std::string& file, 
 {
     RunContext ctx;
     ctx.against = AgainstRequest{file, name, {}, {}};
-    const Report r = run_experiment(e, p, ctx);
+    const Report r = run_judged(e, p, ctx);
     REQUIRE(r.against.has_value());
     return *r.against;
 }

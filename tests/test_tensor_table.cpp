@@ -1,38 +1,104 @@
-// The README's table of tensors is generated from the declared tensor lists, and this test
-// holds the two together: a tensor added, renamed or given other axes must reach the README.
-#include "attnlab/experiments/alibi_params.hpp"
-#include "attnlab/experiments/attend_params.hpp"
-#include "attnlab/experiments/mask_params.hpp"
-#include "attnlab/experiments/pe_params.hpp"
-#include "attnlab/experiments/permute_params.hpp"
-#include "attnlab/experiments/rope_params.hpp"
+// The README's tables of tensors and options are generated from the declared tensor lists and
+// the registered option rows, and these tests hold them together: a tensor or an option
+// added, renamed or changed must reach the README. An option has one spelling everywhere: its
+// flag in the README and the reproduce command, its JSON name in the params.
+#include "attnlab/learner/registry.hpp"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 using namespace attnlab;
 
-TEST_CASE("the README's tensor table is the declared tensor lists")
+namespace {
+
+std::string readme_section(const std::string& name)
 {
-    const std::string expected = tensors_markdown({{"permute-test", permute_tensor_infos()},
-                                                   {"pe", pe_tensor_infos()},
-                                                   {"rope", rope_tensor_infos()},
-                                                   {"alibi", alibi_tensor_infos()},
-                                                   {"mask", mask_tensor_infos()},
-                                                   {"attend", attend_tensor_infos()}});
     std::ifstream in(std::string(ATTNLAB_DATA_DIR) + "/../README.md");
     REQUIRE(in.good());
     std::stringstream ss;
     ss << in.rdbuf();
     const std::string readme = ss.str();
-    const std::string begin = "<!-- tensors:begin -->\n", end = "<!-- tensors:end -->";
+    const std::string begin = "<!-- " + name + ":begin -->\n", end = "<!-- " + name + ":end -->";
     const auto a = readme.find(begin), b = readme.find(end);
     REQUIRE(a != std::string::npos);
     REQUIRE(b != std::string::npos);
-    const std::string table = readme.substr(a + begin.size(), b - a - begin.size());
+    return readme.substr(a + begin.size(), b - a - begin.size());
+}
+
+// Sets an option to a value other than its default (valid or not: nothing runs).
+void change(BoundOption o)
+{
+    std::visit([](auto& ref) {
+        using R = std::decay_t<decltype(ref)>;
+        if constexpr (std::is_same_v<R, ChoiceRef>) {
+            const std::string now = ref.get();
+            for (const auto& name : ref.names)
+                if (name != now) return ref.set(name);
+        } else if constexpr (std::is_same_v<R, bool*>) *ref = !*ref;
+        else if constexpr (std::is_same_v<R, std::string*>) *ref += "0";
+        else if constexpr (std::is_same_v<R, std::vector<long>*>) *ref = {1, 2};
+        else if constexpr (std::is_same_v<R, std::optional<long>*>) *ref = 3;
+        else if constexpr (std::is_same_v<R, std::optional<double>*>) *ref = 0.5;
+        else *ref += 1;
+    }, o.ref);
+}
+
+}  // namespace
+
+TEST_CASE("the README's tensor table is the declared tensor lists")
+{
+    std::vector<std::pair<std::string, std::vector<TensorInfo>>> lists;
+    for (const auto& r : registered_experiments())
+        if (!r.tensors.empty()) lists.emplace_back(r.name, r.tensors);
+    const std::string expected = tensors_markdown(lists);
     INFO("the table the README should hold:\n" << expected);
-    CHECK(table == expected);
+    CHECK(readme_section("tensors") == expected);
+}
+
+TEST_CASE("the README's options table is the registered option rows")
+{
+    const std::string expected = options_markdown();
+    INFO("the table the README should hold:\n" << expected);
+    CHECK(readme_section("options") == expected);
+    for (const auto& r : registered_experiments())
+        for (const auto& o : r.invoke()->options()) {
+            CAPTURE(o.flag);
+            CHECK(expected.find("| `" + r.name + "` | `" + o.flag + "` |") != std::string::npos);
+        }
+}
+
+TEST_CASE("every option has one spelling: its JSON name in the params, its flag in the reproduce command")
+{
+    int options = 0;
+    for (const auto& r : registered_experiments()) {
+        CAPTURE(r.name);
+        const auto names = r.invoke()->options();
+        const ParamList params = r.invoke()->params();
+        REQUIRE(params.size() >= names.size());
+        for (std::size_t k = 0; k < names.size(); ++k) {
+            CAPTURE(names[k].flag);
+            CHECK(params[k].first == json_name(names[k].flag));
+            CHECK(params[k].first.find('-') == std::string::npos);
+            auto changed = r.invoke();
+            const auto bound = changed->options();
+            change(bound[k]);
+            const auto args = changed->command();
+            CHECK(args.front() == r.name);
+            CHECK(std::find(args.begin(), args.end(), names[k].flag) != args.end());
+            ++options;
+        }
+        CHECK(r.invoke()->command() == std::vector<std::string>{r.name});  // the defaults need no option
+    }
+    CHECK(options >= 70);
+}
+
+TEST_CASE("an option's JSON name is its flag with dashes as underscores")
+{
+    CHECK(json_name("--max-len") == "max_len");
+    CHECK(json_name("--len") == "len");
+    CHECK(json_name("--high-freq-factor") == "high_freq_factor");
 }

@@ -16,6 +16,7 @@
 #include "attnlab/experiments/mask.hpp"
 #include "attnlab/experiments/pe.hpp"
 #include "attnlab/experiments/permute.hpp"
+#include "attnlab/learner/against.hpp"
 #include "attnlab/experiments/rope.hpp"
 #include "attnlab/io/npy.hpp"
 #include "attnlab/learner/compare.hpp"
@@ -78,7 +79,7 @@ std::optional<Comparison> judge(const Experiment<P>& e, const P& p, DType dtype,
     ctx.dtype = dtype;
     ctx.against = AgainstRequest{file, tensor, {}, {}};
     try {
-        return *run_experiment(e, p, ctx).against;
+        return *run_judged(e, p, ctx).against;
     } catch (const InputError&) {
         return std::nullopt;  // refused: the tolerance would reach the values (the floor)
     }
@@ -259,7 +260,7 @@ TEST_CASE("a learner's attention output: rows must be averages of the visible va
     auto properties = [&](const Tensor& answer) {
         RunContext with = ctx;
         with.against = AgainstRequest{write_form(answer, Form::npy32, "learner"), "out_merged", {}, {}};
-        const Comparison c = *run_experiment(attend_experiment(), p, with).against;
+        const Comparison c = *run_judged(attend_experiment(), p, with).against;
         std::map<std::string, bool> passed;
         for (const Check& check : c.properties) passed[check.name] = check.passed();
         return passed;

@@ -4,32 +4,40 @@ exit 0, 1 or 2, never hang (20 s each), and keep the contract: exit 2 is one std
 an empty stdout, exit 1 names the failed checks, nothing prints "internal error".
 Usage: cli_fuzz.py ATTNLAB [SEED] [RUNS]
 """
+import os
 import random
+import re
 import subprocess
 import sys
 
 A = sys.argv[1]
 rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
 vals = ["0", "1", "2", "3", "-1", "7", "16", "1e9", "nan", "inf", "-inf", "abc", "", "0.5", "4294967296", "2,1,0", "3,0", "1,1"]
-opts = {
- "pe": ["--len", "--dim", "--base", "--layout", "--max-len", "--freq-method", "--embed", "--batch", "--scale-embed", "--shift"],
- "rope": ["--len", "--dim", "--heads", "--batch", "--base", "--style", "--rotary-dim", "--scaling", "--factor", "--original-len", "--beta-fast", "--beta-slow", "--attention-factor", "--low-freq-factor",
-          "--high-freq-factor", "--positions", "--example"],
- "alibi": ["--heads", "--len", "--dim", "--slopes", "--variant"],
- "mask": ["--kind", "--len", "--kv-len", "--align", "--diagonal", "--window", "--batch", "--lengths", "--fill", "--dk", "--multiply", "--softmax"],
- "attend": ["--batch", "--len", "--heads", "--dim", "--kv-len", "--kv-heads", "--scale", "--pe", "--rope-style", "--mask", "--lengths", "--window", "--align", "--softmax",
-            "--positions", "--threads"],
- "permute-test": ["--len", "--dim", "--heads", "--example", "--perm", "--trials", "--no-proj", "--pe", "--mask"],
- "tour": ["--section", "--lang"],
- "bench": ["--kv-heads", "--kv-len", "--head-dim", "--mask", "--repeat", "--threads"],
-}
+
+def registered_options():
+    """Every registered option from the README's options table (a unit test holds the table to
+    the option rows): {command: [flags]}, the choices of each enum option, and the flags."""
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+    text = open(readme, encoding="utf-8").read()
+    table = text[text.index("<!-- options:begin -->"):text.index("<!-- options:end -->")]
+    opts, enums, flags = {}, {}, set()
+    for line in table.splitlines()[3:]:
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        command, flag, takes = cells[0].strip("`"), cells[1].strip("`"), cells[2].replace("\\|", "|")
+        opts.setdefault(command, []).append(flag)
+        if takes == "flag":
+            flags.add(flag)
+        elif not takes.startswith(("whole", "number", "list", "text")):
+            enums.setdefault(flag, set()).update(takes.split("|"))
+    return opts, {k: sorted(v) for k, v in enums.items()}, flags
+
+
+opts, enums, flags = registered_options()
+assert len(opts) >= 7 and sum(map(len, opts.values())) >= 70, "the README's options table is missing"
+opts["tour"] = ["--section", "--lang"]
+enums.update({"--section": ["order", "pe", "rope", "alibi", "mask", "encoder_decoder"], "--lang": ["en", "zh"]})
 # bench's sizes are fixed small (its defaults time a 4096-query run); the rest is random.
 prefix = {"bench": ["--len", "64", "--heads", "2"]}
-enums = {"--layout": ["interleaved", "concat"], "--freq-method": ["exp-log", "pow"], "--style": ["interleaved", "half"], "--scaling": ["none", "linear", "ntk", "dynamic", "yarn", "llama3"],
-         "--slopes": ["paper", "simple"], "--variant": ["symmetric", "causal"], "--kind": ["causal", "padding", "both", "window", "none"], "--align": ["upper-left", "lower-right"],
-         "--softmax": ["plain", "safe"], "--pe": ["none", "sinusoidal", "rope", "alibi"], "--rope-style": ["interleaved", "half"], "--mask": ["none", "causal", "padding", "both", "window"],
-         "--section": ["order", "pe", "rope", "alibi", "mask", "encoder_decoder"], "--lang": ["en", "zh"]}
-flags = {"--embed", "--scale-embed", "--example", "--multiply", "--no-proj"}
 common = [["--dtype", "float64"], ["--dtype", "float16"], ["--dtype", "bfloat16"], ["--format", "json"], ["--format", "csv"], ["--quiet"], ["--tol", "0"], ["--lang", "zh"]]
 bad = 0
 codes = {}

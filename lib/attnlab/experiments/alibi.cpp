@@ -1,8 +1,6 @@
 #include "attnlab/experiments/alibi.hpp"
 
-#include "attnlab/experiments/command_line.hpp"
 #include "attnlab/experiments/inputs.hpp"
-#include "attnlab/learner/against.hpp"
 #include "attnlab/core/attention.hpp"
 #include "attnlab/core/error_model.hpp"
 #include "attnlab/core/measure.hpp"
@@ -455,25 +453,31 @@ std::vector<TensorDecl<AlibiParams>> alibi_tensors()
              [](const AlibiParams& p) { return std::vector<double>{dsize(p.heads), dsize(p.len)}; }, {}, {}}};
 }
 
+std::vector<OptionRow<AlibiParams>> alibi_options()
+{
+    using P = AlibiParams;
+    return {option<P>("--heads", "Heads H (any H >= 1)", &P::heads, whole_range(1, 4096)),
+            option<P>("--len", "Positions L", &P::len, whole_range(1, 1L << 20)),
+            option<P>("--dim", "Per-head dimension d of the random q and k", &P::dim, whole_range(1, 1L << 16)),
+            option<P>("--slopes", "paper: the reference get_slopes (not a power of two: interleaved from 2H); "
+                                  "simple: the articles' 2^(-8(h+1)/H)", &P::slopes),
+            option<P>("--variant", "symmetric: -m|i-j| (the articles, encoder-style); causal: -m(i-j) with the causal mask (the paper)",
+                      &P::variant)};
+}
+
 Experiment<AlibiParams> make_alibi_experiment()
 {
     Experiment<AlibiParams> e;
     e.command = "alibi";
+    e.summary = "ALiBi: per-head slopes, the linear distance bias, and why BLOOM's key-only shortcut is equivalent";
+    e.example = "attnlab alibi --heads 6 --len 16 --format csv --tensor distance_profile";
+    e.options = alibi_options();
     e.main_tensor = "bias";
     e.tensors = alibi_tensors();
     e.validate = [](const AlibiParams& p) {
         if (p.heads < 1) throw InputError(fmt::format("--heads must be at least 1 (got {})", p.heads));
         if (p.len < 1) throw InputError(fmt::format("--len must be at least 1 (got {})", p.len));
         if (p.dim < 1) throw InputError(fmt::format("--dim must be at least 1 (got {})", p.dim));
-    };
-    e.params_json = [](const AlibiParams& p) {
-        nlohmann::ordered_json par;
-        par["heads"] = p.heads;
-        par["len"] = p.len;
-        par["dim"] = p.dim;
-        par["slopes"] = name_of(p.slopes);
-        par["variant"] = name_of(p.variant);
-        return par;
     };
     // The checks' working copies of [H, L, L]: raw scores, two biases, two softmaxes, the flat weights.
     e.scratch_bytes = [](const AlibiParams& p, double elem) {
@@ -487,7 +491,6 @@ Experiment<AlibiParams> make_alibi_experiment()
     e.work_what = [](const AlibiParams& p) { return fmt::format("scores [{}, {}, {}] over d = {}", p.heads, p.len, p.len, p.dim); };
     e.inputs = {"q", "k"};
     e.mistakes = alibi_mistakes();
-    enable_against(e);
     e.f32 = alibi_typed<float>();
     e.f64 = alibi_typed<double>();
     e.f16 = alibi_typed<f16>();
@@ -507,17 +510,7 @@ Report run_alibi(const AlibiParams& p, const RunContext& ctx) { return run_exper
 
 std::vector<TensorInfo> alibi_tensor_infos() { return tensor_infos(alibi_experiment()); }
 
-std::vector<std::string> alibi_command(const AlibiParams& p)
-{
-    const AlibiParams d;
-    CommandLine c("alibi");
-    c.option("--heads", p.heads, d.heads);
-    c.option("--len", p.len, d.len);
-    c.option("--dim", p.dim, d.dim);
-    c.option("--slopes", p.slopes, d.slopes);
-    c.option("--variant", p.variant, d.variant);
-    return c.args();
-}
+std::vector<std::string> alibi_command(const AlibiParams& p) { return command_of(alibi_experiment(), p); }
 
 #define ATTNLAB_ALIBI_INSTANTIATE(T)                                                              \
     template Ten3<T> alibi_bias<T>(const std::vector<double>&, long, long, AlibiVariant, long); \

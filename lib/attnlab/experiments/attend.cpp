@@ -2,9 +2,7 @@
 #include "attnlab/core/error_model.hpp"
 #include "attnlab/experiments/averages.hpp"
 
-#include "attnlab/experiments/command_line.hpp"
 #include "attnlab/experiments/inputs.hpp"
-#include "attnlab/learner/against.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/parallel.hpp"
 #include "attnlab/core/rng.hpp"
@@ -742,38 +740,73 @@ std::vector<TensorDecl<AttendParams>> attend_tensors()
             {"out_merged", bpd, Need::on_demand, bld, {}, {}}};
 }
 
-nlohmann::ordered_json attend_params_json(const AttendParams& p)
+// The params report the sizes the run used (B from --lengths, S = L, H_kv = H by default).
+std::vector<OptionRow<AttendParams>> attend_options()
 {
-    const Resolved r = resolve(p);
-    nlohmann::ordered_json par;
-    par["batch"] = r.batch;
-    par["len"] = r.len;
-    par["kv_len"] = r.kv_len;
-    par["cross_attention"] = r.cross;
-    par["heads"] = p.heads;
-    par["kv_heads"] = r.cfg.kv_heads;
-    par["dim"] = r.dim;
-    par["head_dim"] = head_dim(p);
-    par["pe"] = name_of(p.pe);
-    par["rope_style"] = name_of(p.rope_style);
-    par["mask"] = name_of(p.mask);
-    par["lengths"] = p.lengths;
-    par["positions"] = p.positions.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.positions);
-    par["window"] = p.window ? nlohmann::ordered_json(*p.window) : nullptr;
-    par["align"] = name_of(p.align);
-    par["softmax"] = name_of(p.softmax);
-    par["weight_layout"] = "[in, out]: Q = X W_q (PyTorch's nn.Linear stores the transpose)";
-    return par;
+    using P = AttendParams;
+    std::vector<OptionRow<P>> rows{
+        option<P>("--batch", "Batch size B (default 1, or the number of --lengths)", &P::batch, whole_range(1, kMaxBatch)),
+        option<P>("--len", "Query positions L", &P::len, whole_range(1, 1L << 20)),
+        option<P>("--heads", "Heads H", &P::heads, whole_range(1, 1024)),
+        option<P>("--dim", "Model dimension E, a multiple of H (head dimension d = E/H)", &P::dim, whole_range(1, 1L << 16)),
+        option<P>("--kv-len", "Key/value positions S from a second sequence (cross-attention)", &P::kv_len, whole_range(1, 1L << 20)),
+        option<P>("--kv-heads", "Key/value heads, dividing H (grouped-query; 1 is multi-query)", &P::kv_heads, whole_range(1, 1024)),
+        option<P>("--scale", "Score scale (default 1/sqrt(d))", &P::scale, positive()),
+        option<P>("--pe", "sinusoidal: added to X before the projections; rope: rotates q and k after them; "
+                          "alibi: a bias on the scores", &P::pe),
+        option<P>("--rope-style", "RoPE pairing: interleaved (2i, 2i+1) or half (i, i+d/2)", &P::rope_style),
+        option<P>("--mask", "none|causal|padding|both|window, as in `attnlab mask`", &P::mask),
+        option<P>("--lengths", "Padding: one length per sequence, e.g. 3,5,2", &P::lengths),
+        option<P>("--window", "Window W for --mask window", &P::window),
+        option<P>("--positions", "Each token's position for --pe rope, alibi or sinusoidal (self-attention; any integers, "
+                                 "repeats and gaps included; default 0..L-1); sets --len when that is not given", &P::positions,
+                  whole_range(-kMaxRopePosition, kMaxRopePosition)),
+        option<P>("--align", "Causal triangle when L != S: upper-left (is_causal) or lower-right", &P::align),
+        option<P>("--softmax", "plain (NaN on fully masked rows) or safe (zeros)", &P::softmax),
+        option<P>("--threads", "Threads of the kernel and the projections (0: every core; the results are the same bits)", &P::threads,
+                  whole_range(0, 1024))};
+    rows[12].sets_length_of = "--len";
+    rows[12].reported = [](const P& p) { return list_or_null(p.positions); };
+    rows[0].reported = [](const P& p) { return ParamValue(resolve(p).batch); };
+    rows[1].reported = [](const P& p) { return ParamValue(resolve(p).len); };
+    rows[3].reported = [](const P& p) { return ParamValue(resolve(p).dim); };
+    rows[4].reported = [](const P& p) { return ParamValue(resolve(p).kv_len); };
+    rows[5].reported = [](const P& p) { return ParamValue(resolve(p).cfg.kv_heads); };
+    return rows;
+}
+
+ParamList attend_derived_params(const AttendParams& p)
+{
+    return {{"cross_attention", resolve(p).cross},
+            {"head_dim", head_dim(p)},
+            {"weight_layout", std::string("[in, out]: Q = X W_q (PyTorch's nn.Linear stores the transpose)")}};
+}
+
+// --input positions=FILE is --positions read from a file; the run then holds (and reproduces
+// with) the list itself.
+void adopt_positions(AttendParams& p, RunContext& ctx)
+{
+    const auto given = ctx.inputs.find("positions");
+    if (given == ctx.inputs.end()) return;
+    if (!p.positions.empty()) throw InputError("--positions and --input positions both place the tokens; give one");
+    if (given->second.rank() != 1) throw InputError(fmt::format("--input positions: a list of positions [pos], not a tensor of rank {}", given->second.rank()));
+    p.positions = whole_positions(given->second);
+    if (p.positions.empty()) throw InputError("--input positions: the file holds no position");
+    ctx.inputs.erase(given);
 }
 
 Experiment<AttendParams> make_attend_experiment()
 {
     Experiment<AttendParams> e;
     e.command = "attend";
+    e.summary = "The attention block: X -> Q, K, V -> scores -> weights -> out, with PE, RoPE or ALiBi and masks";
+    e.example = "attnlab attend --len 5 --heads 2 --dim 8 --mask causal --pe rope --show weights,out_merged";
+    e.options = attend_options();
+    e.derived_params = attend_derived_params;
+    e.adopt_inputs = adopt_positions;
     e.main_tensor = "out_merged";
     e.tensors = attend_tensors();
     e.validate = [](const AttendParams& p) { resolve(p); };
-    e.params_json = attend_params_json;
     // The block's own copies (X with PE for queries and keys, the projections before the
     // heads split), once for the run and once for a check's second run, and the checks'
     // typed copies of q, k, v and out.
@@ -797,7 +830,6 @@ Experiment<AttendParams> make_attend_experiment()
     };
     e.inputs = {"x", "x_kv", "w_q", "w_k", "w_v", "q", "k", "v"};
     e.mistakes = attend_mistakes();
-    enable_against(e);
     e.f32 = attend_typed<float>();
     e.f64 = attend_typed<double>();
     e.f16 = attend_typed<f16>();
@@ -813,45 +845,10 @@ const Experiment<AttendParams>& attend_experiment()
     return e;
 }
 
-// --input positions=FILE is --positions read from a file; the run then holds (and reproduces
-// with) the list itself.
-Report run_attend(const AttendParams& p, const RunContext& ctx)
-{
-    const auto given = ctx.inputs.find("positions");
-    if (given == ctx.inputs.end()) return run_experiment(attend_experiment(), p, ctx);
-    if (!p.positions.empty()) throw InputError("--positions and --input positions both place the tokens; give one");
-    if (given->second.rank() != 1) throw InputError(fmt::format("--input positions: a list of positions [pos], not a tensor of rank {}", given->second.rank()));
-    AttendParams placed = p;
-    placed.positions = whole_positions(given->second);
-    if (placed.positions.empty()) throw InputError("--input positions: the file holds no position");
-    RunContext rest = ctx;
-    rest.inputs.erase("positions");
-    return run_experiment(attend_experiment(), placed, rest);
-}
+Report run_attend(const AttendParams& p, const RunContext& ctx) { return run_experiment(attend_experiment(), p, ctx); }
 
 std::vector<TensorInfo> attend_tensor_infos() { return tensor_infos(attend_experiment()); }
 
-std::vector<std::string> attend_command(const AttendParams& p)
-{
-    const AttendParams d;
-    CommandLine c("attend");
-    c.option("--batch", p.batch);
-    c.option("--len", p.len, d.len);
-    c.option("--heads", p.heads, d.heads);
-    c.option("--dim", p.dim, d.dim);
-    c.option("--kv-len", p.kv_len);
-    c.option("--kv-heads", p.kv_heads);
-    c.option("--scale", p.scale);
-    c.option("--pe", p.pe, d.pe);
-    c.option("--rope-style", p.rope_style, d.rope_style);
-    c.option("--mask", p.mask, d.mask);
-    c.option("--lengths", p.lengths);
-    c.option("--positions", p.positions);
-    c.option("--window", p.window);
-    c.option("--align", p.align, d.align);
-    c.option("--softmax", p.softmax, d.softmax);
-    c.option("--threads", static_cast<long>(p.threads), static_cast<long>(d.threads));
-    return c.args();
-}
+std::vector<std::string> attend_command(const AttendParams& p) { return command_of(attend_experiment(), p); }
 
 }  // namespace attnlab

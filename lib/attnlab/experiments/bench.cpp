@@ -7,7 +7,6 @@
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/parallel.hpp"
 #include "attnlab/core/rng.hpp"
-#include "attnlab/experiments/command_line.hpp"
 #include "attnlab/experiments/experiment.hpp"
 
 #include <sys/resource.h>
@@ -175,16 +174,37 @@ std::optional<Check> check_fraction(const BenchParams&, const Run& run, const Ch
                          tr(env, "useful GFLOP/s / GEMM GFLOP/s", "有效 GFLOP/s / GEMM GFLOP/s"), run.measured.at("fraction"), 0.6, Compare::ge);
 }
 
+// The params report the sizes the run used (H_kv = H and S = L by default).
+std::vector<OptionRow<BenchParams>> bench_options()
+{
+    using P = BenchParams;
+    std::vector<OptionRow<P>> rows{option<P>("--batch", "Batch B", &P::batch, whole_range(1, 1L << 16)),
+                                   option<P>("--heads", "Query heads H", &P::heads, whole_range(1, 4096)),
+                                   option<P>("--kv-heads", "Key/value heads (grouped-query attention; default H)", &P::kv_heads, whole_range(1, 4096)),
+                                   option<P>("--len", "Queries L", &P::len, whole_range(1, 1L << 20)),
+                                   option<P>("--kv-len", "Keys S (default L)", &P::kv_len, whole_range(1, 1L << 20)),
+                                   option<P>("--head-dim", "Per-head dimension d", &P::head_dim, whole_range(1, 1L << 14)),
+                                   option<P>("--mask", "none, or causal (upper-left)", &P::mask),
+                                   option<P>("--repeat", "Timed runs; the best is reported", &P::repeat, whole_range(1, 1000)),
+                                   option<P>("--threads", "Threads of the kernel (0: every core)", &P::threads, whole_range(0, 1024))};
+    rows[2].reported = [](const P& p) { return ParamValue(kv_heads(p)); };
+    rows[4].reported = [](const P& p) { return ParamValue(kv_len(p)); };
+    rows[6].only = {"none", "causal"};
+    return rows;
+}
+
 Experiment<BenchParams> make_bench_experiment()
 {
     Experiment<BenchParams> e;
     e.command = "bench";
     e.validate = validate;
-    e.params_json = [](const BenchParams& p) {
-        return nlohmann::ordered_json{{"batch", p.batch}, {"heads", p.heads}, {"kv_heads", kv_heads(p)}, {"len", p.len}, {"kv_len", kv_len(p)},
-                                      {"head_dim", p.head_dim}, {"mask", name_of(p.mask)}, {"repeat", p.repeat}, {"threads", p.threads},
-                                      {"useful_gflop", 2.0 * useful_madds(p) / 1e9}};
-    };
+    e.summary = "Time the attention kernel (checked against the plain-loop reference first) beside this machine's GEMM rate";
+    e.example = "attnlab bench --len 4096 --heads 8 --head-dim 64 --mask causal --format json";
+    e.measurements_help = "Measurements: seconds (best of --repeat), gflops (useful work: the causal half only), sgemm_gflops\n"
+                          "(dgemm for float64) on the same threads in the same run, the kernel's fraction of it,\n"
+                          "max_abs_err_vs_reference (sampled rows), peak_bytes (the process's peak resident memory).";
+    e.options = bench_options();
+    e.derived_params = [](const BenchParams& p) { return ParamList{{"useful_gflop", 2.0 * useful_madds(p) / 1e9}}; };
     // q, k, v and out; the reference's rows; a tile per thread; the GEMM rate's matrices.
     e.scratch_bytes = [](const BenchParams& p, double elem) {
         const double qo = 2.0 * dsize(p.batch) * dsize(p.heads) * dsize(p.len) * dsize(p.head_dim);

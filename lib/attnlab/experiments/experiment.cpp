@@ -48,6 +48,17 @@ nlohmann::ordered_json common_params(const RunContext& ctx)
     return par;
 }
 
+nlohmann::ordered_json params_object(const ParamList& params)
+{
+    nlohmann::ordered_json par = nlohmann::ordered_json::object();
+    for (const auto& [name, value] : params)
+        std::visit([&, &key = name](const auto& v) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) par[key] = nullptr;
+            else par[key] = v;
+        }, value);
+    return par;
+}
+
 void apply_tol(Check& c, const RunContext& ctx)
 {
     const bool upper_bound = c.cmp == Compare::le || c.cmp == Compare::lt;

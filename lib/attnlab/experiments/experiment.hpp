@@ -15,6 +15,7 @@
 #pragma once
 
 #include "attnlab/core/report.hpp"
+#include "attnlab/experiments/options.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -130,11 +131,19 @@ struct Typed {
 template <class P>
 struct Experiment {
     std::string command;
+    std::string summary;  // one line: what it shows (the subcommand's --help)
+    std::string example;  // a command line worth trying, for --help
+    // What --help says in place of the tensor list, for a command that prints no tensors.
+    std::string measurements_help;
     std::string main_tensor;
+    std::vector<OptionRow<P>> options;
     std::vector<TensorDecl<P>> tensors;
     std::function<P(const P&)> resolve;  // fills in what the options imply (null: as given)
     std::function<void(const P&)> validate;
-    std::function<nlohmann::ordered_json(const P&)> params_json;
+    // Turns a given --input into parameters (a file of positions into --positions).
+    std::function<void(P&, RunContext&)> adopt_inputs;
+    // Params the run reports beside its options (head_dim, say).
+    std::function<ParamList(const P&)> derived_params;
     // Work memory beyond the declared tensors, given the bytes of one element.
     std::function<double(const P&, double elem_bytes)> scratch_bytes;
     // Multiply-adds of the compute and the checks (an exp counted as kExpWork), before computing.
@@ -147,8 +156,6 @@ struct Experiment {
     // computed another way needs for a tensor (default 64 eps (1 + max |expected|)).
     std::vector<Mistake<P>> mistakes;
     std::function<double(const P&, const std::string& tensor, double eps, const Tensor& expected)> against_atol;
-    // Set by learner/against.hpp's enable_against(): keeps this header free of file reading.
-    std::function<Comparison(const Experiment&, const P&, const Run&, const RunContext&)> compare;
     Typed<P> f32, f64, f16, bf16;
 
     const Typed<P>& typed(DType dtype) const
@@ -169,7 +176,14 @@ struct Experiment {
     }
 };
 
+// --against's judge, handed to the runner from above (learner/against.hpp's compare_against).
+template <class P>
+using CompareFn = std::function<Comparison(const Experiment<P>&, const P&, const Run&, const RunContext&)>;
+
 namespace detail {
+
+// The params as JSON, in order.
+nlohmann::ordered_json params_object(const ParamList& params);
 
 // The program itself, its libraries and the allocator's slack, before any tensor.
 constexpr double kProcessBytes = 16.0 * 1024 * 1024;
@@ -337,8 +351,40 @@ inline void replace_tensor(Run& run, Tensor t)
     throw std::logic_error("run has no tensor " + t.name + " to replace");
 }
 
+// The options a run was given and the figures they imply, as the report and exercise.json
+// hold them.
 template <class P>
-Report run_experiment(const Experiment<P>& e, const P& given, const RunContext& ctx)
+ParamList params_of(const Experiment<P>& e, const P& p)
+{
+    ParamList out = param_values(e.options, p);
+    if (e.derived_params)
+        for (auto& item : e.derived_params(p)) out.push_back(std::move(item));
+    return out;
+}
+
+// The arguments that reproduce a run with these parameters.
+template <class P>
+std::vector<std::string> command_of(const Experiment<P>& e, const P& p)
+{
+    return command_args(e.command, e.options, p);
+}
+
+template <class P>
+Report run_adopted(const Experiment<P>& e, const P& given, const RunContext& ctx, const CompareFn<P>& compare);
+
+// Runs an experiment; `compare` answers --against (null: the run takes no --against).
+template <class P>
+Report run_experiment(const Experiment<P>& e, const P& given, const RunContext& ctx, const CompareFn<P>& compare = {})
+{
+    if (!e.adopt_inputs) return run_adopted(e, given, ctx, compare);
+    P placed = given;
+    RunContext rest = ctx;
+    e.adopt_inputs(placed, rest);
+    return run_adopted(e, placed, rest, compare);
+}
+
+template <class P>
+Report run_adopted(const Experiment<P>& e, const P& given, const RunContext& ctx, const CompareFn<P>& compare)
 {
     if (!e.typed(ctx.dtype).compute) {
         throw InputError(fmt::format("--dtype {}: {} runs in float32 and float64 only", name_of(ctx.dtype), e.command));
@@ -360,12 +406,13 @@ Report run_experiment(const Experiment<P>& e, const P& given, const RunContext& 
     const Typed<P>& typed = e.typed(ctx.dtype);
     Run run = typed.compute(p, plan);
     report.params = detail::common_params(ctx);
-    report.params.update(e.params_json(p));
+    report.params.update(detail::params_object(params_of(e, p)));
     report.params.update(run.derived);
     report.measurements = run.measurements;
     std::vector<Check> untestable;
     report.checks = run_checks(typed.checks, p, run, ctx, &untestable);
-    if (ctx.against && e.compare) report.against = e.compare(e, p, run, ctx);
+    if (ctx.against && !compare) throw std::logic_error(e.command + " was run with --against and no judge");
+    if (ctx.against) report.against = compare(e, p, run, ctx);
     const CheckEnv env{ctx.dtype, eps_of(ctx.dtype), ctx.seed, ctx.lang};
     for (const auto& note : typed.notes)
         if (auto text = note(p, run, env)) report.notes.push_back(std::move(*text));

@@ -1,10 +1,9 @@
 #include "attnlab/experiments/mask.hpp"
 
+#include "attnlab/core/error_model.hpp"
 #include "attnlab/core/half.hpp"
 
-#include "attnlab/experiments/command_line.hpp"
 #include "attnlab/experiments/inputs.hpp"
-#include "attnlab/learner/against.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
 
@@ -724,36 +723,55 @@ std::vector<Mistake<MaskParams>> mask_mistakes()
              [](const MaskParams&, const Run& run) { return complement(run.at("attn_mask_bool")); }}};
 }
 
-nlohmann::ordered_json mask_params_json(const MaskParams& p)
+// The params report the values the run used: --len, --kv-len, --align, --diagonal and --batch
+// resolved from their defaults.
+std::vector<OptionRow<MaskParams>> mask_options()
 {
-    const MaskSpec m = mask_spec(p);
-    nlohmann::ordered_json par;
-    par["kind"] = name_of(m.kind);
-    par["len"] = m.queries;
-    par["kv_len"] = m.keys;
-    par["batch"] = batch_of(p, m);
-    par["lengths"] = m.lengths;
-    par["align"] = name_of(m.align);
-    par["diagonal"] = m.diagonal;
-    par["window"] = m.kind == MaskKind::window ? nlohmann::ordered_json(m.window) : nullptr;
-    par["fill"] = p.fill;
-    par["dk"] = p.dk;
-    par["multiply"] = p.multiply;
-    par["softmax"] = name_of(p.softmax);
-    return par;
+    using P = MaskParams;
+    std::vector<OptionRow<P>> rows{
+        option<P>("--kind", "causal: the decoder's triangle; padding: hide keys past each length; both: "
+                            "the two combined; window: causal within the last W keys", &P::kind),
+        option<P>("--len", "Query positions L (default 5, or the longest of --lengths)", &P::len, whole_range(1, 1L << 20)),
+        option<P>("--kv-len", "Key positions S when they differ from L (cache, cross-attention)", &P::kv_len, whole_range(1, 1L << 20)),
+        option<P>("--align", "Where the triangle sits when L != S: upper-left (is_causal) or lower-right "
+                             "(decoding after cached keys); default upper-left", &P::align),
+        option<P>("--diagonal", "torch.triu's diagonal: keys j - i >= k are hidden (default 1; 0 also hides the diagonal)",
+                  &P::diagonal, whole_range(-(1L << 20), 1L << 20)),
+        option<P>("--window", "Window W for --kind window: query i sees keys i-W+1..i", &P::window),
+        option<P>("--batch", "Sequences in the batch for causal and window (default 1)", &P::batch, whole_range(1, kMaxBatch)),
+        option<P>("--lengths", "Padding: one length per sequence, e.g. 3,5,2", &P::lengths),
+        option<P>("--fill", "Value at hidden positions: -inf, -1e9 or another number <= 0", &P::fill),
+        option<P>("--dk", "d_k of the random q and k; scores are q k^T / sqrt(d_k)", &P::dk, whole_range(1, 1L << 16)),
+        option<P>("--multiply", "Also show the wrong way: scores * (0/1 mask), and the mass it leaks", &P::multiply),
+        option<P>("--softmax", "plain: a fully masked row becomes NaN (PyTorch's softmax); safe: zeros "
+                               "(scaled_dot_product_attention since PyTorch 2.5)", &P::softmax)};
+    auto report = [&rows](const char* flag, std::function<ParamValue(const P&, const MaskSpec&)> value) {
+        for (auto& r : rows)
+            if (r.flag == flag) r.reported = [value](const P& p) { return value(p, mask_spec(p)); };
+    };
+    report("--len", [](const P&, const MaskSpec& m) { return ParamValue(m.queries); });
+    report("--kv-len", [](const P&, const MaskSpec& m) { return ParamValue(m.keys); });
+    report("--align", [](const P&, const MaskSpec& m) { return ParamValue(name_of(m.align)); });
+    report("--diagonal", [](const P&, const MaskSpec& m) { return ParamValue(m.diagonal); });
+    report("--window", [](const P&, const MaskSpec& m) { return m.kind == MaskKind::window ? ParamValue(m.window) : ParamValue(); });
+    report("--batch", [](const P& p, const MaskSpec& m) { return ParamValue(batch_of(p, m)); });
+    report("--lengths", [](const P&, const MaskSpec& m) { return ParamValue(m.lengths); });
+    return rows;
 }
 
 Experiment<MaskParams> make_mask_experiment()
 {
     Experiment<MaskParams> e;
     e.command = "mask";
+    e.summary = "Causal, padding and sliding-window masks: exact zeros, the two boolean conventions, fully masked rows";
+    e.example = "attnlab mask --kind both --lengths 3,5,2 --show mask,weights";
+    e.options = mask_options();
     e.main_tensor = "mask";
     e.tensors = mask_tensors();
     e.validate = [](const MaskParams& p) {
         const MaskSpec m = mask_spec(p);
         if (batch_of(p, m) < 1) throw InputError(fmt::format("--batch must be at least 1 (got {})", batch_of(p, m)));
     };
-    e.params_json = mask_params_json;
     // Working copies of [B, L, S] in the checks and notes (perturbed scores, the other
     // conventions' weights, the fills of the note), and the random q and k.
     e.scratch_bytes = [](const MaskParams& p, double elem) {
@@ -774,7 +792,6 @@ Experiment<MaskParams> make_mask_experiment()
     };
     e.inputs = {"scores"};
     e.mistakes = mask_mistakes();
-    enable_against(e);
     e.f32 = mask_typed<float>();
     e.f64 = mask_typed<double>();
     e.f16 = mask_typed<f16>();
@@ -794,24 +811,7 @@ Report run_mask(const MaskParams& p, const RunContext& ctx) { return run_experim
 
 std::vector<TensorInfo> mask_tensor_infos() { return tensor_infos(mask_experiment()); }
 
-std::vector<std::string> mask_command(const MaskParams& p)
-{
-    const MaskParams d;
-    CommandLine c("mask");
-    c.option("--kind", p.kind, d.kind);
-    c.option("--len", p.len);
-    c.option("--kv-len", p.kv_len);
-    c.option("--align", p.align);
-    c.option("--diagonal", p.diagonal);
-    c.option("--window", p.window);
-    c.option("--batch", p.batch);
-    c.option("--lengths", p.lengths);
-    c.option("--fill", p.fill, d.fill);
-    c.option("--dk", p.dk, d.dk);
-    c.flag("--multiply", p.multiply);
-    c.option("--softmax", p.softmax, d.softmax);
-    return c.args();
-}
+std::vector<std::string> mask_command(const MaskParams& p) { return command_of(mask_experiment(), p); }
 
 #define ATTNLAB_MASK_INSTANTIATE(T)                                                                                \
     template Mat<T> causal_reference_tril<T>(long, long, Align, T);                                                \

@@ -1,9 +1,8 @@
 #include "attnlab/experiments/pe.hpp"
 
-#include "attnlab/experiments/command_line.hpp"
 #include "attnlab/experiments/precision.hpp"
 #include "attnlab/experiments/inputs.hpp"
-#include "attnlab/learner/against.hpp"
+#include "attnlab/core/error_model.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
 
@@ -681,27 +680,31 @@ std::vector<Mistake<PeParams>> pe_mistakes()
              [](const PeParams& p, const Run& run) { return p.scale_embed ? Tensor{} : embedded_with(p, run, std::sqrt(dsize(p.dim))); }}};
 }
 
-nlohmann::ordered_json pe_params_json(const PeParams& p)
+std::vector<OptionRow<PeParams>> pe_options()
 {
-    nlohmann::ordered_json par;
-    par["len"] = p.len;
-    par["dim"] = p.dim;
-    par["base"] = p.base;
-    par["layout"] = name_of(p.layout);
-    par["max_len"] = p.max_len;
-    par["freq_method"] = name_of(p.freq_method);
-    par["embed"] = p.embed;
-    par["batch"] = p.batch;
-    par["scale_embed"] = p.scale_embed;
-    par["shift"] = p.shift;
-    return par;
+    using P = PeParams;
+    return {option<P>("--len", "Positions L", &P::len, whole_range(1, 1L << 24)),
+            option<P>("--dim", "Encoding dimension D (even)", &P::dim, whole_range(2, 1L << 24)),
+            option<P>("--base", "Base of the frequencies w_i = base^(-2i/D)", &P::base, positive()),
+            option<P>("--layout", "interleaved: sin/cos alternate (the paper); concat: [sin | cos] halves, "
+                                  "w_i = base^(-i/(D/2-1)) (tensor2tensor, fairseq)", &P::layout),
+            option<P>("--max-len", "Precompute this many rows and slice the first L, as the articles' module (0: L)", &P::max_len,
+                      whole_range(0, 1L << 24)),
+            option<P>("--freq-method", "exp-log: exp(2i * -ln(base)/D); pow: 1/base^(2i/D)", &P::freq_method),
+            option<P>("--embed", "Also build a random embedding X [batch, pos, dim] and H = X + PE", &P::embed),
+            option<P>("--batch", "Batch size B of X, with --embed", &P::batch, whole_range(1, 1L << 20)),
+            option<P>("--scale-embed", "H = sqrt(D)*X + PE, as the original Transformer", &P::scale_embed),
+            option<P>("--shift", "Offset k of the relative-shift check", &P::shift, whole_range(1, 1L << 24))};
 }
 
 Experiment<PeParams> make_pe_experiment()
 {
     Experiment<PeParams> e;
     e.command = "pe";
+    e.summary = "Sinusoidal positional encoding: the table, its frequencies, and why relative shifts are linear";
+    e.example = "attnlab pe --len 50 --dim 16 --format csv > pe.csv";
     e.main_tensor = "pe";
+    e.options = pe_options();
     e.tensors = pe_tensors();
     e.resolve = [](const PeParams& given) {
         PeParams p = given;
@@ -709,7 +712,6 @@ Experiment<PeParams> make_pe_experiment()
         return p;
     };
     e.validate = [](const PeParams& p) { validate(p); };
-    e.params_json = pe_params_json;
     // The precomputed table, the directly computed one and the other layout's, in T.
     e.scratch_bytes = [](const PeParams& p, double elem) { return (2.0 * dsize(p.max_len) + 3.0 * dsize(p.len)) * dsize(p.dim) * elem; };
     // Tables (sin and cos at about 20 each), the two budgeted all-pairs checks, the embedding.
@@ -725,7 +727,6 @@ Experiment<PeParams> make_pe_experiment()
     e.against_atol = [](const PeParams& p, const std::string& tensor, double eps, const Tensor& expected) {
         return tensor == "pe" ? 4.0 * eps * (4.0 * dsize(p.len) + 8.0) : 64.0 * eps * (1.0 + max_abs(expected));
     };
-    enable_against(e);
     e.f32 = pe_typed<float>();
     e.f64 = pe_typed<double>();
     e.f16 = pe_typed<f16>();
@@ -745,22 +746,7 @@ Report run_pe(const PeParams& p, const RunContext& ctx) { return run_experiment(
 
 std::vector<TensorInfo> pe_tensor_infos() { return tensor_infos(pe_experiment()); }
 
-std::vector<std::string> pe_command(const PeParams& p)
-{
-    const PeParams d;
-    CommandLine c("pe");
-    c.option("--len", p.len, d.len);
-    c.option("--dim", p.dim, d.dim);
-    c.option("--base", p.base, d.base);
-    c.option("--layout", p.layout, d.layout);
-    c.option("--max-len", p.max_len, d.max_len);
-    c.option("--freq-method", p.freq_method, d.freq_method);
-    c.flag("--embed", p.embed);
-    c.option("--batch", p.batch, d.batch);
-    c.flag("--scale-embed", p.scale_embed);
-    c.option("--shift", p.shift, d.shift);
-    return c.args();
-}
+std::vector<std::string> pe_command(const PeParams& p) { return command_of(pe_experiment(), p); }
 
 #define ATTNLAB_PE_INSTANTIATE(T)                                                        \
     template Vec<T> pe_frequencies<T>(long, double, PeLayout, FreqMethod);               \

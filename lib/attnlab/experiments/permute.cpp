@@ -1,11 +1,10 @@
 #include "attnlab/experiments/permute.hpp"
 
-#include "attnlab/experiments/command_line.hpp"
+#include "attnlab/core/error_model.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/io/embedded.hpp"
 #include "attnlab/experiments/inputs.hpp"
 #include "attnlab/io/npy.hpp"
-#include "attnlab/learner/against.hpp"
 #include "attnlab/core/rng.hpp"
 
 #include <fmt/format.h>
@@ -421,27 +420,37 @@ std::vector<TensorDecl<PermuteParams>> permute_tensors()
             {"weights_perm", {"head", "query", "key"}, Need::always, hll, {}, {}}};
 }
 
+std::vector<OptionRow<PermuteParams>> permute_options()
+{
+    using P = PermuteParams;
+    std::vector<OptionRow<P>> rows{
+        option<P>("--example", "The articles' example: n = 4, d = 8, permutation 2,1,0,3 (fixes --len and --dim)", &P::example),
+        option<P>("--len", "Positions L", &P::len, whole_range(1, 4096)),
+        option<P>("--dim", "Model dimension E", &P::dim, whole_range(1, 4096)),
+        option<P>("--heads", "Heads H (E must be a multiple)", &P::heads, whole_range(1, 64)),
+        option<P>("--perm", "The permutation, e.g. 2,1,0,3 (row i of PX is row perm[i] of X; it sets --len); default random", &P::perm),
+        option<P>("--trials", "Random permutations to try; the worst is reported", &P::trials, whole_range(1, 10000)),
+        option<P>("--no-proj", "No W_q, W_k, W_v: Softmax(X X^T) X, the articles' projection-free form", &P::no_proj),
+        option<P>("--pe", "Position information: with any, the order matters", &P::pe),
+        option<P>("--mask", "none or causal (a causal mask also breaks equivariance)", &P::mask)};
+    rows[0].excludes = {"--len", "--dim"};
+    rows[4].sets_length_of = "--len";
+    rows[8].only = {"none", "causal"};
+    return rows;
+}
+
 Experiment<PermuteParams> make_permute_experiment()
 {
     Experiment<PermuteParams> e;
     e.command = "permute-test";
+    e.summary = "Order blindness: without positions, permuting the input only permutes the output";
+    e.example = "attnlab permute-test --example --no-proj";
+    e.options = permute_options();
     e.main_tensor = "out_perm";
     e.tensors = permute_tensors();
     e.inputs = {"x", "w_q", "w_k", "w_v"};
     e.resolve = resolve;
     e.validate = validate;
-    e.params_json = [](const PermuteParams& p) {
-        nlohmann::ordered_json par;
-        par["len"] = p.len;
-        par["dim"] = p.dim;
-        par["heads"] = p.heads;
-        par["example"] = p.example;
-        par["trials"] = p.trials;
-        par["no_proj"] = p.no_proj;
-        par["pe"] = name_of(p.pe);
-        par["mask"] = name_of(p.mask);
-        return par;
-    };
     // Two block runs alive at once (the base and a trial), each with x, q, k, v, the scores
     // and weights [H, L, L], and the weights [E, E]; then the same in float64 for the measured
     // rounding (measure_rounding).
@@ -461,7 +470,6 @@ Experiment<PermuteParams> make_permute_experiment()
         return fmt::format("{} block runs over [{}, {}]", trial_count(p) + 1, p.len, p.dim);
     };
     e.mistakes = permute_mistakes();
-    enable_against(e);
     e.f32 = permute_typed<float>();
     e.f64 = permute_typed<double>();
     e.f16 = permute_typed<f16>();
@@ -481,22 +489,6 @@ Report run_permute(const PermuteParams& p, const RunContext& ctx) { return run_e
 
 std::vector<TensorInfo> permute_tensor_infos() { return tensor_infos(permute_experiment()); }
 
-std::vector<std::string> permute_command(const PermuteParams& p)
-{
-    const PermuteParams d;
-    CommandLine c("permute-test");
-    c.flag("--example", p.example);
-    if (!p.example) {
-        c.option("--len", p.len, d.len);
-        c.option("--dim", p.dim, d.dim);
-    }
-    c.option("--heads", p.heads, d.heads);
-    c.option("--perm", p.perm);
-    c.option("--trials", p.trials, d.trials);
-    c.flag("--no-proj", p.no_proj);
-    c.option("--pe", p.pe, d.pe);
-    c.option("--mask", p.mask, d.mask);
-    return c.args();
-}
+std::vector<std::string> permute_command(const PermuteParams& p) { return command_of(permute_experiment(), p); }
 
 }  // namespace attnlab

@@ -1,9 +1,8 @@
 #include "attnlab/experiments/rope.hpp"
 
-#include "attnlab/experiments/command_line.hpp"
 #include "attnlab/experiments/precision.hpp"
 #include "attnlab/experiments/inputs.hpp"
-#include "attnlab/learner/against.hpp"
+#include "attnlab/core/error_model.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
 
@@ -916,41 +915,51 @@ std::vector<Mistake<RopeParams>> rope_mistakes()
     return out;
 }
 
-nlohmann::ordered_json rope_params_json(const RopeParams& p)
+std::vector<OptionRow<RopeParams>> rope_options()
 {
-    nlohmann::ordered_json par;
-    par["len"] = p.len;
-    par["dim"] = p.dim;
-    par["heads"] = p.heads;
-    par["batch"] = p.batch;
-    par["base"] = p.base;
-    par["style"] = name_of(p.style);
-    par["rotary_dim"] = rotary(p);
-    par["scaling"] = name_of(p.scaling.method);
-    par["factor"] = p.scaling.factor ? nlohmann::ordered_json(*p.scaling.factor) : nullptr;
-    par["original_len"] = p.scaling.original_len ? nlohmann::ordered_json(*p.scaling.original_len) : nullptr;
-    if (p.scaling.method == RopeScaling::yarn) {
-        par["beta_fast"] = p.scaling.beta_fast;
-        par["beta_slow"] = p.scaling.beta_slow;
-    }
-    if (p.scaling.method == RopeScaling::llama3) {
-        par["low_freq_factor"] = p.scaling.low_freq_factor;
-        par["high_freq_factor"] = p.scaling.high_freq_factor;
-    }
-    par["example"] = p.example;
-    par["positions"] = p.positions.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.positions);
-    return par;
+    using P = RopeParams;
+    auto scaling = [](auto member) { return [member](P& p) -> auto& { return p.scaling.*member; }; };
+    using S = RopeScalingParams;
+    std::vector<OptionRow<P>> rows{
+        option<P>("--example", "The articles' example: d = 4, 5 positions, every query (1, 0, 1, 0)", &P::example),
+        option<P>("--len", "Positions L", &P::len, whole_range(1, 1L << 22)),
+        option<P>("--dim", "Per-head dimension d (even)", &P::dim, whole_range(2, 1L << 16)),
+        option<P>("--heads", "Heads H", &P::heads, whole_range(1, 1024)),
+        option<P>("--batch", "Batch size B", &P::batch, whole_range(1, 1024)),
+        option<P>("--base", "Base of theta_i = base^(-2i/r)", &P::base, positive()),
+        option<P>("--style", "interleaved: pairs (2i, 2i+1) (RoFormer, GPT-J, the articles); half: (i, i+r/2) "
+                             "(rotate_half: GPT-NeoX, Llama, Hugging Face)", &P::style),
+        option<P>("--rotary-dim", "Rotate only the first r dimensions (even; default d)", &P::rotary_dim, whole_range(2, 1L << 16)),
+        option<P>("--scaling", "Context extension: none|linear|ntk|dynamic|yarn|llama3", scaling(&S::method)),
+        option<P>("--factor", "Scaling factor s (>= 1), for every method but none", scaling(&S::factor), positive()),
+        option<P>("--original-len", "Context L0 the model was trained on (dynamic, yarn, llama3)", scaling(&S::original_len)),
+        option<P>("--beta-fast", "yarn: pairs turning more often than this over L0 keep theta", scaling(&S::beta_fast), positive()),
+        option<P>("--beta-slow", "yarn: pairs turning less often than this are interpolated", scaling(&S::beta_slow), positive()),
+        option<P>("--attention-factor", "yarn: override 0.1 ln(s) + 1", scaling(&S::attention_factor), positive()),
+        option<P>("--low-freq-factor", "llama3: wavelengths above L0/this are divided by s", scaling(&S::low_freq_factor), positive()),
+        option<P>("--high-freq-factor", "llama3: wavelengths below L0/this keep theta", scaling(&S::high_freq_factor), positive()),
+        option<P>("--positions", "Each token's position, comma-separated (any integers, repeats and gaps included; "
+                                 "default 0..L-1); sets --len when that is not given", &P::positions,
+                  whole_range(-kMaxRopePosition, kMaxRopePosition))};
+    rows[0].excludes = {"--len", "--dim", "--heads", "--batch", "--rotary-dim", "--positions"};
+    for (auto& r : rows)
+        if (r.flag == "--rotary-dim") r.reported = [](const P& p) { return ParamValue(rotary(p)); };
+    rows.back().sets_length_of = "--len";
+    rows.back().reported = [](const P& p) { return list_or_null(p.positions); };
+    return rows;
 }
 
 Experiment<RopeParams> make_rope_experiment()
 {
     Experiment<RopeParams> e;
     e.command = "rope";
+    e.summary = "Rotary position embedding: both pairings, scaling methods, and q_m.k_n depending on m - n alone";
+    e.example = "attnlab rope --len 64 --dim 16 --format csv --tensor dots";
     e.main_tensor = "q_rot";
+    e.options = rope_options();
     e.tensors = rope_tensors();
     e.resolve = resolve;
     e.validate = validate;
-    e.params_json = rope_params_json;
     // The checks' working copies: the inverse rotation and q_rot as T, the caches.
     e.scratch_bytes = [](const RopeParams& p, double elem) {
         return (2.0 * dsize(p.batch) * dsize(p.heads) * dsize(p.dim) + 4.0 * dsize(rotary(p))) * dsize(p.len) * elem;
@@ -967,7 +976,6 @@ Experiment<RopeParams> make_rope_experiment()
     e.work_what = [](const RopeParams& p) { return fmt::format("q, k [{}, {}, {}, {}] and dots [{}, {}]", p.batch, p.heads, p.len, p.dim, p.len, p.len); };
     e.inputs = {"q", "k", "positions"};
     e.mistakes = rope_mistakes();
-    enable_against(e);
     e.f32 = rope_typed<float>();
     e.f64 = rope_typed<double>();
     e.f16 = rope_typed<f16>();
@@ -987,32 +995,7 @@ Report run_rope(const RopeParams& p, const RunContext& ctx) { return run_experim
 
 std::vector<TensorInfo> rope_tensor_infos() { return tensor_infos(rope_experiment()); }
 
-std::vector<std::string> rope_command(const RopeParams& p)
-{
-    const RopeParams d;
-    CommandLine c("rope");
-    c.flag("--example", p.example);
-    if (!p.example) {
-        c.option("--len", p.len, d.len);
-        c.option("--dim", p.dim, d.dim);
-        c.option("--heads", p.heads, d.heads);
-        c.option("--batch", p.batch, d.batch);
-        c.option("--rotary-dim", p.rotary_dim);
-        c.option("--positions", p.positions);
-    }
-    c.option("--base", p.base, d.base);
-    c.option("--style", p.style, d.style);
-    const auto &s = p.scaling, &ds = d.scaling;
-    c.option("--scaling", s.method, ds.method);
-    c.option("--factor", s.factor);
-    c.option("--original-len", s.original_len);
-    c.option("--beta-fast", s.beta_fast, ds.beta_fast);
-    c.option("--beta-slow", s.beta_slow, ds.beta_slow);
-    c.option("--attention-factor", s.attention_factor);
-    c.option("--low-freq-factor", s.low_freq_factor, ds.low_freq_factor);
-    c.option("--high-freq-factor", s.high_freq_factor, ds.high_freq_factor);
-    return c.args();
-}
+std::vector<std::string> rope_command(const RopeParams& p) { return command_of(rope_experiment(), p); }
 
 #define ATTNLAB_ROPE_INSTANTIATE(T)                                                                     \
     template RopeFrequencies rope_frequencies<T>(long, double, const RopeScalingParams&, long);        \

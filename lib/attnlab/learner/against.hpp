@@ -204,13 +204,11 @@ Comparison compare_against(const Experiment<P>& e, const P& p, const Run& run, c
     return c;
 }
 
-// Lets an experiment answer --against.
+// Runs an experiment that answers --against.
 template <class P>
-void enable_against(Experiment<P>& e)
+Report run_judged(const Experiment<P>& e, const P& p, const RunContext& ctx)
 {
-    e.compare = [](const Experiment<P>& self, const P& p, const Run& run, const RunContext& ctx) {
-        return compare_against(self, p, run, ctx);
-    };
+    return run_experiment(e, p, ctx, CompareFn<P>(compare_against<P>));
 }
 
 }  // namespace attnlab

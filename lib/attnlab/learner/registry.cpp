@@ -1,0 +1,103 @@
+// The one list of experiments.
+//
+// How to add an experiment `foo` (README, "How to add an experiment"): write
+// experiments/foo_params.hpp and foo.cpp (`foo_experiment()`: option rows, tensors, checks,
+// mistakes), add foo.cpp to CMakeLists.txt and `entry(foo_experiment())` below, then its tests
+// and README section. The app binds the options; the runner does the rest.
+#include "attnlab/learner/registry.hpp"
+
+#include "attnlab/experiments/alibi.hpp"
+#include "attnlab/experiments/attend.hpp"
+#include "attnlab/experiments/bench.hpp"
+#include "attnlab/experiments/mask.hpp"
+#include "attnlab/experiments/pe.hpp"
+#include "attnlab/experiments/permute.hpp"
+#include "attnlab/experiments/rope.hpp"
+#include "attnlab/learner/against.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <stdexcept>
+
+namespace attnlab {
+
+namespace {
+
+template <class P>
+class Bound final : public Invocation {
+public:
+    explicit Bound(const Experiment<P>& e) : e_(e) {}
+    std::vector<BoundOption> options() override
+    {
+        std::vector<BoundOption> out;
+        for (const auto& r : e_.options) out.push_back({r.flag, r.help, r.field(p_), r.limits, r.only, r.excludes, r.sets_length_of});
+        return out;
+    }
+    std::vector<std::string> command() const override { return command_of(e_, p_); }
+    ParamList params() const override { return params_of(e_, e_.resolve ? e_.resolve(p_) : p_); }
+    Report run(const RunContext& ctx) const override { return run_judged(e_, p_, ctx); }
+
+private:
+    const Experiment<P>& e_;
+    P p_;
+};
+
+template <class P>
+Registered entry(const Experiment<P>& e)
+{
+    return {e.command, e.summary, e.example, e.measurements_help, tensor_infos(e),
+            [&e] { return std::unique_ptr<Invocation>(new Bound<P>(e)); }};
+}
+
+}  // namespace
+
+const std::vector<Registered>& registered_experiments()
+{
+    static const std::vector<Registered> list{entry(permute_experiment()), entry(pe_experiment()),    entry(rope_experiment()),
+                                              entry(alibi_experiment()),   entry(mask_experiment()),  entry(attend_experiment()),
+                                              entry(bench_experiment())};
+    return list;
+}
+
+const Registered& registered(const std::string& name)
+{
+    for (const auto& r : registered_experiments())
+        if (r.name == name) return r;
+    throw std::out_of_range("no experiment named " + name);
+}
+
+std::string option_takes(const BoundOption& o)
+{
+    const std::string range = o.limits.kind == Limits::Kind::whole_range ? fmt::format(" {}..{}", o.limits.lo, o.limits.hi) : "";
+    if (std::holds_alternative<bool*>(o.ref)) return "flag";
+    if (const auto* c = std::get_if<ChoiceRef>(&o.ref)) return fmt::format("{}", fmt::join(o.only.empty() ? c->names : o.only, "|"));
+    if (std::holds_alternative<std::vector<long>*>(o.ref)) return "list of whole numbers" + range;
+    if (std::holds_alternative<std::string*>(o.ref)) return "text";
+    const bool real = std::holds_alternative<double*>(o.ref) || std::holds_alternative<std::optional<double>*>(o.ref);
+    if (real) return o.limits.kind == Limits::Kind::positive ? "number > 0" : "number";
+    return "whole number" + range;
+}
+
+std::string option_default(const BoundOption& o) { return detail::spelled(o.ref).value_or(""); }
+
+std::string options_markdown()
+{
+    auto cell = [](std::string text) {
+        std::string out;
+        for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+        return out;
+    };
+    std::string out = "| command | option | takes | default | what it sets |\n| --- | --- | --- | --- | --- |\n";
+    for (const auto& r : registered_experiments()) {
+        const auto invocation = r.invoke();
+        for (const auto& o : invocation->options()) {
+            const std::string def = option_default(o);
+            out += fmt::format("| `{}` | `{}` | {} | {} | {} |\n", r.name, o.flag, cell(option_takes(o)), def.empty() ? "" : "`" + def + "`",
+                               cell(o.help));
+        }
+    }
+    return out;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,60 @@
+// Every experiment, registered once: the app binds each one's options and runs it, the
+// README's options table and the tests read the same list. How to add an experiment is at the
+// top of registry.cpp.
+#pragma once
+
+#include "attnlab/core/report.hpp"
+#include "attnlab/experiments/options.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnlab {
+
+// One option of a command, bound to the parameters of one invocation.
+struct BoundOption {
+    std::string flag, help;
+    OptionRef ref;
+    Limits limits;
+    std::vector<std::string> only, excludes;
+    std::string sets_length_of;
+};
+
+// One run's parameters, with its options bound to them.
+class Invocation {
+public:
+    virtual ~Invocation() = default;
+    virtual std::vector<BoundOption> options() = 0;
+    // The arguments that reproduce the run, and its parameters as the report holds them.
+    virtual std::vector<std::string> command() const = 0;
+    virtual ParamList params() const = 0;
+    // Runs it, --against included.
+    virtual Report run(const RunContext& ctx) const = 0;
+};
+
+struct Registered {
+    std::string name;
+    std::string summary;
+    std::string example;
+    std::string measurements_help;  // bench: what it reports, in place of tensors
+    std::vector<TensorInfo> tensors;
+    std::function<std::unique_ptr<Invocation>()> invoke;  // the defaults, ready to be given options
+};
+
+// In the order --help lists them.
+const std::vector<Registered>& registered_experiments();
+// Throws std::out_of_range for a name that is not registered.
+const Registered& registered(const std::string& name);
+
+// What an option takes, as --help and the README say it: "whole number 1..4096",
+// "number > 0", "interleaved|half", "flag", "list of whole numbers", "text".
+std::string option_takes(const BoundOption& o);
+// Its default as the command line spells it ("" for none: an optional left out, a flag off).
+std::string option_default(const BoundOption& o);
+// The README's table of every registered option (tests/test_tensor_table.cpp holds the two
+// together; tests/python/cli_fuzz.py draws its command lines from it).
+std::string options_markdown();
+
+}  // namespace attnlab
