@@ -3,6 +3,7 @@
 #include "common.hpp"
 
 #include "attnlab/experiments/tour.hpp"
+#include "attnlab/render/tour.hpp"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,4 +1,5 @@
 #include "attnlab/experiments/tour.hpp"
+#include "attnlab/render/tour.hpp"
 #include "attnlab/render/render.hpp"
 
 #include <doctest/doctest.h>

@@ -1,4 +1,5 @@
 #include "attnlab/core/report.hpp"
+#include "attnlab/core/tour_report.hpp"
 
 #include "attnlab/core/error_model.hpp"
 
@@ -232,6 +233,11 @@ void require_memory(double bytes, const RunContext& ctx, const std::string& what
         throw InputError(fmt::format("this request needs about {} ({}), above the memory budget of {}; {}", human_bytes(bytes), what,
                                      human_bytes(ctx.max_memory_bytes), ctx.memory_advice));
     }
+}
+
+bool TourReport::passed() const
+{
+    return std::all_of(sections.begin(), sections.end(), [](const TourSection& s) { return s.passed; });
 }
 
 }  // namespace attnlab

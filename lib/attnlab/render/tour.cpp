@@ -1,0 +1,116 @@
+#include "attnlab/render/tour.hpp"
+
+#include "attnlab/render/render.hpp"
+
+#include <fmt/color.h>
+#include <fmt/format.h>
+
+namespace attnlab {
+
+namespace {
+
+// One run of a section: the command that reproduces it, then what the section shows of it.
+std::string render_run(const TourRun& run, Lang lang, bool color, bool quiet)
+{
+    Report r;
+    r.tensors = run.tensors;
+    r.checks = run.checks;
+    r.notes = run.notes;
+    RenderOptions o;
+    o.color = color;
+    o.quiet = quiet;
+    o.lang = lang;
+    const std::string command = (lang == Lang::zh ? "复现命令：" : "reproduce: ") + run.command;
+    return (color ? fmt::format(fmt::emphasis::faint, "{}", command) : command) + "\n" + render_text(r, o);
+}
+
+std::string render_claims(const TourReport& t)
+{
+    const bool zh = t.lang == Lang::zh;
+    std::string out = zh ? "论断汇总：论断、出处、测量值与结论\n\n" : "Claims: each with its source, the measured figure and the verdict\n\n";
+    for (const auto& c : t.claims) {
+        out += fmt::format("  {:<6} {}\n         {} | {} = {} {} {}\n", verdict_word(c.check, t.lang), c.claim, c.source,
+                           c.check.metric, format_figure(c.check.measured), name_of(c.check.cmp), format_figure(c.check.tolerance));
+    }
+    long wrong = 0;
+    for (const auto& c : t.claims) wrong += c.check.role == Role::article && !c.check.passed();
+    out += "\n";
+    if (zh) {
+        return out + fmt::format("{} 条文章论断与测量结果不符（见上表，附数值）；程序自身的不变量{}。\n", wrong,
+                                 t.passed() ? "全部成立" : "有不成立的");
+    }
+    return out + fmt::format("{} of the articles' claims {} with the measurement (figures above); the program's own "
+                             "invariants {}.\n",
+                             wrong, wrong == 1 ? "disagrees" : "disagree", t.passed() ? "all hold" : "do NOT all hold");
+}
+
+nlohmann::ordered_json run_json(const TourRun& run, bool with_tensors)
+{
+    Report r;
+    r.tensors = run.tensors;
+    r.checks = run.checks;
+    r.notes = run.notes;
+    auto j = to_json(r, with_tensors);
+    for (auto& c : j["checks"]) c["command"] = run.command;
+    nlohmann::ordered_json out;
+    out["command"] = run.command;
+    out["params"] = run.params;
+    out["tensors"] = j["tensors"];
+    out["checks"] = j["checks"];
+    out["notes"] = j["notes"];
+    return out;
+}
+
+}  // namespace
+
+std::string render_tour_text(const TourReport& t, bool color, bool quiet, const std::function<std::string(const Tensor&)>& picture)
+{
+    std::string out;
+    for (const auto& s : t.sections) {
+        out += color ? fmt::format(fmt::emphasis::bold, "{}", s.title) : s.title;
+        out += "\n" + s.text + "\n\n";
+        for (const auto& run : s.runs) {
+            out += render_run(run, t.lang, color, quiet) + "\n";
+            if (picture && !run.tensors.empty()) out += picture(run.tensors.front()) + "\n";
+        }
+    }
+    return out + render_claims(t);
+}
+
+nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors)
+{
+    nlohmann::ordered_json doc;
+    doc["command"] = "tour";
+    doc["params"] = t.params;
+    auto secs = nlohmann::ordered_json::array();
+    for (const auto& s : t.sections) {
+        nlohmann::ordered_json sec;
+        sec["name"] = s.name;
+        sec["title"] = s.title;
+        sec["text"] = s.text;
+        sec["runs"] = nlohmann::ordered_json::array();
+        sec["checks"] = nlohmann::ordered_json::array();
+        for (const auto& run : s.runs) {
+            auto j = run_json(run, with_tensors);
+            for (const auto& c : j["checks"]) sec["checks"].push_back(c);
+            sec["runs"].push_back(std::move(j));
+        }
+        sec["passed"] = s.passed;
+        secs.push_back(std::move(sec));
+    }
+    doc["sections"] = std::move(secs);
+    auto claims = nlohmann::ordered_json::array();
+    for (const auto& c : t.claims) {
+        auto j = check_json(c.check);
+        j["command"] = c.command;
+        j["section"] = c.section;
+        j["source"] = c.source;
+        j["claim_text"] = c.claim;
+        claims.push_back(std::move(j));
+    }
+    doc["claims"] = std::move(claims);
+    doc["passed"] = t.passed();
+    return doc;
+}
+
+}  // namespace attnlab

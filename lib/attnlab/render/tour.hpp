@@ -1,0 +1,17 @@
+// The tour's report as text and JSON.
+#pragma once
+
+#include "attnlab/core/tour_report.hpp"
+
+#include <functional>
+#include <string>
+
+namespace attnlab {
+
+// quiet: the sections' check lines and the claims table, without tensors and notes.
+// picture: when set, draws the tensor each run shows (the terminal's --plot), after the run.
+std::string render_tour_text(const TourReport& t, bool color, bool quiet = false,
+                             const std::function<std::string(const Tensor&)>& picture = {});
+nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors = true);
+
+}  // namespace attnlab
