@@ -101,9 +101,12 @@ std::vector<BoundOption> bind_options(CLI::App& sub, Invocation& invocation)
     return options;
 }
 
-void setup_experiments(CLI::App& app)
+void setup_experiments(CLI::App& app, const std::string& bound)
 {
-    for (const auto& r : registered_experiments()) setup_experiment(app, r);
+    for (const auto& r : registered_experiments()) {
+        if (r.name == bound) setup_experiment(app, r);
+        else app.add_subcommand(r.name, r.summary);
+    }
 }
 
 }  // namespace attnlab::app

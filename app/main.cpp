@@ -78,7 +78,8 @@ int main(int argc, char** argv)
                "Run 'attnlab <command> --help' for a command's options.");
 
     attnlab::app::setup_tour(app);
-    attnlab::app::setup_experiments(app);
+    // Only the command being run gets its options bound; the others are named for --help.
+    attnlab::app::setup_experiments(app, argc > 1 ? argv[1] : "");
     attnlab::app::setup_exercise(app);
 
     try {

@@ -2,7 +2,7 @@
 # cmake -DLAYER=experiments -DALLOWED=core,io,render,experiments -DDIR=<lib/attnlab> -DSTAMP=<file> -P check_layering.cmake
 cmake_minimum_required(VERSION 3.25)
 string(REPLACE "," ";" ALLOWED "${ALLOWED}")
-file(GLOB files "${DIR}/${LAYER}/*.hpp" "${DIR}/${LAYER}/*.cpp" "${DIR}/${LAYER}/*.in")
+file(GLOB_RECURSE files "${DIR}/${LAYER}/*.hpp" "${DIR}/${LAYER}/*.cpp" "${DIR}/${LAYER}/*.in")
 set(wrong "")
 foreach(f IN LISTS files)
   file(STRINGS "${f}" includes REGEX "^#include \"attnlab/[a-z_]+/")

@@ -80,3 +80,13 @@ TEST_CASE("cairo is loaded only by a run that writes a picture file")
     CHECK(slurp(png).rfind("\x89PNG", 0) == 0);
     std::remove(png.c_str());
 }
+
+TEST_CASE("OpenBLAS is loaded only by a run that multiplies matrices")
+{
+    const auto plain = run_cli({"pe", "--quiet"}, {"LD_DEBUG=libs"});
+    CHECK(plain.status == 0);
+    CHECK(plain.err.find("libopenblas") == std::string::npos);
+    const auto block = run_cli({"attend", "--len", "8", "--quiet"}, {"LD_DEBUG=libs"});
+    CHECK(block.status == 0);
+    CHECK(block.err.find("libopenblas") != std::string::npos);
+}

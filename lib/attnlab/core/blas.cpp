@@ -1,58 +1,92 @@
 #include "attnlab/core/blas.hpp"
 
 #include <cblas.h>
-
-#include <string>
+#include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
-
-// OpenBLAS's runtime kernel choice (DYNAMIC_ARCH builds, as Debian's); weak, so that a build
-// without it still links and keeps its own choice.
-extern "C" void gotoblas_dynamic_init();
-extern "C" void gotoblas_dynamic_quit();
-#pragma weak gotoblas_dynamic_init
-#pragma weak gotoblas_dynamic_quit
-extern "C" char* openblas_get_corename();
-// Stops OpenBLAS's own worker threads, which otherwise spin on sched_yield for a while after
-// start-up, taking a core from the kernel's threads.
-extern "C" int blas_thread_shutdown_();
-#pragma weak blas_thread_shutdown_
+#include <stdexcept>
+#include <string>
 
 namespace attnlab::blas {
 
 namespace {
 
+// OpenBLAS, loaded on the first product rather than at start-up: its constructor starts a
+// thread pool and maps 128 MB, which a run that multiplies no matrix (most small runs) need
+// not pay for. The symbols OpenBLAS builds do not all have are optional.
+struct OpenBlas {
+    decltype(&cblas_sgemm) sgemm = nullptr;
+    decltype(&cblas_dgemm) dgemm = nullptr;
+    decltype(&openblas_set_num_threads) set_num_threads = nullptr;
+    char* (*get_corename)() = nullptr;
+    void (*dynamic_init)() = nullptr;  // the runtime kernel choice of DYNAMIC_ARCH builds (Debian's)
+    void (*dynamic_quit)() = nullptr;
+    // Stops OpenBLAS's own worker threads, which otherwise spin on sched_yield for a while
+    // after start-up, taking a core from the kernel's threads.
+    int (*thread_shutdown)() = nullptr;
+};
+
+void* open_library()
+{
+    std::string errors;
+    for (const char* name : {"libopenblas.so.0", ATTNLAB_OPENBLAS_LIBRARY}) {
+        if (void* handle = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return handle;
+        const char* why = dlerror();
+        errors += std::string(errors.empty() ? "" : "; ") + (why ? why : name);
+    }
+    throw std::runtime_error("OpenBLAS cannot be loaded: " + errors);
+}
+
+template <class F>
+void find(void* handle, const char* name, F& out, bool required)
+{
+    out = reinterpret_cast<F>(dlsym(handle, name));
+    if (out == nullptr && required) throw std::runtime_error(std::string("OpenBLAS has no ") + name);
+}
+
+OpenBlas load()
+{
+    void* handle = open_library();
+    OpenBlas b;
+    find(handle, "cblas_sgemm", b.sgemm, true);
+    find(handle, "cblas_dgemm", b.dgemm, true);
+    find(handle, "openblas_set_num_threads", b.set_num_threads, true);
+    find(handle, "openblas_get_corename", b.get_corename, true);
+    find(handle, "gotoblas_dynamic_init", b.dynamic_init, false);
+    find(handle, "gotoblas_dynamic_quit", b.dynamic_quit, false);
+    find(handle, "blas_thread_shutdown_", b.thread_shutdown, false);
+    return b;
+}
+
 // OpenBLAS 0.3.21 (Debian 12) falls back to its Prescott (SSE3) kernels on Intel processors
 // it does not know by model number (OpenBLAS issue #4267, fixed in 0.3.25): about a fifth of
 // the speed on a processor with AVX-512. Unless OPENBLAS_CORETYPE says otherwise, such a
 // processor gets the kernels of its instruction set, before any product has run.
-void choose_kernels()
+void choose_kernels(const OpenBlas& b)
 {
-    if (std::getenv("OPENBLAS_CORETYPE") != nullptr || gotoblas_dynamic_init == nullptr || gotoblas_dynamic_quit == nullptr) return;
-    if (std::strcmp(openblas_get_corename(), "Prescott") != 0) return;
+    if (std::getenv("OPENBLAS_CORETYPE") != nullptr || b.dynamic_init == nullptr || b.dynamic_quit == nullptr) return;
+    if (std::strcmp(b.get_corename(), "Prescott") != 0) return;
     const char* core = __builtin_cpu_supports("avx512f") ? "SkylakeX" : __builtin_cpu_supports("avx2") ? "Haswell" : nullptr;
     if (core == nullptr) return;
     setenv("OPENBLAS_CORETYPE", core, 0);
-    gotoblas_dynamic_quit();
-    gotoblas_dynamic_init();
+    b.dynamic_quit();
+    b.dynamic_init();
     unsetenv("OPENBLAS_CORETYPE");
 }
 
-// OpenBLAS's own threads stay off: the callers run products on several threads at once.
-struct SingleThreaded {
-    SingleThreaded()
-    {
-        choose_kernels();
-        openblas_set_num_threads(1);
-        if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
-    }
-};
-
-void once()
+// Loaded once; OpenBLAS's own threads stay off: the callers run products on several threads
+// at once.
+const OpenBlas& once()
 {
-    static const SingleThreaded set;
-    (void)set;
+    static const OpenBlas b = [] {
+        OpenBlas loaded = load();
+        choose_kernels(loaded);
+        loaded.set_num_threads(1);
+        if (loaded.thread_shutdown != nullptr) loaded.thread_shutdown();
+        return loaded;
+    }();
+    return b;
 }
 
 blasint as_int(std::size_t n) { return static_cast<blasint>(n); }
@@ -61,23 +95,20 @@ blasint as_int(std::size_t n) { return static_cast<blasint>(n); }
 void gemm(CBLAS_TRANSPOSE tb, std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A, std::size_t lda, const float* B,
           std::size_t ldb, float beta, float* C, std::size_t ldc)
 {
-    once();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, as_int(M), as_int(N), as_int(K), alpha, A, as_int(lda), B, as_int(ldb), beta, C, as_int(ldc));
+    once().sgemm(CblasRowMajor, CblasNoTrans, tb, as_int(M), as_int(N), as_int(K), alpha, A, as_int(lda), B, as_int(ldb), beta, C, as_int(ldc));
 }
 
 void gemm(CBLAS_TRANSPOSE tb, std::size_t M, std::size_t N, std::size_t K, double alpha, const double* A, std::size_t lda, const double* B,
           std::size_t ldb, double beta, double* C, std::size_t ldc)
 {
-    once();
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, as_int(M), as_int(N), as_int(K), alpha, A, as_int(lda), B, as_int(ldb), beta, C, as_int(ldc));
+    once().dgemm(CblasRowMajor, CblasNoTrans, tb, as_int(M), as_int(N), as_int(K), alpha, A, as_int(lda), B, as_int(ldb), beta, C, as_int(ldc));
 }
 
 }  // namespace
 
 std::string kernel_name()
 {
-    once();
-    return openblas_get_corename();
+    return once().get_corename();
 }
 
 void gemm_nt(std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A, std::size_t lda, const float* B,

@@ -4,54 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/core/position/rope_scaling.hpp"
 #include "attnlab/core/report.hpp"
 
 #include <optional>
 
 namespace attnlab {
-
-// Which dimensions form a pair: a choice a checkpoint makes and a port must match.
-// interleaved: (2i, 2i+1): RoFormer, the articles, GPT-J, Meta's LLaMA code (as complex
-//              numbers), ggml's normal mode.
-// half:        (i, i + r/2): rotate_half of GPT-NeoX, Hugging Face Llama, ggml's NeoX mode.
-enum class RopeStyle { interleaved, half };
-constexpr auto enum_names(RopeStyle)
-{
-    return std::array{std::pair{RopeStyle::interleaved, std::string_view("interleaved")},
-                      std::pair{RopeStyle::half, std::string_view("half")}};
-}
-
-// Context-extension methods, as Hugging Face transformers' modeling_rope_utils computes them
-// (llama.cpp's ggml rope_yarn agrees on yarn):
-//   none:    theta_i = base^(-2i/r)
-//   linear:  theta_i / factor (position interpolation, Chen et al. 2023)
-//   ntk:     base * factor^(r/(r-2)) (NTK-aware scaling, bloc97 2023; static)
-//   dynamic: base * (factor*L/L0 - (factor-1))^(r/(r-2)) once L > L0 (dynamic NTK)
-//   yarn:    a ramp between interpolated and original theta by wavelength, plus the
-//            attention factor 0.1 ln(factor) + 1 (Peng et al. 2023, YaRN)
-//   llama3:  original theta for wavelengths below L0/high_freq_factor, theta/factor above
-//            L0/low_freq_factor, a smooth blend between (Llama 3.1)
-enum class RopeScaling { none, linear, ntk, dynamic, yarn, llama3 };
-constexpr auto enum_names(RopeScaling)
-{
-    return std::array{std::pair{RopeScaling::none, std::string_view("none")},
-                      std::pair{RopeScaling::linear, std::string_view("linear")},
-                      std::pair{RopeScaling::ntk, std::string_view("ntk")},
-                      std::pair{RopeScaling::dynamic, std::string_view("dynamic")},
-                      std::pair{RopeScaling::yarn, std::string_view("yarn")},
-                      std::pair{RopeScaling::llama3, std::string_view("llama3")}};
-}
-
-struct RopeScalingParams {
-    RopeScaling method = RopeScaling::none;
-    std::optional<double> factor;        // s
-    std::optional<long> original_len;    // L0, the context the model was trained on
-    double beta_fast = 32.0;             // yarn (HF and llama.cpp defaults)
-    double beta_slow = 1.0;
-    std::optional<double> attention_factor;  // yarn: overrides 0.1 ln(s) + 1
-    double low_freq_factor = 1.0;        // llama3 (Meta's defaults)
-    double high_freq_factor = 4.0;
-};
 
 struct RopeParams {
     long len = 8;
@@ -67,9 +25,6 @@ struct RopeParams {
     // repeats and gaps included; empty: 0, 1, ..., L - 1.
     std::vector<long> positions;
 };
-
-// The largest |position|: m stays exact in float32 (2^24), so m * theta rounds once.
-constexpr long kMaxRopePosition = 1L << 24;
 
 Report run_rope(const RopeParams& p, const RunContext& ctx);
 // The tensors it declares, with their axes.
