@@ -1,0 +1,377 @@
+// `mask`'s checks and notes: each claim beside the measurement that judges it.
+#include "attnlab/experiments/mask_internal.hpp"
+
+#include "attnlab/core/error_model.hpp"
+#include "attnlab/core/half.hpp"
+#include "attnlab/core/measure.hpp"
+#include "attnlab/core/rng.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace attnlab::mask_detail {
+
+namespace {
+
+// --- checks ---
+
+template <class T>
+std::optional<Check> check_tril(const MaskParams& p, const Run& run, const CheckEnv& env)
+{
+    const MaskSpec m = mask_spec(p);
+    if (m.kind != MaskKind::causal) return std::nullopt;
+    const Mat<T> ref = causal_reference_tril<T>(m.queries, m.keys, m.align, static_cast<T>(m.fill));
+    const Tensor& mask = run.at("mask");
+    double differing = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) differing += mask.values[i] != static_cast<double>(ref.data()[i]);
+    return exact_zero(tr(env,
+                         "the causal mask triu(fill, diagonal={}) equals the lower-triangular "
+                         "construction where(tril(ones), 0, fill)",
+                         "因果掩码 triu(fill, diagonal={}) 与下三角构造 where(tril(ones), 0, fill) 逐元素相同", m.diagonal),
+                      tr(env, "elements that differ", "不同的元素个数"), differing);
+}
+
+// What the visibility check expects, in words that match the figure it measures.
+std::string visibility_claim(const MaskSpec& m, const CheckEnv& env)
+{
+    const long k = m.offset() + 1;  // row i sees keys 0 .. i + offset
+    const std::string reach = k == 0 ? "i" : k > 0 ? fmt::format("i+{}", k) : fmt::format("i-{}", -k);
+    switch (m.kind) {
+    case MaskKind::causal: return tr(env, "row i sees exactly {} keys", "第 i 行恰好看到 {} 个键", reach);
+    case MaskKind::padding: return tr(env, "row i of sequence b sees exactly lengths[b] keys", "序列 b 的第 i 行恰好看到 lengths[b] 个键");
+    case MaskKind::both:
+        return tr(env, "row i of sequence b sees exactly min(lengths[b], {}) keys", "序列 b 的第 i 行恰好看到 min(lengths[b], {}) 个键", reach);
+    case MaskKind::window:
+        return tr(env, "row i sees exactly min({}, {}) keys (the window)", "第 i 行恰好看到 min({}, {}) 个键（窗口）", reach, m.window);
+    case MaskKind::none: break;
+    }
+    return {};
+}
+
+std::optional<Check> check_visible(const MaskParams& p, const Run& run, const CheckEnv& env)
+{
+    const MaskSpec m = mask_spec(p);
+    return exact_zero(visibility_claim(m, env), tr(env, "rows with another count", "个数不对的行数"),
+                      static_cast<double>(rows_with_wrong_visibility(run.at("mask"), m)));
+}
+
+std::optional<Check> check_rows_sum(const MaskParams& p, const Run& run, const CheckEnv& env)
+{
+    const MaskSpec m = mask_spec(p);
+    // S exps and sums and the division, then (16 bits) each weight rounded once when stored:
+    // those roundings add up to at most u(T) sum_j w = u(T).
+    return at_most(tr(env, "every softmax row that is not fully masked sums to 1", "每一行未被完全屏蔽的 softmax 之和为 1"), "max |sum_j w - 1|",
+                   max_row_sum_error(run.at("weights"), m), accumulate_then_store(env.dtype, dsize(m.keys) + 4.0, 1.0), 1.0);
+}
+
+std::optional<Check> check_masked_zero(const MaskParams& p, const Run& run, const CheckEnv& env)
+{
+    return exact_zero(tr(env, "every masked weight is exactly 0, not merely small", "每个被屏蔽的权重恰好为 0，而不只是很小"),
+                      tr(env, "max |w| at masked keys", "被屏蔽键上的 max |w|"),
+                      max_masked_weight(run.at("weights"), mask_spec(p)));
+}
+
+std::optional<Check> check_row0(const MaskParams& p, const Run& run, const CheckEnv& env)
+{
+    const MaskSpec m = mask_spec(p);
+    const bool causal_part = m.kind == MaskKind::causal || m.kind == MaskKind::both;
+    const bool no_empty = std::all_of(m.lengths.begin(), m.lengths.end(), [](long n) { return n > 0; });
+    if (!causal_part || m.offset() != 0 || (m.kind == MaskKind::both && !no_empty)) return std::nullopt;
+    const Tensor& w = run.at("weights");
+    const std::size_t L = w.dim(1), S = w.dim(2);
+    double err = 0.0;
+    for (std::size_t b = 0; b < w.dim(0); ++b)
+        for (std::size_t j = 0; j < S; ++j) err = worse(err, std::abs(w.values[b * L * S + j] - (j == 0 ? 1.0 : 0.0)));
+    return exact_zero(tr(env, "row 0 of the causal weights is [1, 0, ..., 0]", "因果权重的第 0 行是 [1, 0, ..., 0]"), "max |w[0] - e_0|", err);
+}
+
+std::optional<Check> check_no_nan(const MaskParams&, const Run& run, const CheckEnv& env)
+{
+    return exact_zero(tr(env, "no attention weight is NaN", "没有任何注意力权重是 NaN"), tr(env, "NaN weights", "NaN 权重个数"), static_cast<double>(count_nan(run.at("weights"))));
+}
+
+std::optional<Check> check_complement(const MaskParams&, const Run& run, const CheckEnv& env)
+{
+    if (!run.has("key_padding_mask")) return std::nullopt;
+    const Tensor& kpm = run.at("key_padding_mask");
+    const Tensor& amb = run.at("attn_mask_bool");
+    double same = 0;
+    for (std::size_t i = 0; i < kpm.size(); ++i) same += kpm.values[i] == amb.values[i];
+    return exact_zero(tr(env, "key_padding_mask (true = ignore) is the complement of attn_mask (true = may attend)",
+                         "key_padding_mask（true = 忽略）是 attn_mask（true = 可关注）的补集"),
+                      tr(env, "positions where the two agree", "两者相同的位置数"), same);
+}
+
+template <class T>
+std::optional<Check> check_same_weights(const MaskParams& p, const Run& run, const CheckEnv& env)
+{
+    const MaskSpec m = mask_spec(p);
+    if (m.kind != MaskKind::padding) return std::nullopt;
+    const Ten3<T> scores = from_tensor<T, 3>(run.at("scores"));
+    const Ten3<T> w = masked_softmax_additive(scores, m, p.softmax);
+    const Ten3<T> w_kpm = masked_softmax_key_padding(scores, key_padding_mask(m), p.softmax);
+    const Ten3<T> w_amb = masked_softmax_attn_bool(scores, attn_mask_bool(m), p.softmax);
+    return bit_identical(tr(env, "key_padding_mask, boolean attn_mask and the additive mask give the same weights",
+                            "key_padding_mask、布尔 attn_mask 与加性掩码给出相同的权重"),
+                         "max |w_bool - w_additive| (NaN = NaN)", worse(max_abs_diff(w_kpm, w), max_abs_diff(w_amb, w)));
+}
+
+// Causality of the result: the scores of hidden keys must not matter at all.
+template <class T>
+std::optional<Check> check_hidden_ignored(const MaskParams& p, const Run& run, const CheckEnv& env)
+{
+    const MaskSpec m = mask_spec(p);
+    Ten3<T> changed = from_tensor<T, 3>(run.at("scores"));
+    Rng rng(env.seed, stream::perturb);
+    for (std::size_t b = 0; b < changed.shape(0); ++b)
+        for (long i = 0; i < m.queries; ++i)
+            for (long j = 0; j < m.keys; ++j)
+                if (m.masked(static_cast<long>(b), i, j)) changed(b, i, j) += static_cast<T>(10.0 * rng.normal());
+    const Ten3<T> w_changed = masked_softmax_additive(changed, m, p.softmax);
+    const Ten3<T> w = masked_softmax_additive(from_tensor<T, 3>(run.at("scores")), m, p.softmax);
+    return bit_identical(tr(env, "changing the scores of masked keys leaves every row's weights bit-identical",
+                            "改变被屏蔽键的得分，每一行的权重逐位不变"),
+                         "max |w_changed - w|", max_abs_diff(w_changed, w));
+}
+
+// "Attention 的两个补丁" §5.3: scaled_dot_product_attention's boolean mask puts True where
+// positions are masked. PyTorch's rule is the opposite (True = may attend), so a mask built
+// that way sends every row's weight to the padding: the figure is the largest mass a row
+// puts on its padded keys.
+std::optional<Check> check_sdpa_bool(const MaskParams& p, const Run& run, const CheckEnv& env)
+{
+    const MaskSpec m = mask_spec(p);
+    if (!run.has("weights_bool_inverted")) return std::nullopt;
+    const Tensor& w = run.at("weights_bool_inverted");
+    const std::size_t L = w.dim(1), S = w.dim(2);
+    double worst = 0.0;
+    for (std::size_t b = 0; b < w.dim(0); ++b)
+        for (std::size_t i = 0; i < L; ++i) {
+            double mass = 0.0;
+            for (auto j = static_cast<std::size_t>(m.lengths[b]); j < S; ++j) mass += w.values[(b * L + i) * S + j];
+            worst = worse(worst, mass);
+        }
+    return article_claim(tr(env, "scaled_dot_product_attention's boolean attn_mask masks the positions set to True (§5.3)",
+                            "scaled_dot_product_attention 的布尔 attn_mask 屏蔽值为 True 的位置（§5.3）"),
+                         tr(env, "largest weight mass on padded keys when key_padding_mask (True = padding) is passed as attn_mask",
+                            "把 key_padding_mask（True = padding）当作 attn_mask 传入时，填充键上的最大权重和"),
+                         worst, 0.0);
+}
+
+// "Attention 的两个补丁" §5.3 and FAQ Q12: -1e9 is used instead of -inf "to avoid fp16
+// overflow". Stored in float16 (PyTorch's .half() rounding), a finite fill stays finite only
+// up to 65504 in magnitude: -1e9 becomes -inf, the very value it was to avoid.
+std::optional<Check> check_fill_fp16(const MaskParams& p, const Run&, const CheckEnv& env)
+{
+    const double fill = parse_fill(p.fill);
+    if (!std::isfinite(fill)) return std::nullopt;
+    return article_claim(tr(env, "filling with {} instead of -inf avoids float16 overflow (§5.3, FAQ Q12: -1e9 'to avoid fp16 overflow')",
+                            "用 {} 代替 -inf 填充可以避免 float16 溢出（§5.3、FAQ Q12：用 -1e9“防止 fp16 溢出”）", p.fill),
+                         tr(env, "|float16({})| as PyTorch's .half() rounds it (bfloat16 keeps {})", "按 PyTorch .half() 舍入的 |float16({})|（bfloat16 保留为 {}）",
+                            p.fill, fmt::format("{:.9g}", round_to_bfloat16(fill))),
+                         std::abs(round_to_half(fill)), 65504.0);
+}
+
+// What the fill does to a fully masked row in the run's dtype: -1e9 keeps it finite (uniform
+// once the scores vanish beside it) in float32 and bfloat16, and is -inf in float16, so the
+// row is NaN there: §5.3's reason for -1e9 fails in the very dtype it names.
+std::optional<Check> check_fill_row_finite(const MaskParams& p, const Run& run, const CheckEnv& env)
+{
+    const MaskSpec m = mask_spec(p);
+    const double fill = parse_fill(p.fill);
+    if (!std::isfinite(fill) || p.softmax != SoftmaxKind::plain) return std::nullopt;
+    const Tensor& w = run.at("weights");
+    const std::size_t L = w.dim(1), S = w.dim(2);
+    long rows = 0, nan = 0;
+    for (std::size_t b = 0; b < w.dim(0); ++b)
+        for (std::size_t i = 0; i < L; ++i) {
+            if (!m.row_fully_masked(static_cast<long>(b), static_cast<long>(i))) continue;
+            ++rows;
+            for (std::size_t j = 0; j < S; ++j) nan += std::isnan(w.values[(b * L + i) * S + j]) ? 1 : 0;
+        }
+    if (rows == 0) return std::nullopt;
+    return article_claim(tr(env, "with fill {} a fully masked row keeps finite weights in {} (§5.3: -1e9 'to avoid fp16 overflow')",
+                            "填充 {} 时，完全被屏蔽的行在 {} 下的权重保持有限（§5.3：用 -1e9“防止 fp16 溢出”）", p.fill, name_of(env.dtype)),
+                         tr(env, "NaN weights in the {} fully masked rows (the fill is {} in {})", "{0} 个完全被屏蔽的行中的 NaN 权重（填充值在 {2} 下为 {1}）", rows,
+                            fmt::format("{:.9g}", round_to_dtype(fill, env.dtype)), name_of(env.dtype)),
+                         static_cast<double>(nan), 0.0);
+}
+
+// float16 and bfloat16: the softmax written op by op as exp(s) / sum exp(s), each result
+// stored in the dtype, on row (0, 0) of the scores shifted (in float64, then stored) so that
+// its max sits 0.5 past ln(max finite): 11.09 in float16, 88.72 in bfloat16. Against
+// softmax(s - max s), the form PyTorch's softmax computes.
+struct ShiftedRow {
+    double threshold = 0.0, top = 0.0, own_max = 0.0;
+    long naive_bad = 0, safe_bad = 0, n = 0;
+};
+
+template <class T>
+std::optional<ShiftedRow> shifted_softmax(const Tensor& scores)
+{
+    if (!is_narrow<T>) return std::nullopt;  // 88.7 in float32, 709.8 in float64: out of the usual scores' reach
+    ShiftedRow r;
+    r.threshold = std::log(static_cast<double>(std::numeric_limits<T>::max()));
+    r.top = r.threshold + 0.5;
+    r.n = static_cast<long>(scores.shape.back());
+    double mx = -std::numeric_limits<double>::infinity();
+    for (long j = 0; j < r.n; ++j)
+        if (std::isfinite(scores.values[j])) mx = std::max(mx, scores.values[j]);
+    if (!std::isfinite(mx)) return std::nullopt;
+    r.own_max = mx;
+    std::vector<T> row(static_cast<std::size_t>(r.n)), e(row.size());
+    Accum<T> sum = 0;
+    for (std::size_t j = 0; j < row.size(); ++j) {
+        row[j] = static_cast<T>(scores.values[j] - mx + r.top);
+        e[j] = static_cast<T>(std::exp(static_cast<Accum<T>>(row[j])));
+        sum += static_cast<Accum<T>>(e[j]);
+    }
+    const auto total = static_cast<T>(sum);
+    for (std::size_t j = 0; j < row.size(); ++j) r.naive_bad += std::isfinite(static_cast<double>(e[j] / total)) ? 0 : 1;
+    softmax_inplace(row.data(), row.size(), SoftmaxKind::plain);
+    for (const T w : row) r.safe_bad += std::isfinite(static_cast<double>(w)) ? 0 : 1;
+    return r;
+}
+
+template <class T>
+std::optional<Check> check_naive_overflow(const MaskParams&, const Run& run, const CheckEnv& env)
+{
+    const auto r = shifted_softmax<T>(run.at("scores"));
+    if (!r) return std::nullopt;
+    return demonstration(tr(env, "exp(s) / sum exp(s) without subtracting the row max overflows in {} once a score passes ln(max) = {:.4g}",
+                            "不减去行最大值直接算 exp(s) / sum exp(s)，在 {} 下只要得分超过 ln(max) = {:.4g} 就会溢出", name_of(env.dtype), r->threshold),
+                         tr(env, "inf or NaN weights of the {} in scores row (0, 0) shifted to max {:.4g} (its own max {:.3g})",
+                            "把得分第 (0, 0) 行平移到最大值 {1:.4g}（原最大值 {2:.3g}）后，{0} 个权重中 inf 或 NaN 的个数", r->n, r->top, r->own_max),
+                         static_cast<double>(r->naive_bad), 0.0, Compare::gt);
+}
+
+template <class T>
+std::optional<Check> check_safe_no_overflow(const MaskParams&, const Run& run, const CheckEnv& env)
+{
+    const auto r = shifted_softmax<T>(run.at("scores"));
+    if (!r) return std::nullopt;
+    return exact_zero(tr(env, "softmax(s - max s) of the same shifted row has no inf or NaN in {}", "同一平移后的行，softmax(s - max s) 在 {} 下没有 inf 或 NaN",
+                         name_of(env.dtype)),
+                      tr(env, "inf or NaN weights of the {} in scores row (0, 0) shifted to max {:.4g}", "把得分第 (0, 0) 行平移到最大值 {1:.4g} 后，{0} 个权重中 inf 或 NaN 的个数", r->n,
+                         r->top),
+                      static_cast<double>(r->safe_bad));
+}
+
+std::optional<Check> check_leak(const MaskParams& p, const Run& run, const CheckEnv& env)
+{
+    if (!p.multiply) return std::nullopt;
+    return article_claim(tr(env,
+                            "multiplying by a 0/1 mask leaks only a very small probability mass to masked keys "
+                            "(taking 'very small' as below 1%)",
+                            "乘以 0/1 掩码只会把“很小”的概率泄漏到被屏蔽的键（以低于 1% 计）"),
+                         tr(env, "max leaked mass per row", "每行泄漏的最大概率"), max_abs(run.at("leak")), 0.01);
+}
+
+}  // namespace
+
+template <class T>
+std::vector<CheckDef<MaskParams>> mask_checks()
+{
+    return {{"causal_equals_tril", {"mask"}, check_tril<T>},
+            {"visible_keys_per_row", {"mask"}, check_visible},
+            {"rows_sum_to_one", {"weights"}, check_rows_sum},
+            {"masked_weights_exactly_zero", {"weights"}, check_masked_zero},
+            {"row0_one_hot", {"weights"}, check_row0},
+            {"no_nan_weights", {"weights"}, check_no_nan},
+            {"bool_conventions_complement", {"key_padding_mask", "attn_mask_bool"}, check_complement},
+            {"bool_conventions_same_weights", {"scores"}, check_same_weights<T>},
+            {"hidden_scores_ignored", {"scores"}, check_hidden_ignored<T>},
+            {"multiply_leak_very_small", {"leak"}, check_leak},
+            {"minus_1e9_avoids_fp16_overflow", {}, check_fill_fp16},
+            {"finite_fill_rows_stay_finite", {"weights"}, check_fill_row_finite},
+            {"naive_softmax_overflows", {"scores"}, check_naive_overflow<T>},
+            {"max_subtracted_softmax_finite", {"scores"}, check_safe_no_overflow<T>},
+            {"sdpa_bool_true_masks", {"weights_bool_inverted"}, check_sdpa_bool}};
+}
+
+namespace {
+
+// --- notes ---
+
+std::optional<std::string> note_alignment(const MaskParams& p, const Run&, const CheckEnv& env)
+{
+    const MaskSpec m = mask_spec(p);
+    if (!m.has_causal()) return std::nullopt;
+    if (m.queries == m.keys) {
+        return tr(env, "L = S, so upper-left (PyTorch's is_causal=True) and lower-right alignment coincide",
+                  "L = S，所以左上对齐（PyTorch 的 is_causal=True）与右下对齐相同");
+    }
+    return tr(env,
+              "alignment {}: PyTorch's is_causal=True gives upper-left (query i sees keys "
+              "0..i); a decoder that appends {} queries after {} cached keys needs "
+              "lower-right (the last query sees every key)",
+              "对齐方式 {0}：PyTorch 的 is_causal=True 是左上对齐（查询 i 看到键 0..i）；在 {2} 个缓存键之后追加 {1} 个查询的解码器"
+              "需要右下对齐（最后一个查询看到所有键）",
+                       name_of(m.align), m.queries, std::max(0L, m.keys - m.queries));
+}
+
+template <class T>
+std::string row_string(const Ten3<T>& w, std::size_t b, std::size_t i)
+{
+    std::vector<std::string> items;
+    const std::size_t n = std::min<std::size_t>(w.shape(2), 6);
+    for (std::size_t j = 0; j < n; ++j) {
+        const double v = static_cast<double>(w(b, i, j));
+        items.push_back(std::isnan(v) ? std::string("nan") : fmt::format("{:.4g}", v));
+    }
+    if (w.shape(2) > n) items.push_back("...");
+    return fmt::format("[{}]", fmt::join(items, ", "));
+}
+
+
+// Fully masked rows: what each softmax choice and each fill does to them.
+template <class T>
+std::optional<std::string> note_fully_masked(const MaskParams& p, const Run& run, const CheckEnv& env)
+{
+    const MaskSpec m = mask_spec(p);
+    std::vector<std::pair<long, long>> rows;
+    for (long b = 0; b < batch_of(p, m); ++b)
+        for (long i = 0; i < m.queries; ++i)
+            if (m.row_fully_masked(b, i)) rows.emplace_back(b, i);
+    if (rows.empty()) return std::nullopt;
+    std::vector<std::string> listed;
+    for (std::size_t r = 0; r < std::min<std::size_t>(rows.size(), 8); ++r)
+        listed.push_back(tr(env, "(batch {}, query {})", "（批次 {}，查询 {}）", rows[r].first, rows[r].second));
+    MaskSpec neg_inf = m, finite = m;
+    neg_inf.fill = -std::numeric_limits<double>::infinity();
+    finite.fill = -1e9;
+    const Ten3<T> scores = from_tensor<T, 3>(run.at("scores"));
+    const auto fb = static_cast<std::size_t>(rows.front().first), fi = static_cast<std::size_t>(rows.front().second);
+    return tr(env,
+              "fully masked rows: {}{}; for {} they give: plain softmax with -inf {}, safe softmax {}, "
+              "fill -1e9 {}, this run ({} softmax, fill {}) {}",
+              "完全被屏蔽的行：{}{}；对 {} 而言：-inf 配普通 softmax 得 {}，safe softmax 得 {}，"
+              "填充 -1e9 得 {}，本次运行（{} softmax，填充 {}）得 {}",
+                       fmt::join(listed, ", "), listed.size() == 8 ? ", ..." : "", listed.front(),
+                       row_string(masked_softmax_additive(scores, neg_inf, SoftmaxKind::plain), fb, fi),
+                       row_string(masked_softmax_additive(scores, neg_inf, SoftmaxKind::safe), fb, fi),
+                       row_string(masked_softmax_additive(scores, finite, SoftmaxKind::plain), fb, fi),
+                       name_of(p.softmax), p.fill, row_string(from_tensor<T, 3>(run.at("weights")), fb, fi));
+}
+
+}  // namespace
+
+template <class T>
+std::vector<NoteFn<MaskParams>> mask_notes()
+{
+    return {note_alignment, note_fully_masked<T>};
+}
+
+#define ATTNLAB_MASK_CHECKS(T)                                  \
+    template std::vector<CheckDef<MaskParams>> mask_checks<T>(); \
+    template std::vector<NoteFn<MaskParams>> mask_notes<T>();
+ATTNLAB_MASK_CHECKS(float)
+ATTNLAB_MASK_CHECKS(double)
+ATTNLAB_MASK_CHECKS(f16)
+ATTNLAB_MASK_CHECKS(bf16)
+
+}  // namespace attnlab::mask_detail

@@ -1,0 +1,441 @@
+// `rope`'s checks and notes: each claim beside the measurement that judges it.
+#include "attnlab/experiments/rope_internal.hpp"
+
+#include "attnlab/core/error_model.hpp"
+#include "attnlab/core/measure.hpp"
+#include "attnlab/core/rng.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace attnlab::rope_detail {
+
+namespace {
+
+std::size_t vectors_of(const Tensor& x) { return x.size() / x.shape.back(); }
+
+std::optional<Check> check_pos0(const RopeParams& p, const Run& run, const CheckEnv& env)
+{
+    const Tensor& q = run.at("q");
+    const Tensor& q_rot = run.at("q_rot");
+    const std::size_t d = q.shape.back(), L = static_cast<std::size_t>(p.len);
+    const std::vector<long> positions = positions_of(run);
+    if (std::find(positions.begin(), positions.end(), 0L) == positions.end()) return std::nullopt;
+    double worst = 0.0;
+    for (std::size_t row = 0; row < vectors_of(q); ++row)  // the tokens at position 0, of every (batch, head)
+        if (positions[row % L] == 0)
+            for (std::size_t j = 0; j < d; ++j) worst = worse(worst, diff_nan_rule(q_rot.values[row * d + j], q.values[row * d + j]));
+    return exact_zero(tr(env, "position 0 is left unchanged (cos 0 = 1, sin 0 = 0)", "位置 0 保持不变（cos 0 = 1，sin 0 = 0）"), "max |q_rot[pos 0] - q[pos 0]|", worst);
+}
+
+std::optional<Check> check_norm(const RopeParams&, const Run& run, const CheckEnv& env)
+{
+    const Tensor& q = run.at("q");
+    const Tensor& q_rot = run.at("q_rot");
+    const std::size_t d = q.shape.back();
+    double worst = 0.0;
+    for (std::size_t row = 0; row < vectors_of(q); ++row) {
+        double n_in = 0.0, n_out = 0.0;
+        for (std::size_t j = 0; j < d; ++j) {
+            n_in += q.values[row * d + j] * q.values[row * d + j];
+            n_out += q_rot.values[row * d + j] * q_rot.values[row * d + j];
+        }
+        if (n_in > 0.0 || std::isnan(n_out)) worst = worse(worst, std::abs(std::sqrt(n_out) - std::sqrt(n_in)) / std::sqrt(n_in));
+    }
+    return at_most(tr(env, "every vector's norm is preserved", "每个向量的范数保持不变"), "max | |q_rot| - |q| | / |q|", worst, 8.0 * env.eps, 1.0);
+}
+
+std::optional<Check> check_passthrough(const RopeParams& p, const Run& run, const CheckEnv& env)
+{
+    if (rotary(p) >= p.dim) return std::nullopt;
+    const Tensor& q = run.at("q");
+    const Tensor& q_rot = run.at("q_rot");
+    const std::size_t d = q.shape.back();
+    double worst = 0.0;
+    for (std::size_t row = 0; row < vectors_of(q); ++row)
+        for (std::size_t j = static_cast<std::size_t>(rotary(p)); j < d; ++j)
+            worst = worse(worst, diff_nan_rule(q_rot.values[row * d + j], q.values[row * d + j]));
+    return exact_zero(tr(env, "dimensions {}..{} pass through unrotated", "第 {}..{} 维原样通过、不旋转", rotary(p), p.dim - 1),
+                      tr(env, "max |q_rot - q| there", "这些维上的 max |q_rot - q|"), worst);
+}
+
+template <class T>
+std::optional<Check> check_orthogonal(const RopeParams& p, const Run&, const CheckEnv& env)
+{
+    const RopeCache<T> cache = rope_cache<T>(p.len, freq_of<T>(p).theta);
+    double worst = 0.0;
+    for (std::size_t i = 0; i < cache.cos.size(); ++i) {
+        const double c = cache.cos.data()[i], s = cache.sin.data()[i];
+        worst = worse(worst, std::abs(c * c + s * s - 1.0));
+    }
+    return at_most(tr(env, "each 2x2 block rotation is orthogonal", "每个 2x2 分块旋转都是正交的"), "max |cos^2 + sin^2 - 1|", worst, 4.0 * env.eps, 1.0);
+}
+
+std::string pair_scope(const RopeParams& p)
+{
+    const std::size_t NP = sampled_positions(p.len).size();
+    return NP == static_cast<std::size_t>(p.len) ? "over all pairs" : fmt::format("over {} sampled positions", NP);
+}
+
+template <class T>
+double theta_max(const RopeParams& p)
+{
+    const auto theta = freq_of<T>(p).theta;
+    return theta.empty() ? 0.0 : *std::max_element(theta.begin(), theta.end());
+}
+
+template <class T>
+std::optional<Check> check_composes(const RopeParams& p, const Run&, const CheckEnv& env)
+{
+    // R(m)^T R(n) = R(n - m): cos(n-m) = c_m c_n + s_m s_n, sin(n-m) = c_m s_n - s_m c_n.
+    const RopeCache<T> cache = rope_cache<T>(p.len, freq_of<T>(p).theta);
+    const auto positions = sampled_positions(p.len);
+    double worst = 0.0;
+    for (long m : positions)
+        for (long n : positions) {
+            const long delta = std::abs(n - m);
+            const double sign = n >= m ? 1.0 : -1.0;
+            for (std::size_t i = 0; i < cache.cos.shape(1); ++i) {
+                const double cm = cache.cos(m, i), sm = cache.sin(m, i), cn = cache.cos(n, i), sn = cache.sin(n, i);
+                const double cd = cache.cos(delta, i), sd = sign * static_cast<double>(cache.sin(delta, i));
+                worst = worse(worse(worst, std::abs(cm * cn + sm * sn - cd)), std::abs(cm * sn - sm * cn - sd));
+            }
+        }
+    // Each cached angle m theta is off by a m theta (a: the angle's relative error), so the
+    // left side rotates by n - m plus at most a (m + n) theta, the right by a |n - m| theta:
+    // together a 2 max(m, n) theta <= 2 a (L-1) theta_max. Each stored cos and sin adds u,
+    // each side two of them, and the float64 products nothing that counts: 6u.
+    const double tol = 2.0 * angle_rel_error(env.dtype, dsize(p.len - 1)) * dsize(p.len - 1) * theta_max<T>(p) + 6.0 * unit_roundoff(env.dtype);
+    return at_most(tr(env, "R(m)^T R(n) = R(n - m) for all m, n", "对所有 m, n，R(m)^T R(n) = R(n - m)"), fmt::format("max element error, {}", pair_scope(p)), worst,
+                   tol, 1.0);
+}
+
+// Bound on |q_m.k_n - q^T R(n-m) k|: the cached angles m theta_i and n theta_i are off by
+// a m theta_i and a n theta_i (a: the angle's relative error), which moves pair i's product
+// by at most |q_i| |k_i| a (m + n) theta_i <= |q_i| |k_i| a 2(L-1) theta_i. Each rotated
+// element takes three roundings and a stored cos or sin, about 6u |pair|, in each of the two
+// vectors, and the float64 dot nothing that counts: 16u |q_i| |k_i| with room. Pass-through
+// dimensions add the rounding of their products.
+template <class T>
+double dot_tolerance(const RopeParams& p, const std::vector<T>& q0, const std::vector<T>& k0, const CheckEnv& env)
+{
+    const auto theta = freq_of<T>(p).theta;
+    const long P = rotary(p) / 2;
+    const double reach = 2.0 * dsize(p.len - 1), a = angle_rel_error(env.dtype, dsize(p.len - 1)), u = unit_roundoff(env.dtype);
+    double tol = 0.0;
+    for (long i = 0; i < P; ++i) {
+        const auto [ia, ib] = rope_pair(p.style, i, P);
+        const double nq = std::hypot(static_cast<double>(q0[ia]), static_cast<double>(q0[ib]));
+        const double nk = std::hypot(static_cast<double>(k0[ia]), static_cast<double>(k0[ib]));
+        tol += nq * nk * (a * reach * theta[static_cast<std::size_t>(i)] + 16.0 * u);
+    }
+    for (long j = rotary(p); j < p.dim; ++j) tol += std::abs(static_cast<double>(q0[j]) * k0[j]) * 4.0 * env.eps;
+    return tol;
+}
+
+// The size of a score q_m . k_n: at most |q||k| (rotation keeps the norms).
+template <class T>
+double dot_scale(const std::vector<T>& q0, const std::vector<T>& k0)
+{
+    return std::sqrt(dot(q0, q0) * dot(k0, k0));
+}
+
+// q^T R(delta) k with the angle delta * theta_i taken exactly (in double).
+template <class T>
+double relative_rotation_dot(const RopeParams& p, const std::vector<T>& q0, const std::vector<T>& k0, double delta)
+{
+    const auto theta = freq_of<T>(p).theta;
+    const long P = rotary(p) / 2;
+    double ref = 0.0;
+    for (long i = 0; i < P; ++i) {
+        const auto [ia, ib] = rope_pair(p.style, i, P);
+        const double ang = delta * theta[static_cast<std::size_t>(i)];
+        const double c = std::cos(ang), s = std::sin(ang);
+        const double x0 = q0[ia], x1 = q0[ib], y0 = k0[ia], y1 = k0[ib];
+        ref += x0 * (y0 * c - y1 * s) + x1 * (y0 * s + y1 * c);
+    }
+    for (long j = rotary(p); j < p.dim; ++j) ref += static_cast<double>(q0[j]) * k0[j];
+    return ref;
+}
+
+// dots[a][b] = q_m . k_n for the sampled positions m = positions[a], n = positions[b].
+template <class T>
+Mat<double> sampled_dots(const RopeParams& p, const std::vector<T>& q0, const std::vector<T>& k0, const std::vector<long>& positions)
+{
+    const RopeCache<T> cache = rope_cache<T>(p.len, freq_of<T>(p).theta);
+    const std::size_t NP = positions.size();
+    std::vector<std::vector<T>> qs, ks;
+    for (long m : positions) qs.push_back(rotated_at(p, cache, q0, m)), ks.push_back(rotated_at(p, cache, k0, m));
+    Mat<double> dots = xt::zeros<double>({NP, NP});
+    for (std::size_t a = 0; a < NP; ++a)
+        for (std::size_t b = 0; b < NP; ++b) dots(a, b) = dot(qs[a], ks[b]);
+    return dots;
+}
+
+template <class T>
+std::optional<Check> check_dot_relative(const RopeParams& p, const Run& run, const CheckEnv& env)
+{
+    const auto q0 = first_vector<T>(run.at("q")), k0 = first_vector<T>(run.at("k"));
+    const auto positions = sampled_positions(p.len);
+    const Mat<double> dots = sampled_dots(p, q0, k0, positions);
+    double worst = 0.0;
+    for (std::size_t a = 0; a < positions.size(); ++a)
+        for (std::size_t b = 0; b < positions.size(); ++b) {
+            const double ref = relative_rotation_dot(p, q0, k0, static_cast<double>(positions[b] - positions[a]));
+            worst = worse(worst, std::abs(dots(a, b) - ref));
+        }
+    return at_most(tr(env, "q_m . k_n = q^T R(n - m) k for all m, n", "对所有 m, n，q_m . k_n = q^T R(n - m) k"), fmt::format("max |q_m.k_n - q^T R(n-m) k|, {}", pair_scope(p)),
+                   worst, dot_tolerance(p, q0, k0, env), dot_scale(q0, k0));
+}
+
+// Relative position only: for each offset, the spread of q_m . k_{m+offset} over m.
+template <class T>
+std::optional<Check> check_relative_only(const RopeParams& p, const Run& run, const CheckEnv& env)
+{
+    const auto q0 = first_vector<T>(run.at("q")), k0 = first_vector<T>(run.at("k"));
+    const auto positions = sampled_positions(p.len);
+    const Mat<double> dots = sampled_dots(p, q0, k0, positions);
+    std::map<long, std::pair<double, double>> by_offset;
+    for (std::size_t a = 0; a < positions.size(); ++a)
+        for (std::size_t b = 0; b < positions.size(); ++b) {
+            auto [it, fresh] = by_offset.try_emplace(positions[b] - positions[a], dots(a, b), dots(a, b));
+            it->second.first = std::min(it->second.first, dots(a, b));
+            it->second.second = std::max(it->second.second, dots(a, b));
+        }
+    double worst = 0.0;
+    for (const auto& [offset, range] : by_offset) worst = worse(worst, range.second - range.first);
+    const std::string under =
+        p.scaling.method == RopeScaling::none ? "" : tr(env, " (under {} scaling)", "（{} 缩放下）", name_of(p.scaling.method));
+    return at_most(tr(env, "q_m . k_n depends on m - n alone{}", "q_m . k_n 只取决于 m - n{}", under),
+                   tr(env, "max over offsets of the spread over m", "各偏移上随 m 变化幅度的最大值"), worst,
+                   2.0 * dot_tolerance(p, q0, k0, env), dot_scale(q0, k0));
+}
+
+// interleaved and half: the same rotation up to a fixed permutation of dimensions.
+template <class T>
+std::optional<Check> check_styles(const RopeParams& p, const Run& run, const CheckEnv& env)
+{
+    const RopeCache<T> cache = rope_cache_at<T>(positions_of(run), freq_of<T>(p).theta);
+    const auto perm = half_to_interleaved(p.dim, rotary(p));
+    const Tensor& q = run.at("q");
+    const auto d = static_cast<std::size_t>(p.dim), L = static_cast<std::size_t>(p.len), P = cache.cos.shape(1);
+    double worst = 0.0, max_in = 0.0;
+    std::vector<T> x_half(d), x_int(d), out_half(d), out_int(d);
+    for (std::size_t row = 0; row < vectors_of(q); ++row) {
+        const std::size_t m = row % L;
+        for (std::size_t j = 0; j < d; ++j) x_half[j] = static_cast<T>(q.values[row * d + j]);
+        for (std::size_t j = 0; j < d; ++j) x_int[j] = x_half[static_cast<std::size_t>(perm[j])];
+        rope_rotate(x_half.data(), out_half.data(), p.dim, rotary(p), cache.cos.data() + m * P, cache.sin.data() + m * P, RopeStyle::half, Direction::forward);
+        rope_rotate(x_int.data(), out_int.data(), p.dim, rotary(p), cache.cos.data() + m * P, cache.sin.data() + m * P, RopeStyle::interleaved, Direction::forward);
+        for (std::size_t j = 0; j < d; ++j) {
+            worst = worse(worst, diff_nan_rule(out_int[j], out_half[static_cast<std::size_t>(perm[j])]));
+            max_in = worse(max_in, std::abs(static_cast<double>(x_half[j])));
+        }
+    }
+    return at_most(tr(env, "interleaved and half pairing are the same rotation up to a fixed permutation of the dimensions",
+                      "交错配对与半分配对是同一个旋转，只差一个固定的维度置换"),
+                   "max |rot_interleaved(Px) - P rot_half(x)|", worst, 2.0 * env.eps * max_in, max_in);
+}
+
+// Complex form: (x_a + i x_b) e^{i m theta_i}, as torch.view_as_complex implementations do.
+template <class T>
+std::optional<Check> check_complex(const RopeParams& p, const Run& run, const CheckEnv& env)
+{
+    const RopeCache<T> cache = rope_cache_at<T>(positions_of(run), freq_of<T>(p).theta);
+    const Tensor& q = run.at("q");
+    const Tensor& q_rot = run.at("q_rot");
+    const auto d = static_cast<std::size_t>(p.dim), L = static_cast<std::size_t>(p.len);
+    const long P = rotary(p) / 2;
+    double worst = 0.0, max_in = 0.0;
+    for (std::size_t row = 0; row < vectors_of(q); ++row)
+        for (long i = 0; i < P; ++i) {
+            const auto [a, b] = rope_pair(p.style, i, P);
+            const std::complex<T> z(static_cast<T>(q.values[row * d + a]), static_cast<T>(q.values[row * d + b]));
+            const std::complex<T> w = z * std::complex<T>(cache.cos(row % L, i), cache.sin(row % L, i));
+            worst = worse(worse(worst, diff_nan_rule(w.real(), q_rot.values[row * d + a])), diff_nan_rule(w.imag(), q_rot.values[row * d + b]));
+            max_in = worse(max_in, std::abs(static_cast<double>(z.real())) + std::abs(static_cast<double>(z.imag())));
+        }
+    return at_most(tr(env, "the rotation equals multiplying x_a + i x_b by e^{{i m theta}}", "旋转等于把 x_a + i x_b 乘以 e^{{i m theta}}"), "max |rotation - complex product|", worst,
+                   2.0 * env.eps * max_in, max_in);
+}
+
+template <class T>
+std::optional<Check> check_inverse(const RopeParams& p, const Run& run, const CheckEnv& env)
+{
+    const RopeCache<T> cache = rope_cache_at<T>(positions_of(run), freq_of<T>(p).theta);
+    const Ten4<T> back = rope_apply(from_tensor<T, 4>(run.at("q_rot")), cache, rotary(p), p.style, Direction::inverse);
+    const Tensor& q = run.at("q");
+    return at_most(tr(env, "rotating back by -m theta restores the input (the inverse is the transpose)",
+                      "按 -m theta 转回去即恢复输入（逆就是转置）"), "max |R(m)^T R(m) q - q|",
+                   q.values.visit([&](const auto* qv) { return max_abs_diff(back.data(), qv, q.size()); }), 8.0 * env.eps * max_abs(q), max_abs(q));
+}
+
+std::optional<Check> check_angle_growth(const RopeParams&, const Run& run, const CheckEnv& env)
+{
+    return angle_error_growth(run.at("angle_error"), env);
+}
+
+template <class T>
+std::optional<Check> check_angles(const RopeParams& p, const Run&, const CheckEnv& env)
+{
+    // theta_i in T is off by up to about (ln(base) * 2i/r + ln(factor) + 4) eps relative
+    // (the exponent's rounding is multiplied into the power), and the product m*theta_i
+    // adds half an eps: the bound, pair by pair, at the largest position.
+    const auto theta = freq_of<T>(p).theta;
+    double tol = 0.0;
+    for (std::size_t i = 0; i < theta.size(); ++i) {
+        const double rel = std::abs(std::log(p.base)) * 2.0 * static_cast<double>(i) / dsize(rotary(p)) +
+                           std::log(p.scaling.factor.value_or(1.0)) + 4.0;
+        tol = std::max(tol, env.eps * dsize(p.len - 1) * theta[i] * (rel + 0.5));
+    }
+    AngleWorst worst;
+    angle_errors<T>(p, &worst);
+    return at_most(tr(env, "angles m*theta in {} stay within their rounding bound up to position {}",
+                      "{} 下的角度 m*theta 直到位置 {} 都在舍入误差界之内", name_of(env.dtype), p.len - 1),
+                   "max |m*theta (dtype) - m*theta (exact)| in radians", worst.error, tol + 4.0 * env.eps, M_PI);
+}
+
+// YaRN: the factor times the rotation on both sides multiplies the rotated dimensions' part
+// of every score by factor^2; pass-through dimensions (partial rotary) are not scaled, as in
+// Hugging Face, which concatenates them back unchanged.
+// Error model: a rotated element q_a cos + q_b sin takes up to 5 roundings (cos or sin, f cos,
+// two products, the sum), each relative to |q_a cos| + |q_b sin| <= sqrt(2) |pair|, not to the
+// element itself, which can cancel to near 0 (measuring against sum |q_j k_j| failed on valid
+// input for that reason). Four such tensors enter q.k scaled - f^2 q.k, so the difference is
+// at most 4 * 5u * sqrt(2) * sqrt(2) f^2 sum over pairs |q_pair||k_pair| <= 40u f^2 |q_r||k_r|
+// (Cauchy-Schwarz over pairs; rotation keeps the norms). The figure is the difference over
+// f^2 |q_r||k_r| plus the pass-through part sum |q_j k_j|; the bound is 40u = 20 eps.
+std::optional<Check> check_yarn_factor(const RopeParams& p, const Run& run, const CheckEnv& env)
+{
+    if (p.scaling.method != RopeScaling::yarn) return std::nullopt;
+    const double f2 = std::pow(run.derived.at("attention_factor").get<double>(), 2.0);
+    const Tensor &q = run.at("q_rot"), &k = run.at("k_rot"), &qs = run.at("q_rot_scaled"), &ks = run.at("k_rot_scaled");
+    const std::size_t d = q.shape.back(), r = static_cast<std::size_t>(rotary(p));
+    double worst = 0.0;
+    for (long m : sampled_positions(p.len))
+        for (long n : sampled_positions(p.len)) {
+            double dot_s = 0.0, expected = 0.0, q_norm2 = 0.0, k_norm2 = 0.0, pass = 0.0;
+            for (std::size_t j = 0; j < d; ++j) {
+                const std::size_t a = static_cast<std::size_t>(m) * d + j, b = static_cast<std::size_t>(n) * d + j;
+                const double factor = j < r ? f2 : 1.0;
+                dot_s += qs.values[a] * ks.values[b];
+                expected += factor * q.values[a] * k.values[b];
+                if (j < r) q_norm2 += q.values[a] * q.values[a], k_norm2 += k.values[b] * k.values[b];
+                else pass += std::abs(q.values[a] * k.values[b]);
+            }
+            const double scale = f2 * std::sqrt(q_norm2 * k_norm2) + pass;
+            worst = worse(worst, scale > 0.0 ? std::abs(dot_s - expected) / scale : std::abs(dot_s));
+        }
+    return at_most(tr(env,
+                      "YaRN's scaled rotation (Hugging Face's output) multiplies the rotated part of q_m . k_n by the "
+                      "attention factor squared ({:.6g})",
+                      "YaRN 的缩放旋转（Hugging Face 的输出）把 q_m . k_n 中旋转部分乘以注意力因子的平方（{:.6g}）", f2),
+                   "max |q_m.k_n scaled - expected| / (f^2 |q_r||k_r| + pass-through sum |q_j k_j|), batch 0 head 0", worst, 20.0 * env.eps, 1.0);
+}
+
+// "Attention 的两个补丁" FAQ Q17: trained at base 10000, Dynamic NTK "uses base 200000 at
+// L = 8192 and 800000 at L = 32768". Hugging Face's formula, base * (s L / L0 - (s - 1))^(r/(r-2)),
+// with this run's rotary dimension r, factor s and original length L0, gives other bases.
+std::optional<Check> check_faq_q17(const RopeParams& p, const Run&, const CheckEnv& env)
+{
+    if (p.scaling.method != RopeScaling::dynamic) return std::nullopt;
+    double worst = 0.0;
+    std::vector<std::string> bases;
+    for (auto [len, article] : {std::pair{8192L, 200000.0}, std::pair{32768L, 800000.0}}) {
+        const double base = rope_frequencies<double>(rotary(p), 10000.0, p.scaling, len).base_used;
+        bases.push_back(fmt::format("{:.0f} at L = {}", base, len));
+        worst = worse(worst, std::abs(base / article - 1.0));
+    }
+    return article_claim(tr(env, "Dynamic NTK turns base 10000 into 200000 at L = 8192 and 800000 at L = 32768 (FAQ Q17)",
+                            "Dynamic NTK 在 L = 8192 时把 base 10000 变成 200000，L = 32768 时变成 800000（FAQ Q17）"),
+                         fmt::format("max |formula / FAQ - 1| (formula: {}; r = {}, factor {}, L0 = {})", fmt::join(bases, ", "),
+                                     rotary(p), p.scaling.factor.value_or(1.0), p.scaling.original_len.value_or(0)),
+                         worst, 0.01);
+}
+
+}  // namespace
+
+template <class T>
+std::vector<CheckDef<RopeParams>> rope_checks()
+{
+    return {{"pos0_unchanged", {"q", "q_rot"}, check_pos0},
+            {"norm_preserved", {"q", "q_rot"}, check_norm},
+            {"partial_passthrough", {"q", "q_rot"}, check_passthrough},
+            {"blocks_orthogonal", {}, check_orthogonal<T>},
+            {"rotation_composes", {}, check_composes<T>},
+            {"dot_equals_relative_rotation", {"q", "k"}, check_dot_relative<T>},
+            {"relative_position_only", {"q", "k"}, check_relative_only<T>},
+            {"styles_are_permutations", {"q"}, check_styles<T>},
+            {"complex_form", {"q", "q_rot"}, check_complex<T>},
+            {"inverse_restores", {"q", "q_rot"}, check_inverse<T>},
+            {"angle_precision", {}, check_angles<T>},
+            {"angle_error_grows", {"angle_error"}, check_angle_growth},
+            {"yarn_scores_scale_by_factor_squared", {"q_rot", "k_rot", "q_rot_scaled", "k_rot_scaled"}, check_yarn_factor},
+            {"faq_q17_dynamic_ntk_bases", {}, check_faq_q17}};
+}
+
+namespace {
+
+// --- notes ---
+
+template <class T>
+std::optional<std::string> note_angles(const RopeParams& p, const Run&, const CheckEnv& env)
+{
+    AngleWorst worst;
+    angle_errors<T>(p, &worst);
+    return tr(env, "largest angle error in {}: {:.3g} rad ({:.3g} degrees) at position {}, pair {}",
+              "{} 下最大的角度误差：{:.3g} 弧度（{:.3g} 度），位于位置 {}、第 {} 对", name_of(env.dtype), worst.error,
+              worst.error * 180.0 / static_cast<double>(kPi), worst.pos, worst.pair);
+}
+
+template <class T>
+std::optional<std::string> note_scaling(const RopeParams& p, const Run&, const CheckEnv& env)
+{
+    if (p.scaling.method == RopeScaling::none) return std::nullopt;
+    const RopeFrequencies f = freq_of<T>(p);
+    return tr(env, "{} scaling: base used {:.6g}, attention factor {:.6g}{}", "{} 缩放：实际 base {:.6g}，注意力因子 {:.6g}{}",
+              name_of(p.scaling.method), f.base_used, f.attention_factor,
+              f.attention_factor == 1.0 ? std::string()
+                                        : tr(env,
+                                             " (Hugging Face multiplies cos and sin by it, so scores scale by its square: "
+                                             "q_rot_scaled and k_rot_scaled; q_rot and k_rot are the pure rotation)",
+                                             "（Hugging Face 把 cos 和 sin 乘以它，得分因此乘以它的平方：见 q_rot_scaled 与 k_rot_scaled；"
+                                             "q_rot 与 k_rot 是纯旋转）"));
+}
+
+std::optional<std::string> note_example(const RopeParams& p, const Run&, const CheckEnv& env)
+{
+    if (!p.example) return std::nullopt;
+    return p.style == RopeStyle::interleaved
+               ? tr(env,
+                    "example: every query and key is (1, 0, 1, 0); with theta = (1, 0.01) and pairs (0, 1), (2, 3), "
+                    "q_rot at position m is (cos m, sin m, cos 0.01m, sin 0.01m)",
+                    "示例：每个查询和键都是 (1, 0, 1, 0)；theta = (1, 0.01)，配对 (0, 1), (2, 3)，"
+                    "位置 m 处的 q_rot 是 (cos m, sin m, cos 0.01m, sin 0.01m)")
+               : tr(env,
+                    "example: every query and key is (1, 0, 1, 0); with theta = (1, 0.01) and pairs (0, 2), (1, 3), "
+                    "q_rot at position m is (cos m - sin m, 0, sin m + cos m, 0)",
+                    "示例：每个查询和键都是 (1, 0, 1, 0)；theta = (1, 0.01)，配对 (0, 2), (1, 3)，"
+                    "位置 m 处的 q_rot 是 (cos m - sin m, 0, sin m + cos m, 0)");
+}
+
+}  // namespace
+
+template <class T>
+std::vector<NoteFn<RopeParams>> rope_notes()
+{
+    return {note_angles<T>, note_scaling<T>, note_example};
+}
+
+#define ATTNLAB_ROPE_CHECKS(T)                                   \
+    template std::vector<CheckDef<RopeParams>> rope_checks<T>(); \
+    template std::vector<NoteFn<RopeParams>> rope_notes<T>();
+ATTNLAB_ROPE_CHECKS(float)
+ATTNLAB_ROPE_CHECKS(double)
+ATTNLAB_ROPE_CHECKS(f16)
+ATTNLAB_ROPE_CHECKS(bf16)
+
+}  // namespace attnlab::rope_detail

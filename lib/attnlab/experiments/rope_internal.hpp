@@ -1,0 +1,70 @@
+// What rope.cpp (the compute, the descriptor) and rope_checks.cpp (the checks and notes) share.
+#pragma once
+
+#include "attnlab/experiments/precision.hpp"
+#include "attnlab/experiments/rope.hpp"
+
+#include <vector>
+
+namespace attnlab::rope_detail {
+
+inline long rotary(const RopeParams& p) { return p.rotary_dim.value_or(p.dim); }
+
+template <class T>
+RopeFrequencies freq_of(const RopeParams& p)
+{
+    return rope_frequencies<T>(rotary(p), p.base, p.scaling, p.len);
+}
+
+// x [d] rotated to position m.
+template <class T>
+std::vector<T> rotated_at(const RopeParams& p, const RopeCache<T>& cache, const std::vector<T>& x, long m)
+{
+    const auto P = cache.cos.shape(1);
+    std::vector<T> out(x.size());
+    rope_rotate(x.data(), out.data(), p.dim, rotary(p), cache.cos.data() + m * P, cache.sin.data() + m * P, p.style,
+                Direction::forward);
+    return out;
+}
+
+template <class T>
+double dot(const std::vector<T>& a, const std::vector<T>& b)
+{
+    double s = 0.0;
+    for (std::size_t j = 0; j < a.size(); ++j) s += static_cast<double>(a[j]) * static_cast<double>(b[j]);
+    return s;
+}
+
+// The first token's q and k (batch 0, head 0, position 0), as a vector of T.
+template <class T>
+std::vector<T> first_vector(const Tensor& x)
+{
+    const std::size_t d = x.shape.back();
+    std::vector<T> v(d);
+    for (std::size_t j = 0; j < d; ++j) v[j] = static_cast<T>(x.values[j]);
+    return v;
+}
+
+// Angle precision: m * theta_i rounded in T against the exact product in long double, the
+// worst of each position.
+template <class T>
+Vec<double> angle_errors(const RopeParams& p, AngleWorst* worst = nullptr)
+{
+    return angle_errors_by_position<T>(p.len, freq_of<T>(p).theta, rope_frequencies_exact(rotary(p), p.base, p.scaling, p.len), worst);
+}
+
+// The positions a run rotated its tokens by (its "positions" tensor).
+inline std::vector<long> positions_of(const Run& run)
+{
+    std::vector<long> out;
+    for (double m : run.at("positions").values) out.push_back(static_cast<long>(m));
+    return out;
+}
+
+// The checks and notes that judge a run computed in T.
+template <class T>
+std::vector<CheckDef<RopeParams>> rope_checks();
+template <class T>
+std::vector<NoteFn<RopeParams>> rope_notes();
+
+}  // namespace attnlab::rope_detail
