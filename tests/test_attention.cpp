@@ -35,7 +35,7 @@ TEST_CASE("attention against a hand-computed 2x2 case")
     v(0, 0, 0, 0) = 1, v(0, 0, 1, 0) = 3;
     AttentionInputs<double> in;
     in.q = &q, in.k = &q, in.v = &v;
-    const auto res = attention(in, true);
+    const auto res = attention(in, Matrices::keep);
     const double e = std::exp(1.0);
     CHECK(res.weights(0, 0, 0, 0) == doctest::Approx(e / (e + 1)));
     CHECK(res.out(0, 0, 0, 0) == doctest::Approx((e + 3) / (e + 1)));
@@ -45,7 +45,7 @@ TEST_CASE("attention against a hand-computed 2x2 case")
     m.kind = MaskKind::causal;
     m.queries = m.keys = 2;
     in.mask = &m;
-    CHECK(attention(in, false).out(0, 0, 0, 0) == 1.0);
+    CHECK(attention(in, Matrices::drop).out(0, 0, 0, 0) == 1.0);
 }
 
 TEST_CASE("main implementation equals the reference on every option combination")
@@ -79,7 +79,7 @@ TEST_CASE("main implementation equals the reference on every option combination"
                                 CAPTURE(bias);
                                 CAPTURE(name_of(sm));
                                 CAPTURE(name_of(al));
-                                const auto main = attention(in, true);
+                                const auto main = attention(in, Matrices::keep);
                                 const auto ref = attention_reference(in, RowRange{0, 5});
                                 CHECK(max_abs_diff(main.out, ref.out) <= 1e-12);
                                 CHECK(max_abs_diff(main.weights, ref.weights) <= 1e-12);
@@ -97,7 +97,7 @@ TEST_CASE("grouped-query attention: query heads of one group share keys and valu
     const auto k = random4(1, 2, 3, 2, 2), v = random4(1, 2, 3, 2, 3);
     AttentionInputs<double> in;
     in.q = &q, in.k = &k, in.v = &v;
-    const auto r = attention(in, false);
+    const auto r = attention(in, Matrices::drop);
     CHECK(r.out(0, 1, 2, 1) == r.out(0, 0, 2, 1));  // same group (kv head 0)
     CHECK(r.out(0, 2, 2, 1) != r.out(0, 0, 2, 1));  // other group (kv head 1)
 }

@@ -64,12 +64,12 @@ void check_edge(const EdgeCase& c, double tol)
     in.q = &q, in.k = &k, in.v = &v, in.mask = &m, in.scale = 0.35, in.softmax = c.softmax;
     if (c.alibi) in.alibi_slopes = &slopes, in.alibi_q0 = 3;
     const auto ref = attention_reference(in, RowRange{0, static_cast<long>(c.L)});
-    const auto main = attention(in, true);
+    const auto main = attention(in, Matrices::keep);
     CHECK(max_abs_diff(main.out, ref.out) <= tol);
     CHECK(max_abs_diff(main.weights, ref.weights) <= tol);
     CHECK(max_abs_diff(main.scores, ref.scores) <= tol * 100.0);
     // Without the matrices the output is the same bits.
-    CHECK(max_abs_diff(attention(in, false).out, main.out) == 0.0);
+    CHECK(max_abs_diff(attention(in, Matrices::drop).out, main.out) == 0.0);
 }
 
 }  // namespace
@@ -128,13 +128,13 @@ TEST_CASE("kernel: fully masked rows are NaN under the plain softmax and zero un
     m.diagonal = -1;  // rows 0 and 1 see nothing (j < i - 1)
     AttentionInputs<double> in;
     in.q = &q, in.k = &k, in.v = &v, in.mask = &m;
-    const auto plain = attention(in, false);
+    const auto plain = attention(in, Matrices::drop);
     CHECK(std::isnan(plain.out(0, 0, 0, 0)));
     CHECK(plain.stats.nan_weights == 600);
     CHECK(std::isnan(plain.stats.max_masked_weight));
     CHECK(std::isnan(plain.stats.max_row_sum_error));  // not measured without kept weights
     in.softmax = SoftmaxKind::safe;
-    const auto safe = attention(in, true);
+    const auto safe = attention(in, Matrices::keep);
     CHECK(safe.out(0, 0, 0, 0) == 0.0);
     CHECK(safe.stats.nan_weights == 0);
     CHECK(safe.stats.max_masked_weight == 0.0);
@@ -155,13 +155,13 @@ TEST_CASE("kernel: the same bits for any thread count and any row range")
         AttentionInputs<float> in;
         in.q = &q, in.k = &k, in.v = &v, in.mask = &m, in.scale = 0.25;
         in.threads = 1;
-        const auto one = attention(in, false);
+        const auto one = attention(in, Matrices::drop);
         for (unsigned threads : {2u, 3u, 7u}) {
             in.threads = threads;
-            CHECK(max_abs_diff(attention(in, false).out, one.out) == 0.0);
+            CHECK(max_abs_diff(attention(in, Matrices::drop).out, one.out) == 0.0);
         }
         for (const RowRange rr : {RowRange{0, 1}, RowRange{static_cast<long>(kBlockQ) - 3, static_cast<long>(kBlockQ) + 3}, RowRange{static_cast<long>(L) - 5, static_cast<long>(L)}}) {
-            const auto part = attention(in, false, rr);
+            const auto part = attention(in, Matrices::drop, rr);
             double worst = 0.0;
             for (std::size_t h = 0; h < 3; ++h)
                 for (long i = rr.begin; i < rr.end; ++i)
@@ -183,7 +183,7 @@ TEST_CASE("kernel: ALiBi computed tile by tile equals the stored bias tensor")
     stored.q = computed.q = &q, stored.k = computed.k = &k, stored.v = computed.v = &v;
     stored.head_bias = &bias;
     computed.alibi_slopes = &slopes, computed.alibi_q0 = 20;
-    CHECK(max_abs_diff(attention(stored, true).scores, attention(computed, true).scores) == 0.0);
+    CHECK(max_abs_diff(attention(stored, Matrices::keep).scores, attention(computed, Matrices::keep).scores) == 0.0);
 }
 
 TEST_CASE("fast exp: within its documented bound of std::exp over the softmax's domain")
@@ -267,19 +267,19 @@ TEST_CASE("kernel: probe rows measure the row sums of the weights the kept matri
     in.q = &q, in.k = &k, in.v = &v, in.mask = &m, in.scale = 0.9;
     const std::vector<RowRange> probes = {{0, 5}, {297, 303}, {590, 600}};
     in.probes = &probes;
-    const auto probed = attention(in, false);
+    const auto probed = attention(in, Matrices::drop);
     double kept = 0.0;
-    for (const auto& rr : probes) kept = worse(kept, attention(in, true, rr).stats.max_row_sum_error);
+    for (const auto& rr : probes) kept = worse(kept, attention(in, Matrices::keep, rr).stats.max_row_sum_error);
     CHECK(probed.stats.max_row_sum_error > 0.0);  // float32 sums are not exactly 1
     CHECK(probed.stats.max_row_sum_error == kept);
     // The output is the same bits with or without probes.
     AttentionInputs<float> plain = in;
     plain.probes = nullptr;
-    const auto unprobed = attention(plain, false);
+    const auto unprobed = attention(plain, Matrices::drop);
     CHECK(max_abs_diff(unprobed.out, probed.out) == 0.0);
     CHECK(std::isnan(unprobed.stats.max_row_sum_error));  // nothing measured: no check passes
     // No probe row in the range asked for: nothing measured either.
-    CHECK(std::isnan(attention(in, false, RowRange{100, 120}).stats.max_row_sum_error));
+    CHECK(std::isnan(attention(in, Matrices::drop, RowRange{100, 120}).stats.max_row_sum_error));
 }
 
 TEST_CASE("kernel: probe rows whose scores are too many to keep are scored again, to the same figure")
@@ -295,9 +295,9 @@ TEST_CASE("kernel: probe rows whose scores are too many to keep are scored again
         in.q = &q, in.k = &k, in.v = &v, in.mask = &m, in.scale = 3.0;
         for (const std::vector<RowRange>& probes : {std::vector<RowRange>{{256, 512}}, std::vector<RowRange>{{4490, 4500}}}) {
             in.probes = &probes;
-            const double probed = attention(in, false).stats.max_row_sum_error;
+            const double probed = attention(in, Matrices::drop).stats.max_row_sum_error;
             CHECK(probed > 0.0);
-            CHECK(probed == attention(in, true, probes[0]).stats.max_row_sum_error);
+            CHECK(probed == attention(in, Matrices::keep, probes[0]).stats.max_row_sum_error);
         }
     }
 }

@@ -43,7 +43,7 @@ double worst_against_torch(const Ten4<double>& q, const MaskSpec* mask, const Te
     const Ten4<double> expected = load4<4>(expected_file);
     AttentionInputs<double> in;
     in.q = &q, in.k = &k, in.v = &v, in.mask = mask, in.head_bias = bias, in.scale = 1.0 / std::sqrt(3.0);
-    const auto main = attention(in, false);
+    const auto main = attention(in, Matrices::drop);
     const auto ref = attention_reference(in, RowRange{0, static_cast<long>(q.shape(2))});
     CHECK(main.out.shape() == expected.shape());
     return worse(max_abs_diff(main.out, expected), max_abs_diff(ref.out, expected));
@@ -107,7 +107,7 @@ double worst_16bit_against_torch(const std::string& expected_file)
     const MaskSpec causal = spec(MaskKind::causal, 5, 5);
     AttentionInputs<T> in;
     in.q = &q, in.k = &k, in.v = &v, in.mask = &causal, in.scale = 1.0 / std::sqrt(3.0);
-    const auto main = attention(in, false);
+    const auto main = attention(in, Matrices::drop);
     CHECK(main.out.shape() == expected.shape());
     const Ten4<double> got = xt::cast<double>(main.out);
     return max_abs_diff(got, expected);

@@ -134,20 +134,24 @@ struct AttentionOutput {
     AttentionStats stats;
 };
 
+// Whether a run keeps the scores and weights [B, H, L, S] (keep) or streams them and keeps
+// only the output (drop).
+enum class Matrices { drop, keep };
+
 // The main implementation, tiled with a streaming softmax (FlashAttention-2's scheme on the
 // CPU): for each (sequence, head, block of kBlockQ queries), the blocks of kBlockK keys are
 // walked with a running max and sum per row; S = Q K^T and the sum P V are BLAS products.
 // A key block the mask hides wholly from every row of the query block is skipped when the
 // fill is -inf (its weights are exactly 0). Memory beyond q, k, v and out is O(block size)
-// per thread, unless keep_matrices asks for scores and weights, which a second pass over the
+// per thread, unless Matrices::keep asks for scores and weights, which a second pass over the
 // keys writes. Each row's arithmetic depends only on the fixed block grid, never on the
 // thread count or the row range asked for: any rows computed again are bit-identical.
 template <class T>
-AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, std::optional<RowRange> rows = {});
+AttentionOutput<T> attention(const AttentionInputs<T>& in, Matrices matrices, std::optional<RowRange> rows = {});
 // The same into res, whose output storage is reused when it has the shape already (a caller
 // that runs the kernel again, as bench's timed repeats, touches no fresh memory).
 template <class T>
-void attention(const AttentionInputs<T>& in, bool keep_matrices, std::optional<RowRange> rows, AttentionOutput<T>& res);
+void attention(const AttentionInputs<T>& in, Matrices matrices, std::optional<RowRange> rows, AttentionOutput<T>& res);
 
 constexpr std::size_t kBlockQ = 256;
 constexpr std::size_t kBlockK = 256;

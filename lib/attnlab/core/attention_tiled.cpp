@@ -342,8 +342,9 @@ bool probed(const std::vector<RowRange>* probes, RowRange range)
 }  // namespace
 
 template <class T>
-void attention(const AttentionInputs<T>& in, bool keep_matrices, std::optional<RowRange> rows, AttentionOutput<T>& res)
+void attention(const AttentionInputs<T>& in, Matrices matrices, std::optional<RowRange> rows, AttentionOutput<T>& res)
 {
+    const bool keep_matrices = matrices == Matrices::keep;
     const auto& q = *in.q;
     const auto& k = *in.k;
     if (k.shape() != in.v->shape() || q.shape(0) != k.shape(0) || q.shape(3) != k.shape(3) || k.shape(1) == 0 || q.shape(1) % k.shape(1) != 0)
@@ -370,10 +371,10 @@ void attention(const AttentionInputs<T>& in, bool keep_matrices, std::optional<R
 }
 
 template <class T>
-AttentionOutput<T> attention(const AttentionInputs<T>& in, bool keep_matrices, std::optional<RowRange> rows)
+AttentionOutput<T> attention(const AttentionInputs<T>& in, Matrices matrices, std::optional<RowRange> rows)
 {
     AttentionOutput<T> res;
-    attention(in, keep_matrices, rows, res);
+    attention(in, matrices, rows, res);
     return res;
 }
 
@@ -425,8 +426,8 @@ Ten3<T> project(const Ten3<T>& x, const Mat<T>& w, unsigned threads)
 }
 
 #define ATTNLAB_TILED_INSTANTIATE(T)                                                                    \
-    template AttentionOutput<T> attention<T>(const AttentionInputs<T>&, bool, std::optional<RowRange>); \
-    template void attention<T>(const AttentionInputs<T>&, bool, std::optional<RowRange>, AttentionOutput<T>&); \
+    template AttentionOutput<T> attention<T>(const AttentionInputs<T>&, Matrices, std::optional<RowRange>); \
+    template void attention<T>(const AttentionInputs<T>&, Matrices, std::optional<RowRange>, AttentionOutput<T>&); \
     template Ten3<T> project<T>(const Ten3<T>&, const Mat<T>&, unsigned);               \
     template Ten4<T> project_heads<T>(const Ten3<T>&, const Mat<T>&, long, unsigned);
 ATTNLAB_TILED_INSTANTIATE(float)

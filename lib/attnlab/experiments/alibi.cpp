@@ -181,19 +181,19 @@ template <class T>
 Run compute_alibi(const AlibiParams& p, const Plan& plan)
 {
     Run run;
-    const auto E = elem_of<T>();
+    const auto elem = elem_of<T>();
     const std::vector<double> slopes = alibi_slopes(p.heads, p.slopes);
     Vec<T> slopes_t = xt::zeros<T>({slopes.size()});
     for (std::size_t h = 0; h < slopes.size(); ++h) slopes_t(h) = static_cast<T>(slopes[h]);
-    run.add(to_tensor("slopes", {"head"}, slopes_t, E));
+    run.add(to_tensor("slopes", {"head"}, slopes_t, elem));
     const Ten3<T> bias = alibi_bias<T>(slopes, p.len, p.len, p.variant);
-    run.add(to_tensor("bias", {"head", "query", "key"}, bias, E));
+    run.add(to_tensor("bias", {"head", "query", "key"}, bias, elem));
     const Ten3<T> scores = raw_scores<T>(p, plan, run) + bias;
     const Ten3<T> weights = softmax_of(scores);
-    run.add(to_tensor("scores", {"head", "query", "key"}, scores, E));
-    run.add(to_tensor("weights", {"head", "query", "key"}, weights, E));
+    run.add(to_tensor("scores", {"head", "query", "key"}, scores, elem));
+    run.add(to_tensor("weights", {"head", "query", "key"}, weights, elem));
     if (plan.wants("distance_profile")) {
-        run.add(to_tensor("distance_profile", {"head", "distance"}, distance_profile(weights, p.variant), E));
+        run.add(to_tensor("distance_profile", {"head", "distance"}, distance_profile(weights, p.variant), elem));
     }
     return run;
 }

@@ -131,7 +131,7 @@ Tensor taken(const char* name, const std::vector<std::string>& axes, Container& 
 template <class T>
 void add_block_tensors(const AttendParams& p, BlockResult<T>& res, const Plan& plan, Run& run)
 {
-    const auto E = elem_of<T>();
+    const auto elem = elem_of<T>();
     const std::vector<std::string> bhld = {"batch", "head", "pos", "dim"}, bhqk = {"batch", "head", "query", "key"};
     if (p.pe == PeKind::sinusoidal) run.add(taken<T>("x_pe", {"batch", "pos", "dim"}, res.x_pe));
     // q and k are always the projections; with RoPE, q_rot and k_rot are what attention uses.
@@ -147,7 +147,7 @@ void add_block_tensors(const AttendParams& p, BlockResult<T>& res, const Plan& p
     if (plan.wants("mask")) run.add(additive_mask_tensor<T>(resolve(p).cfg.mask, resolve(p).batch));
     if (plan.wants("scores")) run.add(taken<T>("scores", bhqk, res.attn.scores));
     if (plan.wants("weights")) run.add(taken<T>("weights", bhqk, res.attn.weights));
-    if (plan.wants("out_merged")) run.add(to_tensor("out_merged", {"batch", "pos", "dim"}, merge_heads(res.attn.out), E));
+    if (plan.wants("out_merged")) run.add(to_tensor("out_merged", {"batch", "pos", "dim"}, merge_heads(res.attn.out), elem));
     run.add(taken<T>("out", bhld, res.attn.out));
 }
 
@@ -181,10 +181,10 @@ Run compute_attend(const AttendParams& p, const Plan& plan)
     const BlockWeights<T> drawn = attend_weights<T>(r, plan.seed);
     const BlockWeights<T> w{input_or<T, 2>(plan, "w_q", [&] { return drawn.w_q; }), input_or<T, 2>(plan, "w_k", [&] { return drawn.w_k; }),
                             input_or<T, 2>(plan, "w_v", [&] { return drawn.w_v; })};
-    const bool keep = plan.wants("scores") || plan.wants("weights");
+    const Matrices keep = plan.wants("scores") || plan.wants("weights") ? Matrices::keep : Matrices::drop;
     // Without kept weights, the kernel forms the sampled rows' weights too and measures their sums.
     BlockConfig cfg = r.cfg;
-    if (!keep) cfg.probes = sampled_rows(r.len, work_per_row(p));
+    if (keep == Matrices::drop) cfg.probes = sampled_rows(r.len, work_per_row(p));
     BlockResult<T> res = prepare_block(x, x_kv, w, cfg);
     if (use_given_qkv(p, plan, res)) run.derived["qkv_given"] = true;
     res.attn = attention(attention_inputs(res, cfg), keep, std::nullopt);
@@ -212,10 +212,15 @@ Typed<AttendParams> attend_typed()
 // --- the catalogue of usual mistakes ---
 
 // The block recomputed in float64 from the run's own x and weights, with one thing changed.
+// What the variant does besides changing the configuration.
+enum class Slip {
+    none,
+    weights_transposed,    // nn.Linear's [out, in] used as [in, out]
+    softmax_over_queries,  // softmax along the query axis
+};
 struct AttendVariant {
     std::function<void(BlockConfig&, const AttendParams&)> config;
-    bool weights_transposed = false;    // nn.Linear's [out, in] used as [in, out]
-    bool softmax_over_queries = false;  // softmax along the query axis
+    Slip slip = Slip::none;
 };
 
 // out [B, H, L, d] = w v with the softmax taken over queries instead of keys.
@@ -245,13 +250,13 @@ Tensor attend_variant(const AttendParams& p, const Run& run, const AttendVariant
     Resolved r = resolve(p);
     if (v.config) v.config(r.cfg, p);
     BlockWeights<double> w = weights_of<double>(run);
-    if (v.weights_transposed) {
+    if (v.slip == Slip::weights_transposed) {
         if (w.w_k.shape(0) != w.w_k.shape(1)) return Tensor{};  // x W^T does not even fit the shapes
         w = {xt::transpose(w.w_q), xt::transpose(w.w_k), xt::transpose(w.w_v)};
     }
     const Ten3<double> x = x_of<double>(run, "x"), x_kv = r.cross ? x_of<double>(run, "x_kv") : x;
-    const BlockResult<double> res = run_block(x, x_kv, w, r.cfg, v.softmax_over_queries);
-    const Ten4<double> out = v.softmax_over_queries ? out_with_query_softmax(res) : res.attn.out;
+    const BlockResult<double> res = run_block(x, x_kv, w, r.cfg, v.slip == Slip::softmax_over_queries ? Matrices::keep : Matrices::drop);
+    const Ten4<double> out = v.slip == Slip::softmax_over_queries ? out_with_query_softmax(res) : res.attn.out;
     if (tensor == "out") return to_tensor("out", {"batch", "head", "pos", "dim"}, out, Elem::float64);
     return to_tensor("out_merged", {"batch", "pos", "dim"}, merge_heads(out), Elem::float64);
 }
@@ -264,16 +269,16 @@ std::vector<Mistake<AttendParams>> attend_mistakes()
             return [v, tensor](const AttendParams& p, const Run& run) { return attend_variant(p, run, v, tensor); };
         };
         out.push_back({"linear_weight_transposed", tensor, "the weights are used transposed: nn.Linear's [out, in] taken as [in, out] (x W^T)",
-                       "权重被转置使用了：把 nn.Linear 的 [out, in] 当成了 [in, out]（x W^T）", variant({{}, true, false})});
+                       "权重被转置使用了：把 nn.Linear 的 [out, in] 当成了 [in, out]（x W^T）", variant({{}, Slip::weights_transposed})});
         out.push_back({"scale_sqrt_E", tensor, "scores scaled by 1/sqrt(E), the model dimension, instead of 1/sqrt(d) per head",
                        "得分按 1/sqrt(E)（模型维度）缩放，应为每个头的 1/sqrt(d)",
-                       variant({[](BlockConfig& c, const AttendParams& q) { c.scale = 1.0 / std::sqrt(dsize(q.dim)); }, false, false})});
+                       variant({[](BlockConfig& c, const AttendParams& q) { c.scale = 1.0 / std::sqrt(dsize(q.dim)); }})});
         out.push_back({"no_scale", tensor, "scores not scaled at all (no 1/sqrt(d))", "得分完全没有缩放（缺少 1/sqrt(d)）",
-                       variant({[](BlockConfig& c, const AttendParams&) { c.scale = 1.0; }, false, false})});
+                       variant({[](BlockConfig& c, const AttendParams&) { c.scale = 1.0; }})});
         out.push_back({"softmax_over_queries", tensor, "the softmax runs over the queries (dim=-2) instead of the keys",
-                       "softmax 沿查询轴（dim=-2）计算，应沿键轴", variant({{}, false, true})});
+                       "softmax 沿查询轴（dim=-2）计算，应沿键轴", variant({{}, Slip::softmax_over_queries})});
         out.push_back({"mask_ignored", tensor, "the mask is not applied", "没有应用掩码",
-                       variant({[](BlockConfig& c, const AttendParams&) { c.mask.kind = MaskKind::none; }, false, false})});
+                       variant({[](BlockConfig& c, const AttendParams&) { c.mask.kind = MaskKind::none; }})});
     }
     return out;
 }

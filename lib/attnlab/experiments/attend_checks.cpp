@@ -110,7 +110,7 @@ template <class T>
 double largest_change(const AttentionInputs<T>& in, const Run& run, const std::vector<RowRange>& rows, const std::vector<long>* row_end = nullptr)
 {
     double worst = 0.0;
-    for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention(in, false, rr).out, run.at("out"), rr, row_end));
+    for (const auto& rr : rows) worst = worse(worst, max_abs_diff_rows(attention(in, Matrices::drop, rr).out, run.at("out"), rr, row_end));
     return worst;
 }
 
@@ -250,7 +250,7 @@ std::optional<Check> check_rope_relative(const AttendParams& p, const Run& run, 
         for (std::size_t c = 0; c < E; ++c) same(0, i, c) = static_cast<T>(x.values[c]);
     BlockConfig cfg = r.cfg;
     cfg.mask = MaskSpec{MaskKind::none, n, n, {}, 0, 1, Align::upper_left, -std::numeric_limits<double>::infinity()};
-    const BlockResult<T> tok = run_block(same, same, weights_of<T>(run), cfg, true);
+    const BlockResult<T> tok = run_block(same, same, weights_of<T>(run), cfg, Matrices::keep);
     const Ten4<T> head0 = xt::view(tok.attn.scores, xt::range(0, 1), xt::range(0, 1), xt::all(), xt::all());
     double nq = 0.0, nk = 0.0;
     for (long c = 0; c < head_dim(p); ++c) {

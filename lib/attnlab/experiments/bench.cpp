@@ -116,7 +116,7 @@ Run compute_bench(const BenchParams& p, const Plan& plan)
     const AttentionInputs<T> in = inputs_of(data, p);
     const auto rows = sampled_rows(p.len, reference_row_work(p));
     double err = 0.0, max_v = 0.0;
-    for (const auto& rr : rows) err = worse(err, max_abs_diff(attention(in, false, rr).out, attention_reference(in, rr).out));
+    for (const auto& rr : rows) err = worse(err, max_abs_diff(attention(in, Matrices::drop, rr).out, attention_reference(in, rr).out));
     for (T x : data.v) max_v = std::max(max_v, std::abs(static_cast<double>(x)));
     const double tol = eps_of(plan.dtype) * (dsize(kv_len(p)) + dsize(p.head_dim)) * (max_v + 1.0);
     Run run;
@@ -130,13 +130,13 @@ Run compute_bench(const BenchParams& p, const Plan& plan)
     AttentionOutput<T> full;
     for (long r = 0; r < p.repeat; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
-        attention(in, false, {}, full);  // the output of the first repeat is reused
+        attention(in, Matrices::drop, {}, full);  // the output of the first repeat is reused
         best = std::min(best, seconds_since(t0));
     }
     AttentionInputs<T> one = in;
     one.threads = 1;
     double thread_diff = 0.0;
-    for (const auto& rr : rows) thread_diff = worse(thread_diff, max_abs_diff_rows(attention(one, false, rr).out, full.out.data(), static_cast<std::size_t>(p.len), rr));
+    for (const auto& rr : rows) thread_diff = worse(thread_diff, max_abs_diff_rows(attention(one, Matrices::drop, rr).out, full.out.data(), static_cast<std::size_t>(p.len), rr));
     run.measured["thread_diff"] = thread_diff;
     const double gflops = 2.0 * useful_madds(p) / best / 1e9, gemm = gemm_rate<T>(thread_count(p.threads));
     const char* gemm_name = plan.dtype == DType::float32 ? "sgemm" : "dgemm";

@@ -102,10 +102,10 @@ std::pair<Ten4<T>, Ten4<T>> self_kv_rows(const Ten3<T>& x_rows, long first, long
 
 template <class T>
 BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeights<T>& w, const BlockConfig& cfg,
-                         bool keep_matrices, std::optional<RowRange> rows)
+                         Matrices matrices, std::optional<RowRange> rows)
 {
     BlockResult<T> r = prepare_block(x, x_kv, w, cfg);
-    r.attn = attention(attention_inputs(r, cfg), keep_matrices, rows);
+    r.attn = attention(attention_inputs(r, cfg), matrices, rows);
     return r;
 }
 
@@ -138,7 +138,7 @@ long query_position_offset(Align align, long queries, long keys)
     template BlockResult<T> prepare_block<T>(const Ten3<T>&, const Ten3<T>&, const BlockWeights<T>&, const BlockConfig&); \
     template std::pair<Ten4<T>, Ten4<T>> self_kv_rows<T>(const Ten3<T>&, long, long, const BlockWeights<T>&, const BlockConfig&); \
     template BlockResult<T> run_block<T>(const Ten3<T>&, const Ten3<T>&, const BlockWeights<T>&, const BlockConfig&, \
-                                         bool, std::optional<RowRange>);
+                                         Matrices, std::optional<RowRange>);
 ATTNLAB_BLOCK_INSTANTIATE(float)
 ATTNLAB_BLOCK_INSTANTIATE(double)
 ATTNLAB_BLOCK_INSTANTIATE(f16)

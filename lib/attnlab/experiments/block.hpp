@@ -70,6 +70,6 @@ std::pair<Ten4<T>, Ten4<T>> self_kv_rows(const Ten3<T>& x_rows, long first, long
 // Runs X (queries) against X_kv (keys and values; the same tensor for self-attention).
 template <class T>
 BlockResult<T> run_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeights<T>& w, const BlockConfig& cfg,
-                         bool keep_matrices, std::optional<RowRange> rows = {});
+                         Matrices matrices, std::optional<RowRange> rows = {});
 
 }  // namespace attnlab

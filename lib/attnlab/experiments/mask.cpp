@@ -125,20 +125,20 @@ Run compute_mask(const MaskParams& p, const Plan& plan)
 {
     const MaskSpec m = mask_spec(p);
     const long B = batch_of(p, m);
-    const auto E = elem_of<T>();
+    const auto elem = elem_of<T>();
     Run run;
     run.add(additive_mask_tensor<T>(m, B));
     const Ten3<T> scores = input_or<T, 3>(plan, "scores", [&] {
         return random_scores<T>(static_cast<std::size_t>(B), static_cast<std::size_t>(m.queries), static_cast<std::size_t>(m.keys), p.dk,
                                 plan.seed);
     });
-    run.add(to_tensor("scores", {"batch", "query", "key"}, scores, E));
+    run.add(to_tensor("scores", {"batch", "query", "key"}, scores, elem));
     if (plan.wants("masked_scores")) {
         Ten3<T> ms = scores;
         for (long b = 0; b < B; ++b) xt::view(ms, b, xt::all(), xt::all()) += additive_mask<T>(m, b);
-        run.add(to_tensor("masked_scores", {"batch", "query", "key"}, ms, E));
+        run.add(to_tensor("masked_scores", {"batch", "query", "key"}, ms, elem));
     }
-    run.add(to_tensor("weights", {"batch", "query", "key"}, masked_softmax_additive(scores, m, p.softmax), E));
+    run.add(to_tensor("weights", {"batch", "query", "key"}, masked_softmax_additive(scores, m, p.softmax), elem));
     if (m.has_padding()) {
         run.add(to_tensor("key_padding_mask", {"batch", "key"}, key_padding_mask(m), Elem::boolean));
         // scaled_dot_product_attention broadcasts a boolean attn_mask over heads and queries
@@ -149,14 +149,14 @@ Run compute_mask(const MaskParams& p, const Plan& plan)
         // What "Attention 的两个补丁" §5.3's reading ("True = masked") does: key_padding_mask
         // handed to scaled_dot_product_attention, where True means "may attend".
         run.add(to_tensor("weights_bool_inverted", {"batch", "query", "key"},
-                          masked_softmax_attn_bool(scores, key_padding_mask(m), p.softmax), E));
+                          masked_softmax_attn_bool(scores, key_padding_mask(m), p.softmax), elem));
     }
     if (both_alignments_shown(m)) {
         MaskSpec ul = m, lr = m;
         ul.align = Align::upper_left;
         lr.align = Align::lower_right;
-        run.add(to_tensor("mask_upper_left", {"query", "key"}, additive_mask<T>(ul, 0), E));
-        run.add(to_tensor("mask_lower_right", {"query", "key"}, additive_mask<T>(lr, 0), E));
+        run.add(to_tensor("mask_upper_left", {"query", "key"}, additive_mask<T>(ul, 0), elem));
+        run.add(to_tensor("mask_lower_right", {"query", "key"}, additive_mask<T>(lr, 0), elem));
     }
     if (p.multiply) compute_multiplied(scores, m, run);
     return run;

@@ -425,28 +425,29 @@ std::vector<TensorDecl<PeParams>> pe_tensors()
 
 // A sinusoidal table as a learner might build it, in float64: w_i = base^(-factor i / D),
 // rows pos + first, [sin | cos] halves or interleaved pairs, sin and cos possibly swapped.
+// A table built wrong one way: the exponent's factor, the first position, or the layout.
 struct PeVariant {
+    enum class Layout { as_asked, halves, sin_cos_swapped, transposed };
     double factor = 2.0;
     long first = 0;
-    bool halves = false;
-    bool swapped = false;
-    bool transposed = false;
+    Layout layout = Layout::as_asked;
 };
 
 Tensor pe_variant(const PeParams& p, PeVariant v)
 {
+    using L = PeVariant::Layout;
     const long P = p.dim / 2;
     Mat<double> pe = xt::zeros<double>({static_cast<std::size_t>(p.len), static_cast<std::size_t>(p.dim)});
-    const double denom = p.layout == PeLayout::concat && !v.halves ? dsize(std::max(P - 1, 1L)) * v.factor : dsize(p.dim);
+    const double denom = p.layout == PeLayout::concat && v.layout != L::halves ? dsize(std::max(P - 1, 1L)) * v.factor : dsize(p.dim);
     for (long pos = 0; pos < p.len; ++pos)
         for (long i = 0; i < P; ++i) {
             const double angle = dsize(pos + v.first) * std::pow(p.base, -v.factor * dsize(i) / denom);
-            const bool halves = v.halves || p.layout == PeLayout::concat;
+            const bool halves = v.layout == L::halves || p.layout == PeLayout::concat, swapped = v.layout == L::sin_cos_swapped;
             const auto s = static_cast<std::size_t>(halves ? i : 2 * i), c = static_cast<std::size_t>(halves ? P + i : 2 * i + 1);
-            pe(pos, v.swapped ? c : s) = std::sin(angle);
-            pe(pos, v.swapped ? s : c) = std::cos(angle);
+            pe(pos, swapped ? c : s) = std::sin(angle);
+            pe(pos, swapped ? s : c) = std::cos(angle);
         }
-    if (v.transposed) return to_tensor("pe", {"dim", "pos"}, xt::transpose(pe), Elem::float64);
+    if (v.layout == L::transposed) return to_tensor("pe", {"dim", "pos"}, xt::transpose(pe), Elem::float64);
     return to_tensor("pe", {"pos", "dim"}, pe, Elem::float64);
 }
 
@@ -471,15 +472,15 @@ std::vector<Mistake<PeParams>> pe_mistakes()
 {
     auto variant = [](PeVariant v) { return [v](const PeParams& p, const Run&) { return pe_variant(p, v); }; };
     return {{"sin_cos_swapped", "pe", "sin and cos are swapped: cos sits where sin belongs", "sin 与 cos 放反了：cos 放在了 sin 的位置",
-             variant({2.0, 0, false, true, false})},
+             variant({2.0, 0, PeVariant::Layout::sin_cos_swapped})},
             {"missing_factor_2", "pe", "the exponent lacks its factor 2: w_i = base^(-i/D) instead of base^(-2i/D)",
-             "指数少了因子 2：写成了 w_i = base^(-i/D)，应为 base^(-2i/D)", variant({1.0, 0, false, false, false})},
+             "指数少了因子 2：写成了 w_i = base^(-i/D)，应为 base^(-2i/D)", variant({1.0, 0, PeVariant::Layout::as_asked})},
             {"positions_from_1", "pe", "positions are counted from 1: row 0 holds PE(1)", "位置从 1 开始计：第 0 行是 PE(1)",
-             variant({2.0, 1, false, false, false})},
+             variant({2.0, 1, PeVariant::Layout::as_asked})},
             {"concat_halves", "pe", "sin block then cos block ([sin | cos]) with the paper's w_i, not interleaved pairs",
-             "先 sin 块再 cos 块（[sin | cos]），用论文的 w_i，而不是交错成对", variant({2.0, 0, true, false, false})},
+             "先 sin 块再 cos 块（[sin | cos]），用论文的 w_i，而不是交错成对", variant({2.0, 0, PeVariant::Layout::halves})},
             {"transposed", "pe", "saved as [dim, pos] instead of [pos, dim]", "保存成了 [dim, pos]，应为 [pos, dim]",
-             variant({2.0, 0, false, false, true})},
+             variant({2.0, 0, PeVariant::Layout::transposed})},
             {"sliced_by_batch", "h", "the table is sliced by the batch size, pe[:x.size(0)], so sequence b gets PE(b) at every position",
              "表按批大小切片了（pe[:x.size(0)]），于是序列 b 的每个位置都加上了 PE(b)",
              [](const PeParams&, const Run& run) { return run.has("h_sliced_by_batch") ? renamed(run.at("h_sliced_by_batch"), "h") : Tensor{}; }},

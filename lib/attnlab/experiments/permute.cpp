@@ -171,7 +171,7 @@ void measure_rounding(const Ten3<T>& x, const BlockWeights<T>& w, const BlockCon
     } else {
         const BlockWeights<double> wd{xt::cast<double>(w.w_q), xt::cast<double>(w.w_k), xt::cast<double>(w.w_v)};
         const Ten3<double> xd = xt::cast<double>(x), xp = permute_rows(xd, perm);
-        const BlockResult<double> base = run_block(xd, xd, wd, cfg, true), moved = run_block(xp, xp, wd, cfg, true);
+        const BlockResult<double> base = run_block(xd, xd, wd, cfg, Matrices::keep), moved = run_block(xp, xp, wd, cfg, Matrices::keep);
         error("out", Mat<double>(xt::view(merge_heads(base.attn.out), 0, xt::all(), xt::all())));
         error("out_perm", Mat<double>(xt::view(merge_heads(moved.attn.out), 0, xt::all(), xt::all())));
         error("weights", Ten3<double>(xt::view(base.attn.weights, 0, xt::all(), xt::all(), xt::all())));
@@ -182,7 +182,7 @@ void measure_rounding(const Ten3<T>& x, const BlockWeights<T>& w, const BlockCon
 template <class T>
 Run compute_permute(const PermuteParams& p, const Plan& plan)
 {
-    const auto E = elem_of<T>();
+    const auto elem = elem_of<T>();
     const Ten3<T> x = input_or<T, 3>(plan, "x", [&] {
         return random_tensor3<T>(1, static_cast<std::size_t>(p.len), static_cast<std::size_t>(p.dim), plan.seed, stream::x);
     });
@@ -191,31 +191,31 @@ Run compute_permute(const PermuteParams& p, const Plan& plan)
     };
     const BlockWeights<T> w{weight("w_q", stream::w_q), weight("w_k", stream::w_k), weight("w_v", stream::w_v)};
     const BlockConfig cfg = block_config(p);
-    const BlockResult<T> base = run_block(x, x, w, cfg, true);
-    const Tensor out = to_tensor("out", {"pos", "dim"}, xt::view(merge_heads(base.attn.out), 0, xt::all(), xt::all()), E);
+    const BlockResult<T> base = run_block(x, x, w, cfg, Matrices::keep);
+    const Tensor out = to_tensor("out", {"pos", "dim"}, xt::view(merge_heads(base.attn.out), 0, xt::all(), xt::all()), elem);
     Run run;
     Tensor out_perm, weights_perm;
     std::vector<long> worst_perm;
     double worst = -1.0;
     for (const auto& perm : trial_perms(p, plan.seed)) {  // the worst trial is kept
-        const BlockResult<T> pr = run_block(permute_rows(x, perm), permute_rows(x, perm), w, cfg, true);
-        Tensor op = to_tensor("out_perm", {"pos", "dim"}, xt::view(merge_heads(pr.attn.out), 0, xt::all(), xt::all()), E);
+        const BlockResult<T> pr = run_block(permute_rows(x, perm), permute_rows(x, perm), w, cfg, Matrices::keep);
+        Tensor op = to_tensor("out_perm", {"pos", "dim"}, xt::view(merge_heads(pr.attn.out), 0, xt::all(), xt::all()), elem);
         const double equiv = equivariance_error(out, op, perm);
         if (equiv > worst || std::isnan(equiv)) {
             worst = std::isnan(equiv) ? INFINITY : equiv;
             out_perm = std::move(op);
-            weights_perm = to_tensor("weights_perm", {"head", "query", "key"}, xt::view(pr.attn.weights, 0, xt::all(), xt::all(), xt::all()), E);
+            weights_perm = to_tensor("weights_perm", {"head", "query", "key"}, xt::view(pr.attn.weights, 0, xt::all(), xt::all(), xt::all()), elem);
             worst_perm = perm;
         }
     }
-    run.add(to_tensor("x", {"pos", "dim"}, xt::view(x, 0, xt::all(), xt::all()), E));
+    run.add(to_tensor("x", {"pos", "dim"}, xt::view(x, 0, xt::all(), xt::all()), elem));
     run.add(perm_tensor(worst_perm));
-    run.add(to_tensor("w_q", {"in", "out"}, w.w_q, E));
-    run.add(to_tensor("w_k", {"in", "out"}, w.w_k, E));
-    run.add(to_tensor("w_v", {"in", "out"}, w.w_v, E));
+    run.add(to_tensor("w_q", {"in", "out"}, w.w_q, elem));
+    run.add(to_tensor("w_k", {"in", "out"}, w.w_k, elem));
+    run.add(to_tensor("w_v", {"in", "out"}, w.w_v, elem));
     run.add(out);
     run.add(std::move(out_perm));
-    run.add(to_tensor("weights", {"head", "query", "key"}, xt::view(base.attn.weights, 0, xt::all(), xt::all(), xt::all()), E));
+    run.add(to_tensor("weights", {"head", "query", "key"}, xt::view(base.attn.weights, 0, xt::all(), xt::all(), xt::all()), elem));
     run.add(std::move(weights_perm));
     measure_rounding(x, w, cfg, worst_perm, run);
     return run;
@@ -376,7 +376,7 @@ Tensor permuted_block_variant(const PermuteParams& p, const Run& run, bool trans
     BlockConfig cfg = block_config(p);
     if (scale) cfg.scale = *scale;
     x = permute_rows(x, perm_of(run));
-    const BlockResult<double> r = run_block(x, x, w, cfg, false);
+    const BlockResult<double> r = run_block(x, x, w, cfg, Matrices::drop);
     return to_tensor("out_perm", {"pos", "dim"}, xt::view(merge_heads(r.attn.out), 0, xt::all(), xt::all()), Elem::float64);
 }
 

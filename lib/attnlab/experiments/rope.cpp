@@ -143,7 +143,7 @@ template <class T>
 Run compute_rope(const RopeParams& p, const Plan& plan)
 {
     Run run;
-    const auto E = elem_of<T>();
+    const auto elem = elem_of<T>();
     const RopeFrequencies freq = freq_of<T>(p);
     run.derived["attention_factor"] = freq.attention_factor;
     const std::vector<long> positions = token_positions(p, plan);
@@ -157,23 +157,23 @@ Run compute_rope(const RopeParams& p, const Plan& plan)
         Ten3<T> c = xt::zeros<T>({static_cast<std::size_t>(p.len), freq.theta.size(), std::size_t{2}});
         xt::view(c, xt::all(), xt::all(), 0) = cache.cos;
         xt::view(c, xt::all(), xt::all(), 1) = cache.sin;
-        run.add(to_tensor("cache", {"pos", "pair", "cos_sin"}, c, E));
+        run.add(to_tensor("cache", {"pos", "pair", "cos_sin"}, c, elem));
     }
     const std::vector<std::string> bhld = {"batch", "head", "pos", "dim"};
-    run.add(to_tensor("q", bhld, q, E));
-    run.add(to_tensor("k", bhld, k, E));
-    run.add(to_tensor("q_rot", bhld, rope_apply(q, cache, rotary(p), p.style), E));
-    run.add(to_tensor("k_rot", bhld, rope_apply(k, cache, rotary(p), p.style), E));
+    run.add(to_tensor("q", bhld, q, elem));
+    run.add(to_tensor("k", bhld, k, elem));
+    run.add(to_tensor("q_rot", bhld, rope_apply(q, cache, rotary(p), p.style), elem));
+    run.add(to_tensor("k_rot", bhld, rope_apply(k, cache, rotary(p), p.style), elem));
     if (p.scaling.method == RopeScaling::yarn) {
         // What Hugging Face's apply_rotary_pos_emb returns under YaRN: cos and sin are
         // multiplied by the attention factor first, so the output is the factor times the
         // rotation. q_rot and k_rot stay the pure rotation.
         const T f = static_cast<T>(freq.attention_factor);
         const RopeCache<T> scaled{cache.cos * f, cache.sin * f};
-        run.add(to_tensor("q_rot_scaled", bhld, rope_apply(q, scaled, rotary(p), p.style), E));
-        run.add(to_tensor("k_rot_scaled", bhld, rope_apply(k, scaled, rotary(p), p.style), E));
+        run.add(to_tensor("q_rot_scaled", bhld, rope_apply(q, scaled, rotary(p), p.style), elem));
+        run.add(to_tensor("k_rot_scaled", bhld, rope_apply(k, scaled, rotary(p), p.style), elem));
     }
-    if (plan.wants("dots")) run.add(to_tensor("dots", {"query", "key"}, dots_of(p, cache, run.at("q"), run.at("k")), E));
+    if (plan.wants("dots")) run.add(to_tensor("dots", {"query", "key"}, dots_of(p, cache, run.at("q"), run.at("k")), elem));
     if (plan.wants("decay")) {
         const auto decay = rope_decay(freq.theta, p.len);
         run.add(Tensor{"decay", {"distance"}, Elem::float64, {decay.size()}, decay});
