@@ -30,6 +30,18 @@ CLI::Option* add_choice(CLI::App& sub, const BoundOption& o, const ChoiceRef& c)
     auto* opt = sub.add_option_function<std::string>(o.flag, c.set, o.help)
                     ->check(CLI::IsMember(o.only.empty() ? c.names : o.only))
                     ->type_name("");
+    if (!o.aliases.empty()) {  // an old spelling becomes its name before the check, and is noted
+        opt->transform(CLI::Validator(
+            [aliases = o.aliases, given = o.old_spelling_given](std::string& value) {
+                for (const auto& [alias, name] : aliases)
+                    if (value == alias) {
+                        if (given) given(alias);
+                        value = name;
+                    }
+                return std::string();
+            },
+            ""));
+    }
     return c.optional ? opt : opt->default_str(c.get());
 }
 

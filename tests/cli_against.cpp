@@ -84,7 +84,7 @@ TEST_CASE("--against names the mistake: wrong answers made independently, one pe
     // rope, alibi, attend: another attnlab run with the other convention
     const std::string half = saved({"rope", "--style", "half"}, "half");
     CHECK(grade({"rope", "--against", half + "/q_rot.npy"}).second == std::vector<std::string>{"pairing_half"});
-    const std::string simple = saved({"alibi", "--heads", "6", "--slopes", "simple"}, "simple");
+    const std::string simple = saved({"alibi", "--heads", "6", "--slopes", "paper-text"}, "simple");
     CHECK(grade({"alibi", "--heads", "6", "--against", simple + "/bias.npy"}).second == std::vector<std::string>{"simple_slopes"});
     const std::string unmasked = saved({"attend"}, "unmasked");
     CHECK(grade({"attend", "--mask", "causal", "--against", unmasked + "/out_merged.npy"}).second == std::vector<std::string>{"mask_ignored"});

@@ -9,15 +9,35 @@ TEST_CASE("alibi: default run passes, slopes for 4 heads")
     CHECK(r.out == "head,value\n0,0.25\n1,0.0625\n2,0.015625\n3,0.00390625\n");
 }
 
-TEST_CASE("alibi: H = 6 says where the simple formula and the paper differ, without failing")
+TEST_CASE("alibi: H = 6 holds the articles' formula to the paper's text and to its reference code, without failing")
 {
     const auto r = run_cli({"alibi", "--heads", "6"});
     CHECK(r.status == 0);
-    CHECK(r.out.find("WRONG the articles' m_h = 2^(-8(h+1)/H) gives the paper's slopes for H = 6") != std::string::npos);
-    CHECK(r.out.find("head 0: paper 0.25, simple 0.39685") != std::string::npos);
-    const auto j = run_json({"alibi", "--heads", "6", "--slopes", "simple"});
-    CHECK(j["params"]["slopes"] == "simple");
+    CHECK(r.out.find("HOLDS the articles' m_h = 2^(-8(h+1)/H) is the paper's text for H = 6") != std::string::npos);
+    CHECK(r.out.find("WRONG the articles' m_h = 2^(-8(h+1)/H) gives the reference code's slopes (get_slopes, BLOOM) for H = 6 "
+                     "(article's claim): max |m_formula - m_code| = 0.49 <= 0") != std::string::npos);
+    CHECK(r.out.find("head 0: reference-code 0.25, paper-text 0.39685") != std::string::npos);
+    const auto j = run_json({"alibi", "--heads", "6", "--slopes", "paper-text"});
+    CHECK(j["params"]["slopes"] == "paper-text");
     CHECK(j["tensors"][0]["data"][0] == doctest::Approx(0.39685026));
+    // at a power of two the two rules agree, so the formula holds against the code too
+    CHECK(run_cli({"alibi", "--heads", "8"}).out.find("HOLDS the articles' m_h = 2^(-8(h+1)/H) gives the reference code's slopes") !=
+          std::string::npos);
+}
+
+TEST_CASE("alibi: the old spellings paper and simple still work and say what they mean")
+{
+    const auto simple = run_json({"alibi", "--heads", "6", "--slopes", "simple"});
+    CHECK(simple["params"]["slopes"] == "paper-text");
+    CHECK(simple["notes"][0] == "--slopes simple is the old spelling of --slopes paper-text");
+    CHECK(simple["tensors"][0]["data"][0] == doctest::Approx(0.39685026));
+    const auto paper = run_json({"alibi", "--heads", "6", "--slopes", "paper", "--lang", "zh"});
+    CHECK(paper["params"]["slopes"] == "reference-code");
+    CHECK(paper["notes"][0] == "--slopes paper 是 --slopes reference-code 的旧写法");
+    CHECK(run_json({"alibi", "--heads", "6"})["notes"][0].get<std::string>().rfind("H = 6 is not a power of two", 0) == 0);
+    const auto bad = run_cli({"alibi", "--slopes", "bogus"});
+    CHECK(bad.status == 2);
+    CHECK(bad.err == "attnlab: error: --slopes: bogus not in {reference-code,paper-text}; see --help\n");
 }
 
 TEST_CASE("alibi: causal variant, distance profile as CSV")

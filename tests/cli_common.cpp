@@ -306,7 +306,7 @@ TEST_CASE("--lang zh on every subcommand: verdicts, claims and notes in Chinese,
         CHECK(j["checks"][0]["claim"].get<std::string>().find_first_of("\xe4\xe5\xe6\xe7\xe8\xe9") != std::string::npos);
     }
     const auto wrong = run_cli({"alibi", "--heads", "6", "--quiet", "--lang", "zh"});
-    CHECK(wrong.out.find("不成立 文章的 m_h = 2^(-8(h+1)/H) 对 H = 6 给出论文的斜率（文章的论断）") != std::string::npos);
+    CHECK(wrong.out.find("不成立 文章的 m_h = 2^(-8(h+1)/H) 对 H = 6 给出参考代码（get_slopes、BLOOM）的斜率（文章的论断）") != std::string::npos);
     const auto note = run_cli({"rope", "--example", "--lang", "zh"});
     CHECK(note.out.find("注：示例：每个查询和键都是 (1, 0, 1, 0)") != std::string::npos);
     // the locale chooses when --lang is not given; the failed-checks line stays greppable in English

@@ -42,14 +42,14 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "pos0_unchanged", "norm_preserved", "dot_equals_relative_rotation",
                         "relative_position_only", "styles_are_permutations", "faq_q17_dynamic_ntk_bases", // rope
                         "slopes_geometric", "bias_toeplitz", "bloom_shortcut_equivalent",
-                        "simple_formula_matches_paper", "paper_slopes_monotone",                        // alibi
+                        "simple_formula_matches_paper_text", "simple_formula_matches_reference_code", "paper_slopes_monotone",                        // alibi
                         "causal_equals_tril", "rows_sum_to_one", "masked_weights_exactly_zero",
                         "hidden_scores_ignored", "multiply_leak_very_small", "minus_1e9_avoids_fp16_overflow",
                         "bool_conventions_complement",
                         "bool_conventions_same_weights", "sdpa_bool_true_masks", "no_nan_weights",      // mask
                         "unmasked_rows_change", "main_matches_reference", "causal_rows_unchanged",
                         "rows_sum_to_one"});                                                            // encoder_decoder
-    CHECK(j["claims"].size() == 38);
+    CHECK(j["claims"].size() == 39);
     int wrong = 0;
     for (const auto& c : j["claims"]) {
         CHECK(!c["source"].get<std::string>().empty());

@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <cmath>
 
 using namespace attnlab;
@@ -35,21 +37,39 @@ TEST_CASE("paper slopes for H = 1..16 against the reference get_slopes, worked o
     };
     for (long H = 1; H <= 16; ++H) {
         CAPTURE(H);
-        const auto s = alibi_slopes(H, SlopeRule::paper);
+        const auto s = alibi_slopes(H, SlopeRule::reference_code);
         REQUIRE(s.size() == static_cast<std::size_t>(H));
         for (long h = 0; h < H; ++h) CHECK(s[h] == doctest::Approx(expected[H - 1][h]).epsilon(1e-14));
     }
 }
 
-TEST_CASE("simple slopes agree with the paper for powers of two and not otherwise")
+TEST_CASE("the paper's text, as a running product, is the articles' formula for every head count")
+{
+    // start and ratio 2^(-8/H): H = 3 gives 2^(-8/3), 2^(-16/3), 2^(-8)
+    const auto text = paper_text_slopes(3);
+    REQUIRE(text.size() == 3);
+    CHECK(text[0] == doctest::Approx(0.15749013123685915).epsilon(1e-15));
+    CHECK(text[1] == doctest::Approx(0.024803141437003122).epsilon(1e-15));
+    CHECK(text[2] == doctest::Approx(0.00390625).epsilon(1e-15));
+    for (long H = 1; H <= 64; ++H) {
+        CAPTURE(H);
+        const double gap = max_rel_gap(alibi_slopes(H, SlopeRule::paper_text), paper_text_slopes(H));
+        CHECK(gap <= static_cast<double>(H + 2) * 1.1102230246251565e-16);
+    }
+    // the gap measure fails a sequence that is not the text's: the reference code's for H = 6
+    CHECK(max_rel_gap(alibi_slopes(6, SlopeRule::reference_code), paper_text_slopes(6)) == doctest::Approx(49.79683366298237));
+    CHECK(max_rel_gap({1.0}, {1.0, 2.0}) == std::numeric_limits<double>::infinity());
+}
+
+TEST_CASE("paper-text slopes agree with the reference code for powers of two and not otherwise")
 {
     for (long H : {1, 2, 4, 8, 16, 32}) {
-        const auto a = alibi_slopes(H, SlopeRule::paper), b = alibi_slopes(H, SlopeRule::simple);
+        const auto a = alibi_slopes(H, SlopeRule::reference_code), b = alibi_slopes(H, SlopeRule::paper_text);
         for (std::size_t h = 0; h < a.size(); ++h) CHECK(a[h] == doctest::Approx(b[h]).epsilon(1e-15));
     }
     // H = 6: the simple rule gives 2^(-8/6) = 0.397 for head 0, the paper 0.25.
-    CHECK(alibi_slopes(6, SlopeRule::simple)[0] == doctest::Approx(0.39685026299204984));
-    CHECK(alibi_slopes(6, SlopeRule::paper)[0] == 0.25);
+    CHECK(alibi_slopes(6, SlopeRule::paper_text)[0] == doctest::Approx(0.39685026299204984));
+    CHECK(alibi_slopes(6, SlopeRule::reference_code)[0] == 0.25);
 }
 
 TEST_CASE("bias values: symmetric -m|i-j| and causal -m(i-j) with -inf above the diagonal")
@@ -115,12 +135,13 @@ TEST_CASE("run_alibi: every invariant holds for H = 1..12 in both variants and d
                 if (pow2) expected.push_back("slopes_geometric");
                 expected.push_back("slopes_in_unit_interval");
                 if (H >= 2) expected.push_back("slopes_distinct");
-                expected.insert(expected.end(), {"simple_formula_matches_paper", "paper_slopes_monotone", "bias_zero_diagonal", "bias_never_positive",
+                expected.insert(expected.end(), {"simple_formula_matches_paper_text", "simple_formula_matches_reference_code", "paper_slopes_monotone", "bias_zero_diagonal", "bias_never_positive",
                                                  "bias_toeplitz", "bloom_shortcut_equivalent", "rows_sum_to_one"});
                 if (v == AlibiVariant::causal) expected.push_back("future_weights_zero");
                 expected.insert(expected.end(), {"weights_fall_with_distance", "steeper_looks_nearer"});
                 check_invariants_hold(r, expected);
-                CHECK(find_check(r, "simple_formula_matches_paper").passed() == pow2);
+                CHECK(find_check(r, "simple_formula_matches_paper_text").passed());
+                CHECK(find_check(r, "simple_formula_matches_reference_code").passed() == pow2);
                 // the paper's slopes rise again exactly when H is not a power of two (H >= 3)
                 CHECK(find_check(r, "paper_slopes_monotone").passed() == pow2);
             }

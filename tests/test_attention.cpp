@@ -261,7 +261,7 @@ TEST_CASE("a decoder step with a KV cache: lower-right puts query i at position 
     p.align = Align::lower_right;
     RunContext ctx;
     ctx.dtype = DType::float64;
-    const double m = alibi_slopes(1, SlopeRule::paper)[0];
+    const double m = alibi_slopes(1, SlopeRule::reference_code)[0];
     // ALiBi: query 0 sits at position 3, so its biases over keys 0..4 are -m |3 - j|.
     p.pe = PeKind::alibi;
     const Tensor bias = *run_attend(p, ctx).find("bias");

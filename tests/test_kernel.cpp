@@ -59,7 +59,7 @@ void check_edge(const EdgeCase& c, double tol)
     m.window = 37;
     m.align = c.align;
     m.fill = c.fill;
-    const std::vector<double> slopes = alibi_slopes(2, SlopeRule::paper);
+    const std::vector<double> slopes = alibi_slopes(2, SlopeRule::reference_code);
     AttentionInputs<T> in;
     in.q = &q, in.k = &k, in.v = &v, in.mask = &m, in.scale = 0.35, in.softmax = c.softmax;
     if (c.alibi) in.alibi_slopes = &slopes, in.alibi_q0 = 3;
@@ -177,7 +177,7 @@ TEST_CASE("kernel: the same bits for any thread count and any row range")
 TEST_CASE("kernel: ALiBi computed tile by tile equals the stored bias tensor")
 {
     const auto q = random4<double>(1, 4, 70, 8, 1), k = random4<double>(1, 4, 90, 8, 2), v = random4<double>(1, 4, 90, 8, 3);
-    const std::vector<double> slopes = alibi_slopes(4, SlopeRule::paper);
+    const std::vector<double> slopes = alibi_slopes(4, SlopeRule::reference_code);
     const Ten3<double> bias = alibi_bias<double>(slopes, 70, 90, AlibiVariant::symmetric, 20);
     AttentionInputs<double> stored, computed;
     stored.q = computed.q = &q, stored.k = computed.k = &k, stored.v = computed.v = &v;

@@ -80,7 +80,7 @@ TEST_CASE("attention equals PyTorch's: causal with grouped-query heads, a decode
     const MaskSpec padding = spec(MaskKind::padding, 5, 5, Align::upper_left, {3, 5});
     CHECK(worst_against_torch(q, &padding, nullptr, "attn_padding_3_5") <= 1e-14);
 
-    const Ten3<double> bias = alibi_bias<double>(alibi_slopes(4, SlopeRule::paper), 5, 5, AlibiVariant::symmetric);
+    const Ten3<double> bias = alibi_bias<double>(alibi_slopes(4, SlopeRule::reference_code), 5, 5, AlibiVariant::symmetric);
     CHECK(worst_against_torch(q, nullptr, &bias, "attn_alibi") <= 1e-14);
 
     // The reference catches a slip the implementations could share: the other alignment.

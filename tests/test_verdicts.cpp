@@ -226,7 +226,7 @@ TEST_CASE("verdicts: randomized mutations over every experiment, dtype and file 
             for (long t = 0; t < rope.len; ++t) rope.positions.push_back(pick(-5, 40));
         mutate(rope_experiment(), rope, fmt::format("rope --len {} --dim {} --heads {} --positions {}", rope.len, rope.dim, rope.heads, fmt::join(rope.positions, ",")), tally);
         AlibiParams alibi;
-        alibi.heads = pick(1, 12), alibi.len = pick(2, 12), alibi.slopes = rng.below(2) ? SlopeRule::simple : SlopeRule::paper;
+        alibi.heads = pick(1, 12), alibi.len = pick(2, 12), alibi.slopes = rng.below(2) ? SlopeRule::paper_text : SlopeRule::reference_code;
         alibi.variant = rng.below(2) ? AlibiVariant::causal : AlibiVariant::symmetric;
         mutate(alibi_experiment(), alibi, fmt::format("alibi --heads {} --len {}", alibi.heads, alibi.len), tally);
         MaskParams mask;

@@ -42,7 +42,7 @@ def rope(r):
 
 def alibi(r):
     return ["--heads", r.randint(1, 33), "--len", r.randint(1, 32), "--dim", r.randint(2, 16),
-            "--slopes", r.choice(["paper", "simple"]), "--variant", r.choice(["symmetric", "causal"])], False
+            "--slopes", r.choice(["reference-code", "paper-text"]), "--variant", r.choice(["symmetric", "causal"])], False
 
 
 def mask(r):

@@ -243,30 +243,31 @@ ExerciseDef rope_exercise(RopeStyle style)
 const char* const kSlopesEn =
     "ALiBi (Press et al. 2022, \"Train Short, Test Long\", §3) gives head h a fixed slope m_h. When the head "
     "count H is a power of two, the slopes are the geometric sequence 2^(-8/H), 2^(-16/H), ..., 2^(-8), that "
-    "is m_h = 2^(-8(h+1)/H). \"Attention 的两个补丁\" §4.2 uses that formula for every H, but the paper's code "
+    "is m_h = 2^(-8(h+1)/H). The paper's text states that sequence for every H, and \"Attention 的两个补丁\" §4.2 "
+    "uses it for every H, but the paper's reference code "
     "(get_slopes in ofirpress/attention_with_linear_biases; BLOOM's build_alibi_tensor computes the same) does "
     "something else when H is not a power of two: it takes the slopes of the largest power of two c below H, "
     "then appends every other slope of 2c (the slopes of 2c at indices 0, 2, 4, ...) until there are H.";
 const char* const kSlopesZh =
     "ALiBi（Press et al. 2022，\"Train Short, Test Long\" §3）给每个头 h 一个固定的斜率 m_h。头数 H 是 2 的幂时，"
     "斜率是等比数列 2^(-8/H), 2^(-16/H), ..., 2^(-8)，即 m_h = 2^(-8(h+1)/H)。《Attention 的两个补丁》§4.2 对任何 H "
-    "都用这个公式，但论文的代码（ofirpress/attention_with_linear_biases 中的 get_slopes；BLOOM 的 build_alibi_tensor "
+    "都用这个公式（论文正文也这样写），但论文的参考代码（ofirpress/attention_with_linear_biases 中的 get_slopes；BLOOM 的 build_alibi_tensor "
     "算法相同）在 H 不是 2 的幂时另有做法：先取小于 H 的最大 2 的幂 c 的斜率，再依次补上 2c 的斜率中下标为 0, 2, 4, ... "
     "的那些，直到共有 H 个。";
 
 ExerciseDef alibi_slopes_exercise()
 {
     ExerciseText t;
-    t.task_en = std::string(kSlopesEn) + "\n\nCompute the paper's slopes for H = {heads}. The answer slopes has shape [H] = [{heads}], axis (head).";
-    t.task_zh = std::string(kSlopesZh) + "\n\n计算 H = {heads} 时论文的斜率。答案 slopes 的形状为 [H] = [{heads}]，轴为 (head)。";
+    t.task_en = std::string(kSlopesEn) + "\n\nCompute the reference code's slopes (attnlab's --slopes reference-code) for H = {heads}. The answer slopes has shape [H] = [{heads}], axis (head).";
+    t.task_zh = std::string(kSlopesZh) + "\n\n计算 H = {heads} 时参考代码的斜率（attnlab 的 --slopes reference-code）。答案 slopes 的形状为 [H] = [{heads}]，轴为 (head)。";
     t.constants = {{"H", "heads"}};
     t.signature = "def alibi_slopes(H):";
-    t.doc_en = "Returns the paper's slopes m_h for H heads: [H] (head).";
-    t.doc_zh = "返回 H 个头时论文的斜率 m_h：[H]（head）。";
+    t.doc_en = "Returns the reference code's slopes m_h for H heads: [H] (head).";
+    t.doc_zh = "返回 H 个头时参考代码的斜率 m_h：[H]（head）。";
     t.stub = "return np.zeros(H)";
     t.call = "alibi_slopes(H)";
-    return {{"alibi-slopes", "alibi", "the paper's slopes for a head count that is not a power of two",
-             "头数不是 2 的幂时论文的斜率", {"heads"}, {{"heads", 6}}},
+    return {{"alibi-slopes", "alibi", "the reference code's slopes for a head count that is not a power of two",
+             "头数不是 2 的幂时参考代码的斜率", {"heads"}, {{"heads", 6}}},
             t,
             [](MadeExercise& m, const Given& given) {
                 const long H = size(m, "heads");
@@ -287,22 +288,22 @@ ExerciseDef alibi_bias_exercise()
     t.task_en =
         "ALiBi adds to head h's score between query i and key j the bias -m_h |i - j|: \"Attention 的两个补丁\" §4.1 "
         "writes this symmetric form (for an encoder; the paper's causal form is -m_h (i - j) for j <= i). Use the "
-        "paper's slopes m_h (Press et al. 2022, §3, and its get_slopes: for a power of two H, m_h = 2^(-8(h+1)/H); "
+        "reference code's slopes m_h (Press et al. 2022, its get_slopes: for a power of two H, m_h = 2^(-8(h+1)/H); "
         "for other H, see the alibi-slopes exercise). H = {heads}, L = {len}. The answer bias has shape "
         "[H, L, L] = [{heads}, {len}, {len}], axes (head, query, key).";
     t.task_zh =
         "ALiBi 给头 h 中查询 i 与键 j 的得分加上偏置 -m_h |i - j|：《Attention 的两个补丁》§4.1 写的是这种对称形式（用于编码器；"
-        "论文的因果形式是 j <= i 时的 -m_h (i - j)）。斜率 m_h 用论文的（Press et al. 2022 §3 及其 get_slopes：H 为 2 的幂时 "
+        "论文的因果形式是 j <= i 时的 -m_h (i - j)）。斜率 m_h 用参考代码的（Press et al. 2022 的 get_slopes：H 为 2 的幂时 "
         "m_h = 2^(-8(h+1)/H)；其他 H 见练习 alibi-slopes）。H = {heads}，L = {len}。答案 bias 的形状为 [H, L, L] = "
         "[{heads}, {len}, {len}]，轴为 (head, query, key)。";
     t.constants = {{"H", "heads"}, {"L", "len"}};
     t.signature = "def alibi_bias(H, L):";
-    t.doc_en = "Returns bias: [H, L, L] (head, query, key), bias[h, i, j] = -m_h |i - j| with the paper's slopes.";
-    t.doc_zh = "返回 bias: [H, L, L]（head, query, key），bias[h, i, j] = -m_h |i - j|，斜率用论文的。";
+    t.doc_en = "Returns bias: [H, L, L] (head, query, key), bias[h, i, j] = -m_h |i - j| with the reference code's slopes.";
+    t.doc_zh = "返回 bias: [H, L, L]（head, query, key），bias[h, i, j] = -m_h |i - j|，斜率用参考代码的。";
     t.stub = "return np.zeros((H, L, L))";
     t.call = "alibi_bias(H, L)";
-    return {{"alibi-bias", "alibi", "the symmetric bias -m|i-j| [H, L, L] with the paper's slopes",
-             "对称偏置 -m|i-j| [H, L, L]，用论文的斜率", {"heads", "len"}, {{"heads", 6}, {"len", 8}}},
+    return {{"alibi-bias", "alibi", "the symmetric bias -m|i-j| [H, L, L] with the reference code's slopes",
+             "对称偏置 -m|i-j| [H, L, L]，用参考代码的斜率", {"heads", "len"}, {{"heads", 6}, {"len", 8}}},
             t,
             [](MadeExercise& m, const Given& given) {
                 AlibiParams p;

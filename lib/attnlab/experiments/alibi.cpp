@@ -31,14 +31,14 @@ std::vector<double> power_of_two_slopes(long n)
 
 std::vector<double> alibi_slopes(long heads, SlopeRule rule)
 {
-    if (rule == SlopeRule::simple || is_power_of_two(heads)) return power_of_two_slopes(heads);
+    if (rule == SlopeRule::paper_text || is_power_of_two(heads)) return power_of_two_slopes(heads);
     // Not a power of two (the paper's get_slopes): the c = 2^floor(log2 H) slopes, then the
     // slopes of 2c at even indices, as many as are missing. They interleave between the
     // first ones instead of extending the sequence below 2^-8.
     long c = 1;
     while (c * 2 <= heads) c *= 2;
     std::vector<double> s = power_of_two_slopes(c);
-    const std::vector<double> twice = alibi_slopes(2 * c, SlopeRule::paper);
+    const std::vector<double> twice = alibi_slopes(2 * c, SlopeRule::reference_code);
     for (long k = 0; k < heads - c; ++k) s.push_back(twice[static_cast<std::size_t>(2 * k)]);
     return s;
 }
@@ -202,8 +202,8 @@ Run compute_alibi(const AlibiParams& p, const Plan& plan)
 
 std::optional<Check> check_geometric(const AlibiParams& p, const Run& run, const CheckEnv& env)
 {
-    if (!is_power_of_two(p.heads) && p.slopes != SlopeRule::simple) return std::nullopt;
-    const std::vector<double> simple = alibi_slopes(p.heads, SlopeRule::simple);
+    if (!is_power_of_two(p.heads) && p.slopes != SlopeRule::paper_text) return std::nullopt;
+    const std::vector<double> simple = alibi_slopes(p.heads, SlopeRule::paper_text);
     const Tensor& slopes = run.at("slopes");
     double err = 0.0;
     for (std::size_t h = 0; h < slopes.size(); ++h) err = worse(err, std::abs(slopes.values[h] - simple[h]) / simple[h]);
@@ -233,19 +233,54 @@ std::optional<Check> check_distinct(const AlibiParams&, const Run& run, const Ch
     return greater_than(tr(env, "the slopes are distinct", "斜率互不相同"), tr(env, "smallest gap between two slopes", "两个斜率之间的最小间隔"), gap, 0.0);
 }
 
-double simple_vs_paper(long heads)
+double simple_vs_reference_code(long heads)
 {
-    const std::vector<double> simple = alibi_slopes(heads, SlopeRule::simple), paper = alibi_slopes(heads, SlopeRule::paper);
+    const std::vector<double> simple = alibi_slopes(heads, SlopeRule::paper_text), code = alibi_slopes(heads, SlopeRule::reference_code);
     double diff = 0.0;
-    for (std::size_t h = 0; h < simple.size(); ++h) diff = worse(diff, std::abs(simple[h] - paper[h]));
+    for (std::size_t h = 0; h < simple.size(); ++h) diff = worse(diff, std::abs(simple[h] - code[h]));
     return diff;
 }
 
-std::optional<Check> check_simple_formula(const AlibiParams& p, const Run&, const CheckEnv& env)
+}  // namespace
+
+std::vector<double> paper_text_slopes(long heads)
 {
-    return article_claim(tr(env, "the articles' m_h = 2^(-8(h+1)/H) gives the paper's slopes for H = {}",
-                            "文章的 m_h = 2^(-8(h+1)/H) 对 H = {} 给出论文的斜率", p.heads),
-                         "max |m_simple - m_paper|", simple_vs_paper(p.heads), 0.0);
+    const double ratio = std::exp2(-8.0 / static_cast<double>(heads));
+    std::vector<double> s{ratio};
+    while (static_cast<long>(s.size()) < heads) s.push_back(s.back() * ratio);
+    return s;
+}
+
+double max_rel_gap(const std::vector<double>& a, const std::vector<double>& b)
+{
+    if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
+    double gap = 0.0;
+    for (std::size_t h = 0; h < a.size(); ++h) gap = worse(gap, std::abs(a[h] - b[h]) / std::abs(b[h]));
+    return gap;
+}
+
+namespace {
+
+// The paper's text (§3) states the slopes as a geometric sequence: start 2^(-8/H), ratio the
+// same. The articles' 2^(-8(h+1)/H) is that sequence, for every H; computed as a running
+// product the h-th term carries h + 1 roundings of float64 (and exp2's own, under one ulp).
+std::optional<Check> check_formula_paper_text(const AlibiParams& p, const Run&, const CheckEnv& env)
+{
+    const std::vector<double> simple = alibi_slopes(p.heads, SlopeRule::paper_text);
+    return article_claim_numeric(tr(env, "the articles' m_h = 2^(-8(h+1)/H) is the paper's text for H = {}: the geometric sequence that "
+                                         "starts at 2^(-8/H) with that same ratio",
+                                    "文章的 m_h = 2^(-8(h+1)/H) 就是论文正文对 H = {} 的规则：首项与公比都为 2^(-8/H) 的等比数列", p.heads),
+                                 "max rel |m_formula - m_text|", max_rel_gap(simple, paper_text_slopes(p.heads)),
+                                 dsize(p.heads + 2) * unit_roundoff(DType::float64), 1.0);
+}
+
+// The reference code (get_slopes, and BLOOM) differs from the text when H is not a power of
+// two: the articles' comment "论文公式" matches the text, not the code.
+std::optional<Check> check_formula_reference_code(const AlibiParams& p, const Run&, const CheckEnv& env)
+{
+    return article_claim(tr(env, "the articles' m_h = 2^(-8(h+1)/H) gives the reference code's slopes (get_slopes, BLOOM) for H = {}",
+                            "文章的 m_h = 2^(-8(h+1)/H) 对 H = {} 给出参考代码（get_slopes、BLOOM）的斜率", p.heads),
+                         "max |m_formula - m_code|", simple_vs_reference_code(p.heads), 0.0);
 }
 
 // "Attention 的两个补丁" §4.2, in the comment of get_alibi_slopes: splitting the heads into
@@ -254,11 +289,11 @@ std::optional<Check> check_simple_formula(const AlibiParams& p, const Run&, cons
 // (H = 6: 0.25, 0.0625, 0.0156, 0.0039, 0.5, 0.125).
 std::optional<Check> check_monotone(const AlibiParams& p, const Run&, const CheckEnv& env)
 {
-    const std::vector<double> paper = alibi_slopes(p.heads, SlopeRule::paper);
+    const std::vector<double> paper = alibi_slopes(p.heads, SlopeRule::reference_code);
     long rises = 0;
     for (std::size_t h = 0; h + 1 < paper.size(); ++h) rises += paper[h + 1] > paper[h] ? 1 : 0;
-    return article_claim(tr(env, "the paper's odd/even head rule keeps the slopes monotone for H = {}",
-                            "论文按奇偶头处理的规则使 H = {} 时斜率单调", p.heads),
+    return article_claim(tr(env, "the reference code's odd/even head rule keeps the slopes monotone for H = {}",
+                            "参考代码按奇偶头处理的规则使 H = {} 时斜率单调", p.heads),
                          "heads h with m_(h+1) > m_h", static_cast<double>(rises), 0.0);
 }
 
@@ -369,7 +404,8 @@ std::vector<CheckDef<AlibiParams>> alibi_checks()
     return {{"slopes_geometric", {"slopes"}, check_geometric},
             {"slopes_in_unit_interval", {"slopes"}, check_unit_interval},
             {"slopes_distinct", {"slopes"}, check_distinct},
-            {"simple_formula_matches_paper", {}, check_simple_formula},
+            {"simple_formula_matches_paper_text", {}, check_formula_paper_text},
+            {"simple_formula_matches_reference_code", {}, check_formula_reference_code},
             {"paper_slopes_monotone", {}, check_monotone},
             {"bias_zero_diagonal", {"bias"}, check_zero_diagonal},
             {"bias_never_positive", {"bias"}, check_never_positive},
@@ -383,17 +419,17 @@ std::vector<CheckDef<AlibiParams>> alibi_checks()
 
 std::optional<std::string> note_slopes(const AlibiParams& p, const Run&, const CheckEnv& env)
 {
-    if (simple_vs_paper(p.heads) == 0.0) {
-        return tr(env, "H = {}: the paper's rule and the simple formula agree on every head", "H = {}：论文的规则与简单公式在每个头上都一致", p.heads);
+    if (simple_vs_reference_code(p.heads) == 0.0) {
+        return tr(env, "H = {}: the reference code's rule and the paper's text agree on every head", "H = {}：参考代码的规则与论文正文在每个头上都一致", p.heads);
     }
-    const std::vector<double> simple = alibi_slopes(p.heads, SlopeRule::simple), paper = alibi_slopes(p.heads, SlopeRule::paper);
+    const std::vector<double> simple = alibi_slopes(p.heads, SlopeRule::paper_text), paper = alibi_slopes(p.heads, SlopeRule::reference_code);
     std::vector<std::string> where;
     std::size_t differing = 0;
     for (std::size_t h = 0; h < simple.size(); ++h)
         if (simple[h] != paper[h] && ++differing <= 6)
-            where.push_back(fmt::format("head {}: paper {:.6g}, simple {:.6g}", h, paper[h], simple[h]));
-    return tr(env, "H = {} is not a power of two: the paper's rule and the simple formula differ ({}{}); this run uses {}",
-              "H = {} 不是 2 的幂：论文的规则与简单公式不同（{}{}）；本次运行用 {}",
+            where.push_back(fmt::format("head {}: reference-code {:.6g}, paper-text {:.6g}", h, paper[h], simple[h]));
+    return tr(env, "H = {} is not a power of two: the reference code's rule and the paper's text differ ({}{}); this run uses {}",
+              "H = {} 不是 2 的幂：参考代码的规则与论文正文不同（{}{}）；本次运行用 {}",
                        p.heads, fmt::join(where, "; "),
                        differing > where.size() ? fmt::format("; {} more heads", differing - where.size()) : "",
                        name_of(p.slopes));
@@ -425,14 +461,14 @@ std::vector<double> reversed(std::vector<double> v)
 
 std::vector<Mistake<AlibiParams>> alibi_mistakes()
 {
-    const char* simple_en = "the simple slopes 2^(-8(h+1)/H), which the paper uses only when H is a power of two";
-    const char* simple_zh = "用了简单斜率 2^(-8(h+1)/H)，论文只在 H 是 2 的幂时这样取";
+    const char* simple_en = "the paper text's slopes 2^(-8(h+1)/H), which the reference code uses only when H is a power of two";
+    const char* simple_zh = "用了论文正文的斜率 2^(-8(h+1)/H)，参考代码只在 H 是 2 的幂时这样取";
     const char* reversed_en = "the slopes in reverse order: the first head gets the gentlest slope";
     const char* reversed_zh = "斜率顺序反了：第一个头得到最平缓的斜率";
     auto rule = [](const AlibiParams& p) { return alibi_slopes(p.heads, p.slopes); };
-    return {{"simple_slopes", "slopes", simple_en, simple_zh, [](const AlibiParams& p, const Run&) { return slopes_tensor(alibi_slopes(p.heads, SlopeRule::simple)); }},
+    return {{"simple_slopes", "slopes", simple_en, simple_zh, [](const AlibiParams& p, const Run&) { return slopes_tensor(alibi_slopes(p.heads, SlopeRule::paper_text)); }},
             {"slopes_reversed", "slopes", reversed_en, reversed_zh, [rule](const AlibiParams& p, const Run&) { return slopes_tensor(reversed(rule(p))); }},
-            {"simple_slopes", "bias", simple_en, simple_zh, [](const AlibiParams& p, const Run&) { return bias_with(p, alibi_slopes(p.heads, SlopeRule::simple), 1.0); }},
+            {"simple_slopes", "bias", simple_en, simple_zh, [](const AlibiParams& p, const Run&) { return bias_with(p, alibi_slopes(p.heads, SlopeRule::paper_text), 1.0); }},
             {"bias_positive", "bias", "the bias has the wrong sign: +m|i - j| rewards distance", "偏置符号反了：+m|i - j| 奖励了距离",
              [rule](const AlibiParams& p, const Run&) { return bias_with(p, rule(p), -1.0); }},
             {"slopes_reversed", "bias", reversed_en, reversed_zh, [rule](const AlibiParams& p, const Run&) { return bias_with(p, reversed(rule(p)), 1.0); }}};
@@ -456,13 +492,15 @@ std::vector<TensorDecl<AlibiParams>> alibi_tensors()
 std::vector<OptionRow<AlibiParams>> alibi_options()
 {
     using P = AlibiParams;
-    return {option<P>("--heads", "Heads H (any H >= 1)", &P::heads, whole_range(1, 4096)),
+    std::vector<OptionRow<P>> rows{option<P>("--heads", "Heads H (any H >= 1)", &P::heads, whole_range(1, 4096)),
             option<P>("--len", "Positions L", &P::len, whole_range(1, 1L << 20)),
             option<P>("--dim", "Per-head dimension d of the random q and k", &P::dim, whole_range(1, 1L << 16)),
-            option<P>("--slopes", "paper: the reference get_slopes (not a power of two: interleaved from 2H); "
-                                  "simple: the articles' 2^(-8(h+1)/H)", &P::slopes),
+            option<P>("--slopes", "reference-code: the paper's get_slopes and BLOOM (not a power of two: interleaved from 2H); "
+                                  "paper-text: the paper's text and the articles, 2^(-8(h+1)/H)", &P::slopes),
             option<P>("--variant", "symmetric: -m|i-j| (the articles, encoder-style); causal: -m(i-j) with the causal mask (the paper)",
                       &P::variant)};
+    rows[3].aliases = {{"paper", "reference-code"}, {"simple", "paper-text"}};
+    return rows;
 }
 
 Experiment<AlibiParams> make_alibi_experiment()

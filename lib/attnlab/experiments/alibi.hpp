@@ -13,6 +13,11 @@ namespace attnlab {
 
 // slopes: [H], in float64 (the reference computes them in Python floats).
 std::vector<double> alibi_slopes(long heads, SlopeRule rule);
+// The paper's text (§3) taken literally: the geometric sequence that starts at 2^(-8/H) and
+// has that same ratio, as a running product.
+std::vector<double> paper_text_slopes(long heads);
+// max_h |a_h - b_h| / |b_h| (inf when the lengths differ).
+double max_rel_gap(const std::vector<double>& a, const std::vector<double>& b);
 
 // bias: [H, L, S] for query i at position first_query + i and key j at position j (a
 // decoder step after cached keys puts its queries past them).

@@ -75,7 +75,7 @@ BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockW
     }
     // 4. ALiBi is a per-head bias on the scores, -m |position(i) - j|.
     if (cfg.pe == PeKind::alibi) {
-        r.slopes = alibi_slopes(cfg.heads, SlopeRule::paper);
+        r.slopes = alibi_slopes(cfg.heads, SlopeRule::reference_code);
         r.bias = cfg.positions.empty() ? alibi_bias<T>(r.slopes, L, S, AlibiVariant::symmetric, q0) : alibi_bias_at<T>(r.slopes, positions);
     }
     return r;

@@ -52,6 +52,9 @@ struct OptionRow {
     std::function<OptionRef(P&)> field;
     Limits limits;
     std::vector<std::string> only;      // an enum option that takes only these of the enum's names
+    // Old spellings an enum option still takes, each with the name it means (paper ->
+    // reference-code); the run's report then says so.
+    std::vector<std::pair<std::string, std::string>> aliases;
     std::vector<std::string> excludes;  // flags that cannot be given with this one
     // A list option that sets a whole-number option to its length when that one is not given
     // (--positions 0,3,7 alone means --len 3).

@@ -198,10 +198,12 @@ void section_alibi(TourReport& t, const RunContext& ctx)
     SectionBuilder s(t, ctx, "alibi",
                      {"4. ALiBi: linear biases instead of embeddings", "4. ALiBi：用线性偏置代替位置编码"},
                      {"Head h adds -m_h * |i - j| to its scores. For 4 heads the slopes are 1/4, 1/16, 1/64,\n"
-                      "1/256. For a head count that is not a power of two the paper's rule is not the simple\n"
-                      "formula; and BLOOM's key-only bias m*j gives the same softmax rows.",
+                      "1/256. The articles' m_h = 2^(-8(h+1)/H) is the paper's text for every H; for a head count\n"
+                      "that is not a power of two the paper's reference code (get_slopes, as BLOOM) does otherwise.\n"
+                      "BLOOM's key-only bias m*j gives the same softmax rows.",
                       "第 h 个头在得分上加 -m_h * |i - j|。4 个头时斜率为 1/4、1/16、1/64、1/256。\n"
-                      "头数不是 2 的幂时，论文的规则不是简单公式；BLOOM 只依赖键位置的偏置 m*j 给出相同的 softmax 行。"});
+                      "文章的 m_h = 2^(-8(h+1)/H) 对任何 H 都是论文正文的规则；头数不是 2 的幂时，论文的参考代码（get_slopes，与 BLOOM 相同）另有做法。\n"
+                      "BLOOM 只依赖键位置的偏置 m*j 给出相同的 softmax 行。"});
     AlibiParams p;
     p.heads = 4;
     s.use(run_alibi(p, all_tensors(ctx)), alibi_command(p),
@@ -212,8 +214,11 @@ void section_alibi(TourReport& t, const RunContext& ctx)
     AlibiParams six;
     six.heads = 6;
     s.use(run_alibi(six, all_tensors(ctx)), alibi_command(six),
-          {{"simple_formula_matches_paper", "\"Attention 的两个补丁\" §4.2 (m = 2^(-8(i+1)/H))", "文章的公式 m_h = 2^(-8(h+1)/H) 对 H = 6 给出论文的斜率"},
-           {"paper_slopes_monotone", "\"Attention 的两个补丁\" §4.2, get_alibi_slopes comment", "论文按奇偶头处理的规则保证 H = 6 时斜率单调"}});
+          {{"simple_formula_matches_paper_text", "\"Attention 的两个补丁\" §4.2 code comment (论文公式) and FAQ Q10; Press et al. 2022, §3",
+            "文章的公式 m_h = 2^(-8(h+1)/H) 就是论文正文的规则（H = 6）"},
+           {"simple_formula_matches_reference_code", "\"Attention 的两个补丁\" §4.2 code comment and FAQ Q10; get_slopes (ofirpress/attention_with_linear_biases), BLOOM",
+            "文章的公式 m_h = 2^(-8(h+1)/H) 对 H = 6 给出参考代码的斜率"},
+           {"paper_slopes_monotone", "\"Attention 的两个补丁\" §4.2, get_alibi_slopes comment", "参考代码按奇偶头处理的规则保证 H = 6 时斜率单调"}});
     s.finish();
 }
 

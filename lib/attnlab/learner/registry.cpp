@@ -31,12 +31,23 @@ public:
     std::vector<BoundOption> options() override
     {
         std::vector<BoundOption> out;
-        for (const auto& r : e_.options) out.push_back({r.flag, r.help, r.field(p_), r.limits, r.only, r.excludes, r.sets_length_of});
+        for (const auto& r : e_.options) {
+            out.push_back({r.flag, r.help, r.field(p_), r.limits, r.only, r.excludes, r.sets_length_of, r.aliases, {}});
+            out.back().old_spelling_given = [this, flag = r.flag, aliases = r.aliases](const std::string& old) {
+                for (const auto& [alias, name] : aliases)
+                    if (alias == old) old_spellings_.push_back({flag, alias, name});
+            };
+        }
         return out;
     }
     std::vector<std::string> command() const override { return command_of(e_, p_); }
     ParamList params() const override { return params_of(e_, e_.resolve ? e_.resolve(p_) : p_); }
-    Report run(const RunContext& ctx) const override { return run_judged(e_, p_, ctx); }
+    Report run(const RunContext& ctx) const override
+    {
+        Report report = run_judged(e_, p_, ctx);
+        note_old_spellings(old_spellings_, ctx.lang, report);
+        return report;
+    }
 
 private:
     const Experiment<P>& e_;
@@ -65,6 +76,16 @@ const Registered& registered(const std::string& name)
     for (const auto& r : registered_experiments())
         if (r.name == name) return r;
     throw std::out_of_range("no experiment named " + name);
+}
+
+void Invocation::note_old_spellings(const std::vector<OldSpelling>& given, Lang lang, Report& report)
+{
+    std::vector<std::string> notes;
+    for (const auto& s : given) {
+        notes.push_back(lang == Lang::zh ? fmt::format("{0} {1} 是 {0} {2} 的旧写法", s.flag, s.old_name, s.name)
+                                                : fmt::format("{0} {1} is the old spelling of {0} {2}", s.flag, s.old_name, s.name));
+    }
+    report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
 }
 
 std::string option_takes(const BoundOption& o)

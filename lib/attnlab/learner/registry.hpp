@@ -20,6 +20,8 @@ struct BoundOption {
     Limits limits;
     std::vector<std::string> only, excludes;
     std::string sets_length_of;
+    std::vector<std::pair<std::string, std::string>> aliases;  // old spelling -> name
+    std::function<void(const std::string& old_spelling)> old_spelling_given;
 };
 
 // One run's parameters, with its options bound to them.
@@ -30,8 +32,15 @@ public:
     // The arguments that reproduce the run, and its parameters as the report holds them.
     virtual std::vector<std::string> command() const = 0;
     virtual ParamList params() const = 0;
-    // Runs it, --against included.
+    // Runs it, --against included; the report's notes start with what any old spelling meant.
     virtual Report run(const RunContext& ctx) const = 0;
+
+protected:
+    struct OldSpelling {
+        std::string flag, old_name, name;
+    };
+    std::vector<OldSpelling> old_spellings_;
+    static void note_old_spellings(const std::vector<OldSpelling>& given, Lang lang, Report& report);
 };
 
 struct Registered {
