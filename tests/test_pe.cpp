@@ -273,7 +273,18 @@ TEST_CASE("run_pe: §2.1's longest wavelength is the base only where 2 pi base^(
     p.dim = 8;  // 2 pi 10000^(6/8) = 6283
     const Check c = find_check(run_pe(p, RunContext{}), "max_wavelength_is_base");
     CHECK_FALSE(c.passed());
-    CHECK(c.measured == doctest::Approx(1.0 - 2.0 * M_PI * std::pow(10000.0, 0.75) / 10000.0).epsilon(1e-5));
+    CHECK(c.measured == doctest::Approx(10000.0 / (2.0 * M_PI * std::pow(10000.0, 0.75))).epsilon(1e-5));
+    // the articles' D = 512: the longest wavelength is 2 pi 10000^(510/512) = 60611, 6.06 times the base
+    p.dim = 512;
+    const Check big = find_check(run_pe(p, RunContext{}), "max_wavelength_is_base");
+    CHECK_FALSE(big.passed());
+    CHECK(big.measured == doctest::Approx(2.0 * M_PI * std::pow(10000.0, 510.0 / 512.0) / 10000.0).epsilon(1e-6));
+    CHECK(big.measured == doctest::Approx(6.0611).epsilon(1e-4));
+    CHECK(big.metric.find("the claim leaves out 2 pi and the exponent (D-2)/D") != std::string::npos);
+    // D = 2 with base 2 pi: the one case where the base is the longest wavelength exactly
+    p.dim = 2;
+    p.base = 2.0 * M_PI;
+    CHECK(find_check(run_pe(p, RunContext{}), "max_wavelength_is_base").passed());
 }
 
 TEST_CASE("run_pe: the unsliced table is a shape error exactly when L != max_len")

@@ -303,11 +303,17 @@ std::optional<Check> check_slicing_bug(const PeParams& p, const Run& run, const 
 std::optional<Check> check_max_wavelength(const PeParams& p, const Run& run, const CheckEnv& env)
 {
     const auto& freq = run.at("freq").values;
-    const double longest = 2.0 * M_PI / *std::min_element(freq.begin(), freq.end());
+    const double longest = 2.0 * M_PI / *std::min_element(freq.begin(), freq.end()), ratio = longest / p.base;
+    // The paper's layout: the slowest pair turns at w = base^(-(D-2)/D), so the longest
+    // wavelength is 2 pi base^((D-2)/D): the claim leaves out 2 pi and the exponent (D-2)/D.
+    const std::string what = p.layout == PeLayout::interleaved
+                                 ? tr(env, "longest = 2 pi base^((D-2)/D) = {:.6g}: the claim leaves out 2 pi and the exponent (D-2)/D",
+                                      "最长波长 = 2 pi base^((D-2)/D) = {:.6g}：该说法漏了 2 pi 和指数 (D-2)/D", longest)
+                                 : tr(env, "longest = 2 pi base = {:.6g}: the claim leaves out 2 pi", "最长波长 = 2 pi base = {:.6g}：该说法漏了 2 pi", longest);
     return article_claim(tr(env, "the base {} is the longest wavelength (§2.1: reached when 2i = D - 1)",
                             "底数 {} 就是最长波长（§2.1：在 2i = D - 1 时取到）", p.base),
-                         fmt::format("|longest wavelength / base - 1|, longest = 2 pi / min w_i = {:.6g}", longest),
-                         std::abs(longest / p.base - 1.0), 0.01);
+                         fmt::format("{} ({})", tr(env, "longest wavelength / base, or base / longest if larger", "最长波长 / 底数（若底数更大则取其倒数）"), what),
+                         std::max(ratio, 1.0 / ratio), 1.01);
 }
 
 // angle_error is computed on demand; without it, the check measures the table's angles itself.

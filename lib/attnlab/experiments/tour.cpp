@@ -111,12 +111,18 @@ void section_order(TourReport& t, const RunContext& ctx)
     p.no_proj = true;
     s.use(run_permute(p, all_tensors(ctx)), permute_command(p),
           {{"equivariant", "\"Transformer（四）\" §1.1 (Attention(PQ, PK, PV) = P Attention(Q, K, V))", "没有位置信息时 Attn(PX) = P Attn(X)（等变）"},
-           {"output_unchanged", "\"Attention 的两个补丁\" §1.1 (corrected in its FAQ Q2)", "打乱输入后输出“完全不变”"},
+           {"output_unchanged", "\"Attention 的两个补丁\" §1 opening and 学习重点 (corrected in its FAQ Q2)", "打乱输入后输出“严格不变”"},
            {"equivariant_as_section_1_2_defines", "\"Attention 的两个补丁\" §1.2 (the names invariant and equivariant swapped)",
             "按 §1.2 的定义，自注意力是“置换等变”的：f(PX) = f(X)"},
            {"nn_transformer_adds_sinusoidal_pe", "\"Attention 的两个补丁\", API list (torch.nn.Transformer)",
             "torch.nn.Transformer 默认使用正弦位置编码"}},
           "out_perm");
+    // §1.1's own experiment is right: with its projections, it un-permutes with argsort first.
+    PermuteParams written;
+    written.example = true;
+    s.use(run_permute(written, all_tensors(ctx)), permute_command(written),
+          {{"equivariant", "\"Attention 的两个补丁\" §1.1 (its experiment: out_shuffled[perm.argsort()] against out_original, with W_q, W_k, W_v)",
+            "§1.1 的实验：打乱后的输出按 argsort 排回，与原输出一致（带 W_q、W_k、W_v）"}});
     PermuteParams q;
     q.example = true;
     q.pe = PeKind::sinusoidal;
@@ -148,14 +154,16 @@ void section_pe(TourReport& t, const RunContext& ctx)
            {"slicing_bug_loses_position", "a seq-first module fed batch-first input (pe[:x.size(0)])",
             "在批次轴上切片（对 batch-first 输入用 pe[:x.size(0)]）会让同一序列的所有位置得到相同的编码"},
            {"unsliced_table_shape_error", "\"Transformer（四）\" §6.2 (the notebook that forgot to slice: x + self.pe)",
-            "不切片直接相加 x + self.pe，只要 L ≠ max_len 就会形状不匹配"},
-           {"max_wavelength_is_base", "\"Attention 的两个补丁\" §2.1 (10000 is the maximum wavelength)", "10000 就是最长波长（在 2i = d_model - 1 时取到）"}},
+            "不切片直接相加 x + self.pe，只要 L ≠ max_len 就会形状不匹配"}},
           "freq");
-    // Which frequency form is more accurate is measured where it matters: D = 512.
+    // The longest wavelength and which frequency form is more accurate are measured at the
+    // articles' own D = 512.
     PeParams big;
     big.len = 2;
     big.dim = 512;
-    s.use(run_pe(big, all_tensors(ctx)), pe_command(big), {{"log_space_more_accurate", "\"Attention 的两个补丁\" §2.3 (tip: compute div_term in log space)", "在对数空间计算 w_i（exp-log）至少与 base^(-2i/D) 一样精确"}});
+    s.use(run_pe(big, all_tensors(ctx)), pe_command(big),
+          {{"max_wavelength_is_base", "\"Attention 的两个补丁\" §2.1 (10000 is the maximum wavelength)", "10000 就是最长波长（在 2i = d_model - 1 时取到）"},
+           {"log_space_more_accurate", "\"Attention 的两个补丁\" §2.3 (tip: compute div_term in log space)", "在对数空间计算 w_i（exp-log）至少与 base^(-2i/D) 一样精确"}});
     s.finish();
 }
 
