@@ -287,12 +287,23 @@ TEST_CASE("run_pe: §2.1's longest wavelength is the base only where 2 pi base^(
     CHECK(find_check(run_pe(p, RunContext{}), "max_wavelength_is_base").passed());
 }
 
-TEST_CASE("run_pe: the unsliced table is a shape error exactly when L != max_len")
+TEST_CASE("run_pe: the unsliced table goes wrong exactly when L != max_len: a shape error, or with L = 1 a silent broadcast")
 {
     PeParams p;
     p.embed = true;
     p.max_len = 20;
-    CHECK(find_check(run_pe(p, RunContext{}), "unsliced_table_shape_error").passed());
+    const Check error = find_check(run_pe(p, RunContext{}), "unsliced_table_shape_error");
+    CHECK(error.passed());
+    CHECK(error.measured == 1.0);
+    CHECK(error.claim.find("here a shape error") != std::string::npos);
+    p.len = 1;  // [B, 1, D] + [1, max_len, D] broadcasts to [B, max_len, D] without an error
+    p.batch = 2;
+    const Check silent = find_check(run_pe(p, RunContext{}), "unsliced_table_shape_error");
+    CHECK(silent.passed());
+    CHECK(silent.measured == 2.0);
+    CHECK(silent.claim.find("a silent broadcast to [2, 20, 8]") != std::string::npos);
+    p.len = 8;
+    p.batch = 1;
     p.max_len = 0;  // L = max_len: x + self.pe broadcasts, the bug does not show
     const Check c = find_check(run_pe(p, RunContext{}), "unsliced_table_shape_error");
     CHECK(c.role == Role::demonstration);

@@ -326,26 +326,37 @@ std::optional<Check> check_angle_growth(const PeParams& p, const Run& run, const
 }
 
 // numpy/PyTorch broadcasting: aligned from the last axis, each pair equal or one of them 1.
-bool broadcasts(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b)
+// The shape of a + b under NumPy's (and PyTorch's) broadcasting, or nullopt when they do not
+// broadcast.
+std::optional<std::vector<std::size_t>> broadcast_shape(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b)
 {
-    for (std::size_t k = 1; k <= std::min(a.size(), b.size()); ++k) {
-        const std::size_t x = a[a.size() - k], y = b[b.size() - k];
-        if (x != y && x != 1 && y != 1) return false;
+    std::vector<std::size_t> out(std::max(a.size(), b.size()));
+    for (std::size_t k = 1; k <= out.size(); ++k) {
+        const std::size_t x = k <= a.size() ? a[a.size() - k] : 1, y = k <= b.size() ? b[b.size() - k] : 1;
+        if (x != y && x != 1 && y != 1) return std::nullopt;
+        out[out.size() - k] = std::max(x, y);
     }
-    return true;
+    return out;
 }
 
 // "Transformer（四）" §6.2: the notebook that forgot to slice adds the whole [1, max_len, D]
-// table, x + self.pe, which broadcasts only when L = max_len.
+// table, x + self.pe. Unless L = max_len it goes wrong: a shape error, or, with L = 1, a
+// silent broadcast to [B, max_len, D].
 std::optional<Check> check_unsliced(const PeParams& p, const Run& run, const CheckEnv& env)
 {
     if (!p.embed) return std::nullopt;
     const auto& x = run.at("x").shape;
     const std::vector<std::size_t> table = {1, static_cast<std::size_t>(p.max_len), static_cast<std::size_t>(p.dim)};
-    return demonstration(tr(env, "x + self.pe without the slice (x [{}, {}, {}], pe [1, {}, {}]) is a shape error unless L = max_len",
-                            "不切片直接 x + self.pe（x [{}, {}, {}]，pe [1, {}, {}]）除非 L = max_len，否则形状不匹配", x[0], x[1],
-                            x[2], p.max_len, p.dim),
-                         "shape error (1) or not (0)", broadcasts(x, table) ? 0.0 : 1.0, 0.0, Compare::gt);
+    const auto sum = broadcast_shape(x, table);
+    const bool wrong_shape = sum && *sum != x;
+    const std::string what = !sum ? tr(env, "a shape error", "形状不匹配")
+                             : wrong_shape ? tr(env, "a silent broadcast to [{}]", "悄悄广播成 [{}]", fmt::join(*sum, ", "))
+                                           : tr(env, "the right sum", "结果正确");
+    return demonstration(tr(env, "x + self.pe without the slice (x [{}, {}, {}], pe [1, {}, {}]) goes wrong unless L = max_len: here {}",
+                            "不切片直接 x + self.pe（x [{}, {}, {}]，pe [1, {}, {}]）除非 L = max_len 否则出错：这里是{}", x[0], x[1],
+                            x[2], p.max_len, p.dim, what),
+                         tr(env, "wrong: a shape error (1), a wrong shape (2), or right (0)", "出错：形状不匹配 (1)、形状错误 (2)、正确 (0)"),
+                         !sum ? 1.0 : wrong_shape ? 2.0 : 0.0, 0.0, Compare::gt);
 }
 
 template <class T>

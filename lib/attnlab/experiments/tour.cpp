@@ -154,7 +154,7 @@ void section_pe(TourReport& t, const RunContext& ctx)
            {"slicing_bug_loses_position", "a seq-first module fed batch-first input (pe[:x.size(0)])",
             "在批次轴上切片（对 batch-first 输入用 pe[:x.size(0)]）会让同一序列的所有位置得到相同的编码"},
            {"unsliced_table_shape_error", "\"Transformer（四）\" §6.2 (the notebook that forgot to slice: x + self.pe)",
-            "不切片直接相加 x + self.pe，只要 L ≠ max_len 就会形状不匹配"}},
+            "不切片直接相加 x + self.pe，只要 L ≠ max_len 就会出错：形状不匹配，或 L = 1 时悄悄广播成 [B, max_len, D]"}},
           "freq");
     // The longest wavelength and which frequency form is more accurate are measured at the
     // articles' own D = 512.
