@@ -35,7 +35,8 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
     for (const auto& c : j["claims"]) claims.push_back(c["name"]);
     CHECK(claims == std::vector<std::string>{
                         "equivariant", "output_unchanged", "equivariant_as_section_1_2_defines",
-                        "nn_transformer_adds_sinusoidal_pe", "equivariant", "equivariance_breaks",      // order
+                        "nn_transformer_adds_sinusoidal_pe", "equivariant", "no_pe_is_bag_of_words_bidirectional",
+                        "no_pe_is_bag_of_words_causal", "equivariance_breaks",                          // order
                         "row0_exact", "freq_falling", "relative_shift_linear", "slice_matches_direct",
                         "slicing_bug_loses_position", "unsliced_table_shape_error", "log_space_more_accurate",
                         "max_wavelength_is_base",                                                       // pe
@@ -49,7 +50,7 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "bool_conventions_same_weights", "sdpa_bool_true_masks", "no_nan_weights",      // mask
                         "unmasked_rows_change", "main_matches_reference", "causal_rows_unchanged",
                         "rows_sum_to_one"});                                                            // encoder_decoder
-    CHECK(j["claims"].size() == 40);
+    CHECK(j["claims"].size() == 42);
     int wrong = 0;
     for (const auto& c : j["claims"]) {
         CHECK(!c["source"].get<std::string>().empty());

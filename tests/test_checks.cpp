@@ -201,17 +201,33 @@ TEST_CASE("permute-test: doctored outputs and weights fail the checks that read 
 {
     PermuteParams p;
     const auto& e = permute_experiment();
-    CHECK(newly_failing(e, p, [](Run& r) { at(r, "out_perm", 3) += 0.1; }) == Names{"equivariant"});
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "out_perm", 3) += 0.1; }) == Names{"equivariant", "no_pe_is_bag_of_words_bidirectional"});
     CHECK(newly_failing(e, p, [](Run& r) { at(r, "weights_perm", 1) += 0.1; }) == Names{"weights_permute"});
+    // out_perm replaced by P out: exactly what order blindness would give
+    const auto order_blind = [](Run& r) {
+        const Tensor& out = tensor_of(r, "out");
+        const auto perm = tensor_of(r, "perm").values;
+        Tensor& op = tensor_of(r, "out_perm");
+        const std::size_t E = out.shape[1];
+        for (std::size_t i = 0; i < perm.size(); ++i)
+            for (std::size_t c = 0; c < E; ++c) op.values[i * E + c] = out.values[static_cast<std::size_t>(perm[i]) * E + c];
+    };
     PermuteParams pe;
     pe.pe = PeKind::sinusoidal;
-    // out_perm replaced by P out: exactly what order blindness would give
-    CHECK(newly_failing(e, pe, [](Run& r) {
-              const Tensor& out = tensor_of(r, "out");
-              const auto perm = tensor_of(r, "perm").values;
-              Tensor& op = tensor_of(r, "out_perm");
-              const std::size_t E = out.shape[1];
-              for (std::size_t i = 0; i < perm.size(); ++i)
-                  for (std::size_t c = 0; c < E; ++c) op.values[i * E + c] = out.values[static_cast<std::size_t>(perm[i]) * E + c];
-          }) == Names{"equivariance_breaks"});
+    CHECK(newly_failing(e, pe, order_blind) == Names{"equivariance_breaks"});
+    // under a causal mask the bag-of-words claim is refuted, and holds on an order-blind output
+    PermuteParams causal;
+    causal.mask = MaskKind::causal;
+    RunContext ctx;
+    ctx.dtype = DType::float64;
+    Run run = compute_all(e, causal, ctx);
+    const auto bag = [&] {
+        for (const Check& c : check_run(e, causal, run, ctx))
+            if (c.name == "no_pe_is_bag_of_words_causal") return c.passed();
+        FAIL("no_pe_is_bag_of_words_causal was not run");
+        return false;
+    };
+    CHECK_FALSE(bag());
+    order_blind(run);
+    CHECK(bag());
 }

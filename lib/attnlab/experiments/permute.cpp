@@ -320,6 +320,29 @@ std::optional<Check> check_nn_transformer(const PermuteParams& p, const Run&, co
                          equivariance_error(out, out_perm, perm), 1e-12, Compare::gt);
 }
 
+// "Attention 的两个补丁" §1 (后果 1) and FAQ Q5: without position encoding the model degenerates
+// to a bag of words, so permuting the input only permutes the output. True for bidirectional
+// attention; under a causal mask the order still shows, with no position encoding at all.
+Check bag_of_words(const PermuteParams& p, const Run& run, const CheckEnv& env, const std::string& attention)
+{
+    return article_claim_numeric(tr(env, "without position encoding, {} attention is a bag of words (§1, FAQ Q5): permuting the input only permutes the output",
+                                    "没有位置编码时，{}注意力退化成词袋（§1、FAQ Q5）：打乱输入只会同样打乱输出", attention),
+                                 "max |Attn(PX) - P Attn(X)|" + where(p), equivariance_error(run.at("out"), run.at("out_perm"), perm_of(run)),
+                                 out_tol(p, run, env), max_abs(run.at("out")));
+}
+
+std::optional<Check> check_bag_bidirectional(const PermuteParams& p, const Run& run, const CheckEnv& env)
+{
+    if (p.pe != PeKind::none || p.mask != MaskKind::none) return std::nullopt;
+    return bag_of_words(p, run, env, tr(env, "bidirectional", "双向"));
+}
+
+std::optional<Check> check_bag_causal(const PermuteParams& p, const Run& run, const CheckEnv& env)
+{
+    if (p.pe != PeKind::none || p.mask != MaskKind::causal) return std::nullopt;
+    return bag_of_words(p, run, env, tr(env, "causal", "因果"));
+}
+
 std::vector<CheckDef<PermuteParams>> permute_checks()
 {
     return {{"equivariant", {"out", "out_perm"}, check_equivariant},
@@ -327,7 +350,9 @@ std::vector<CheckDef<PermuteParams>> permute_checks()
             {"equivariance_breaks", {"out", "out_perm"}, check_breaks},
             {"output_unchanged", {"out", "out_perm"}, check_unchanged},
             {"equivariant_as_section_1_2_defines", {"out", "out_perm"}, check_definitions},
-            {"nn_transformer_adds_sinusoidal_pe", {}, check_nn_transformer}};
+            {"nn_transformer_adds_sinusoidal_pe", {}, check_nn_transformer},
+            {"no_pe_is_bag_of_words_bidirectional", {"out", "out_perm"}, check_bag_bidirectional},
+            {"no_pe_is_bag_of_words_causal", {"out", "out_perm"}, check_bag_causal}};
 }
 
 std::optional<std::string> note_perm(const PermuteParams&, const Run& run, const CheckEnv& env)

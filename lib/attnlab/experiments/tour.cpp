@@ -103,9 +103,9 @@ void section_order(TourReport& t, const RunContext& ctx)
                       "1. 顺序盲区：仅靠注意力无法区分词序"},
                      {"Permute the rows of X and self-attention permutes its output rows the same way:\n"
                       "Attn(PX) = P Attn(X). The output is equivariant, not \"strictly unchanged\";\n"
-                      "once positions enter (here sinusoidal PE), the order matters.",
+                      "once positions enter (here sinusoidal PE), or a causal mask alone, the order matters.",
                       "打乱 X 的行，自注意力的输出行也按同样方式被打乱：Attn(PX) = P Attn(X)。\n"
-                      "输出是等变的，而不是“完全不变”；一旦加入位置信息（这里是正弦位置编码），顺序就有了意义。"});
+                      "输出是等变的，而不是“完全不变”；一旦加入位置信息（这里是正弦位置编码），或仅仅加上因果掩码，顺序就有了意义。"});
     PermuteParams p;
     p.example = true;
     p.no_proj = true;
@@ -122,7 +122,16 @@ void section_order(TourReport& t, const RunContext& ctx)
     written.example = true;
     s.use(run_permute(written, all_tensors(ctx)), permute_command(written),
           {{"equivariant", "\"Attention 的两个补丁\" §1.1 (its experiment: out_shuffled[perm.argsort()] against out_original, with W_q, W_k, W_v)",
-            "§1.1 的实验：打乱后的输出按 argsort 排回，与原输出一致（带 W_q、W_k、W_v）"}});
+            "§1.1 的实验：打乱后的输出按 argsort 排回，与原输出一致（带 W_q、W_k、W_v）"},
+           {"no_pe_is_bag_of_words_bidirectional", "\"Attention 的两个补丁\" §1 (后果 1: bag-of-tokens) and FAQ Q5",
+            "没有位置编码时双向注意力退化成词袋：打乱输入只会同样打乱输出"}});
+    // The same claim under a causal mask, with no position encoding at all: the order shows.
+    PermuteParams causal;
+    causal.example = true;
+    causal.mask = MaskKind::causal;
+    s.use(run_permute(causal, all_tensors(ctx)), permute_command(causal),
+          {{"no_pe_is_bag_of_words_causal", "\"Attention 的两个补丁\" §1 (后果 1: bag-of-tokens) and FAQ Q5",
+            "没有位置编码时因果注意力也退化成词袋：打乱输入只会同样打乱输出"}});
     PermuteParams q;
     q.example = true;
     q.pe = PeKind::sinusoidal;
