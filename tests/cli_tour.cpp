@@ -39,7 +39,7 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "no_pe_is_bag_of_words_causal", "equivariance_breaks",                          // order
                         "row0_exact", "freq_falling", "relative_shift_linear", "slice_matches_direct",
                         "slicing_bug_loses_position", "unsliced_table_shape_error", "log_space_more_accurate",
-                        "max_wavelength_is_base",                                                       // pe
+                        "max_wavelength_is_base", "base_sets_highest_frequency_period", "log_space_more_accurate", // pe
                         "pos0_unchanged", "norm_preserved", "dot_equals_relative_rotation",
                         "relative_position_only", "styles_are_permutations", "faq_q17_dynamic_ntk_bases", // rope
                         "slopes_geometric", "bias_toeplitz", "bloom_shortcut_equivalent",
@@ -50,7 +50,7 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "bool_conventions_same_weights", "sdpa_bool_true_masks", "no_nan_weights",      // mask
                         "unmasked_rows_change", "main_matches_reference", "causal_rows_unchanged",
                         "rows_sum_to_one"});                                                            // encoder_decoder
-    CHECK(j["claims"].size() == 42);
+    CHECK(j["claims"].size() == 44);
     int wrong = 0;
     for (const auto& c : j["claims"]) {
         CHECK(!c["source"].get<std::string>().empty());

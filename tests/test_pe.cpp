@@ -208,7 +208,7 @@ TEST_CASE("run_pe: all invariants pass by default in both dtypes and layouts")
                                       "dot_depends_on_offset", "slice_matches_direct", "freq_exp_log_accuracy",
                                       "freq_pow_accuracy", "log_space_more_accurate", "layouts_not_a_permutation",
                                       "embed_broadcast", "slicing_bug_loses_position", "unsliced_table_shape_error",
-                                      "max_wavelength_is_base", "angle_error_grows"});
+                                      "max_wavelength_is_base", "base_sets_highest_frequency_period", "angle_error_grows"});
             CHECK(r.passed());
             CHECK(r.find("pe")->shape[0] == 200);
             CHECK(r.find("h")->shape[0] == 2);
@@ -285,6 +285,22 @@ TEST_CASE("run_pe: §2.1's longest wavelength is the base only where 2 pi base^(
     p.dim = 2;
     p.base = 2.0 * M_PI;
     CHECK(find_check(run_pe(p, RunContext{}), "max_wavelength_is_base").passed());
+}
+
+TEST_CASE("run_pe: FAQ Q6's 'the base sets the highest-frequency period' is refuted: it is 2 pi for every base")
+{
+    PeParams p;
+    p.dim = 512;
+    const Check c = find_check(run_pe(p, RunContext{}), "base_sets_highest_frequency_period");
+    CHECK(c.role == Role::article);
+    CHECK_FALSE(c.passed());
+    CHECK(c.measured == 0.0);
+    // the lowest-frequency period is what moves: 2 pi base^(510/512) from base 100 to 500000
+    CHECK(c.metric.find(fmt::format("{:.4g}..{:.4g}", 2.0 * M_PI * std::pow(100.0, 510.0 / 512.0),
+                                    2.0 * M_PI * std::pow(500000.0, 510.0 / 512.0))) != std::string::npos);
+    CHECK(c.metric.find("it is 6.283 for each") != std::string::npos);
+    p.dim = 2;  // one pair: nothing to compare
+    for (const Check& other : run_pe(p, RunContext{}).checks) CHECK(other.name != "base_sets_highest_frequency_period");
 }
 
 TEST_CASE("run_pe: the unsliced table goes wrong exactly when L != max_len: a shape error, or with L = 1 a silent broadcast")

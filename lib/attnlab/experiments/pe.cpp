@@ -316,6 +316,30 @@ std::optional<Check> check_max_wavelength(const PeParams& p, const Run& run, con
                          std::max(ratio, 1.0 / ratio), 1.01);
 }
 
+// "Attention 的两个补丁" FAQ Q6: the base "decides the period of the highest-frequency
+// dimension". The highest-frequency pair has w_0 = base^0 = 1, period 2 pi, for every base;
+// the base sets the lowest frequency. Measured over several bases, in long double.
+std::optional<Check> check_base_highest_period(const PeParams& p, const Run&, const CheckEnv& env)
+{
+    if (p.dim < 4) return std::nullopt;  // one pair: highest and lowest are the same
+    std::vector<double> bases{100.0, 10000.0, 500000.0};
+    if (std::find(bases.begin(), bases.end(), p.base) == bases.end()) bases.push_back(p.base);
+    double hi_min = INFINITY, hi_max = 0.0, lo_min = INFINITY, lo_max = 0.0;
+    for (double b : bases) {
+        const auto w = pe_frequencies_reference(p.dim, b, p.layout);
+        const auto [slowest, fastest] = std::minmax_element(w.begin(), w.end());
+        const double highest = static_cast<double>(2.0L * kPi / *fastest), lowest = static_cast<double>(2.0L * kPi / *slowest);
+        hi_min = std::min(hi_min, highest), hi_max = std::max(hi_max, highest);
+        lo_min = std::min(lo_min, lowest), lo_max = std::max(lo_max, lowest);
+    }
+    return article_claim(tr(env, "the base sets the period of the highest-frequency dimension (FAQ Q6)", "底数决定了最高频维度的周期（FAQ Q6）"),
+                         tr(env, "relative spread of the highest-frequency period over bases {} (it is {:.4g} for each; the lowest-frequency "
+                                 "period runs {:.4g}..{:.4g}: the base sets that one)",
+                            "最高频周期在底数 {} 上的相对变化（每个底数都是 {:.4g}；最低频周期从 {:.4g} 到 {:.4g}：底数决定的是它）",
+                            fmt::join(bases, ", "), hi_min, lo_min, lo_max),
+                         hi_max / hi_min - 1.0, 1e-9, Compare::gt);
+}
+
 // angle_error is computed on demand; without it, the check measures the table's angles itself.
 template <class T>
 std::optional<Check> check_angle_growth(const PeParams& p, const Run& run, const CheckEnv& env)
@@ -377,6 +401,7 @@ std::vector<CheckDef<PeParams>> pe_checks()
             {"slicing_bug_loses_position", {"h_sliced_by_batch", "x"}, check_slicing_bug<T>},
             {"unsliced_table_shape_error", {"x"}, check_unsliced},
             {"max_wavelength_is_base", {"freq"}, check_max_wavelength},
+            {"base_sets_highest_frequency_period", {}, check_base_highest_period},
             {"angle_error_grows", {"angle_error"}, check_angle_growth<T>}};
 }
 

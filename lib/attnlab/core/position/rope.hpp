@@ -5,6 +5,7 @@
 // (<= d), P = r/2 pairs.
 #pragma once
 
+#include "attnlab/core/position/angles.hpp"
 #include "attnlab/core/position/rope_scaling.hpp"
 #include "attnlab/core/tensor.hpp"
 #include "attnlab/core/xt.hpp"
@@ -13,8 +14,6 @@
 #include <vector>
 
 namespace attnlab {
-
-inline constexpr long double kPi = 3.141592653589793238462643383279502884L;
 
 struct RopeFrequencies {
     std::vector<double> theta;           // [P] as used, after scaling

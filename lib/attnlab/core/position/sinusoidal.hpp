@@ -3,6 +3,7 @@
 // Sizes: L positions, D encoding dimension (even), P = D/2 frequencies.
 #pragma once
 
+#include "attnlab/core/position/angles.hpp"
 #include "attnlab/core/position/sinusoidal_layout.hpp"
 #include "attnlab/core/tensor.hpp"
 #include "attnlab/core/xt.hpp"
