@@ -243,6 +243,21 @@ TEST_CASE("run_mask: the -1e9 fill is -inf in float16 (§5.3's claim fails), a f
     CHECK(run_mask(p, RunContext{}).find_check("minus_1e9_avoids_fp16_overflow") == nullptr);
 }
 
+TEST_CASE("run_mask: §5.3's 'exp(-inf) overflows in fp16' is refuted: it is 0, and the NaN is (-inf) - (-inf)")
+{
+    MaskParams p;
+    p.kind = MaskKind::both;
+    p.lengths = {3, 0};
+    const Check c = find_check(run_mask(p, RunContext{}), "nan_from_exp_overflow");
+    CHECK(c.role == Role::article);
+    CHECK(c.measured == 0.0);  // exp(-inf) in float16
+    CHECK_FALSE(c.passed());
+    CHECK(c.metric.find("(-inf) - (-inf) = nan") != std::string::npos);
+    p.fill = "-1e9";  // a finite fill: the claim is not about it
+    CHECK(run_mask(p, RunContext{}).find_check("nan_from_exp_overflow") == nullptr);
+    CHECK(run_mask(MaskParams{}, RunContext{}).find_check("nan_from_exp_overflow") == nullptr);  // no row is fully masked
+}
+
 TEST_CASE("run_mask: input errors")
 {
     RunContext ctx;

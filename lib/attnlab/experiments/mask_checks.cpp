@@ -176,6 +176,29 @@ std::optional<Check> check_fill_fp16(const MaskParams& p, const Run&, const Chec
                          std::abs(round_to_half(fill)), 65504.0);
 }
 
+bool any_row_fully_masked(const MaskParams& p)
+{
+    const MaskSpec m = mask_spec(p);
+    for (long b = 0; b < batch_of(p, m); ++b)
+        for (long i = 0; i < m.queries; ++i)
+            if (m.row_fully_masked(b, i)) return true;
+    return false;
+}
+
+// "Attention 的两个补丁" §5.3: -inf "triggers NaN in some fused kernels, because exp(-inf) may
+// overflow in fp16". exp(-inf) is 0 exactly in every IEEE format, float16 included; the NaN of
+// a fully masked row comes from the max subtraction, (-inf) - (-inf).
+std::optional<Check> check_nan_from_exp(const MaskParams& p, const Run&, const CheckEnv& env)
+{
+    const double fill = parse_fill(p.fill);
+    if (std::isfinite(fill) || !any_row_fully_masked(p)) return std::nullopt;
+    const double exp_half = round_to_half(std::exp(fill)), shifted = round_to_half(fill - fill);
+    return article_claim(tr(env, "a -inf fill gives NaN because exp(-inf) overflows in float16 (§5.3)", "用 -inf 填充会出 NaN，是因为 exp(-inf) 在 float16 下溢出（§5.3）"),
+                         tr(env, "|exp(-inf)| in float16 (the NaN of a fully masked row is the max subtraction: (-inf) - (-inf) = {})",
+                            "float16 下的 |exp(-inf)|（整行被屏蔽时的 NaN 来自减去最大值：(-inf) - (-inf) = {}）", std::isnan(shifted) ? std::string("nan") : fmt::format("{}", shifted)),
+                         std::abs(exp_half), 65504.0, Compare::gt);
+}
+
 // What the fill does to a fully masked row in the run's dtype: -1e9 keeps it finite (uniform
 // once the scores vanish beside it) in float32 and bfloat16, and is -inf in float16, so the
 // row is NaN there: §5.3's reason for -1e9 fails in the very dtype it names.
@@ -287,6 +310,7 @@ std::vector<CheckDef<MaskParams>> mask_checks()
             {"hidden_scores_ignored", {"scores"}, check_hidden_ignored<T>},
             {"multiply_leak_very_small", {"leak"}, check_leak},
             {"minus_1e9_avoids_fp16_overflow", {}, check_fill_fp16},
+            {"nan_from_exp_overflow", {}, check_nan_from_exp},
             {"finite_fill_rows_stay_finite", {"weights"}, check_fill_row_finite},
             {"naive_softmax_overflows", {"scores"}, check_naive_overflow<T>},
             {"max_subtracted_softmax_finite", {"scores"}, check_safe_no_overflow<T>},

@@ -288,7 +288,9 @@ void section_mask(TourReport& t, const RunContext& ctx)
     empty.lengths = {3, 0};
     empty.softmax = SoftmaxKind::safe;
     const Report e = run_mask(empty, all_tensors(ctx));
-    s.use(e, mask_command(empty), {{"no_nan_weights", "PyTorch docs: scaled_dot_product_attention (safe softmax since 2.5)", "没有任何注意力权重是 NaN"}});
+    s.use(e, mask_command(empty),
+          {{"no_nan_weights", "PyTorch docs: scaled_dot_product_attention (safe softmax since 2.5)", "没有任何注意力权重是 NaN"},
+           {"nan_from_exp_overflow", "\"Attention 的两个补丁\" §5.3 (exp(-inf) 在 fp16 下可能溢出)", "-inf 会触发 NaN，因为 exp(-inf) 在 fp16 下可能溢出"}});
     for (const auto& n : e.notes)
         if (n.rfind("fully masked", 0) == 0) s.note(n);
     s.finish();
