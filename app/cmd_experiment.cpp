@@ -11,13 +11,6 @@ namespace attnlab::app {
 
 namespace {
 
-template <class... F>
-struct Overloaded : F... {
-    using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
-
 CLI::Option* limited(CLI::Option* opt, const Limits& limits)
 {
     if (limits.kind == Limits::Kind::whole_range) return opt->check(whole_in(limits.lo, limits.hi));

@@ -12,15 +12,6 @@ std::string json_name(const std::string& flag)
 
 namespace detail {
 
-namespace {
-template <class... F>
-struct Overloaded : F... {
-    using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
-}  // namespace
-
 ParamValue value_of(const OptionRef& ref)
 {
     return std::visit(Overloaded{[](long* v) { return ParamValue(*v); }, [](double* v) { return ParamValue(*v); },

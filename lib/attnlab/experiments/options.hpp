@@ -66,6 +66,14 @@ struct OptionRow {
 // A list whose absence means a default (positions 0..L-1): null when empty.
 inline ParamValue list_or_null(const std::vector<long>& v) { return v.empty() ? ParamValue() : ParamValue(v); }
 
+// One visitor from several lambdas, for std::visit over an OptionRef.
+template <class... F>
+struct Overloaded : F... {
+    using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
 // "--max-len" -> "max_len"
 std::string json_name(const std::string& flag);
 
