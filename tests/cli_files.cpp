@@ -26,11 +26,22 @@ namespace {
 
 const std::string kExe = ATTNLAB_EXE;
 
+// A new empty folder for one test; every one made is removed when the test program ends.
 std::string fresh(const std::string& tag)
 {
+    struct Made {
+        std::vector<std::string> dirs;
+        ~Made()
+        {
+            std::error_code ec;
+            for (const auto& d : dirs) fs::remove_all(d, ec);
+        }
+    };
+    static Made made;
     const std::string dir = scratch("cli-files-" + tag);
     fs::remove_all(dir);
     fs::create_directories(dir);
+    made.dirs.push_back(dir);
     return dir;
 }
 
@@ -43,6 +54,7 @@ CliResult shell(const std::string& dir, const std::string& script)
     r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.out = slurp(dir + ".out");
     r.err = slurp(dir + ".err");
+    for (const char* ext : {".sh", ".out", ".err"}) fs::remove(dir + ext);  // no leftovers in /tmp
     return r;
 }
 

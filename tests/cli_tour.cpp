@@ -50,8 +50,8 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "bool_conventions_same_weights", "sdpa_bool_true_masks", "no_nan_weights",
                         "nan_from_exp_overflow",                                                        // mask
                         "unmasked_rows_change", "main_matches_reference", "causal_rows_unchanged",
-                        "rows_sum_to_one"});                                                            // encoder_decoder
-    CHECK(j["claims"].size() == 45);
+                        "rows_sum_to_one", "cross_attention_positions"});                               // encoder_decoder
+    CHECK(j["claims"].size() == 46);
     int wrong = 0;
     for (const auto& c : j["claims"]) {
         CHECK(!c["source"].get<std::string>().empty());

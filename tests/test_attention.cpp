@@ -341,3 +341,33 @@ TEST_CASE("self_kv_rows gives the keys and values prepare_block gives those rows
         }
     }
 }
+
+TEST_CASE("cross-attention with RoPE or ALiBi: the output depends on where the two sequences' positions start (§6.1's table refuted)")
+{
+    for (const PeKind pe : {PeKind::rope, PeKind::alibi}) {
+        CAPTURE(name_of(pe));
+        AttendParams p;
+        p.len = 4;
+        p.kv_len = 7;
+        p.pe = pe;
+        const Report r = run_attend(p, RunContext{});
+        const Check c = find_check(r, "cross_attention_positions");
+        CHECK(c.role == Role::article);
+        CHECK_FALSE(c.passed());
+        CHECK(c.measured > 0.01);
+        CHECK(c.metric.find("queries from position 3") != std::string::npos);
+        bool noted = false;
+        for (const auto& n : r.notes) noted = noted || n.find("T5 and BART put no position bias in cross-attention") != std::string::npos;
+        CHECK(noted);
+        // keys and values of zeros: every output is 0 wherever the queries sit, so the claim holds there
+        RunContext zero;
+        zero.inputs["x_kv"] = Tensor{"x_kv", {"batch", "pos", "dim"}, Elem::float64, {1, 7, 8}, std::vector<double>(56, 0.0)};
+        CHECK(find_check(run_attend(p, zero), "cross_attention_positions").passed());
+    }
+    AttendParams none;  // no position scheme, or self-attention: nothing to claim
+    none.kv_len = 9;
+    CHECK(run_attend(none, RunContext{}).find_check("cross_attention_positions") == nullptr);
+    AttendParams self;
+    self.pe = PeKind::rope;
+    CHECK(run_attend(self, RunContext{}).find_check("cross_attention_positions") == nullptr);
+}

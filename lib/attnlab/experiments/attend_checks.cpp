@@ -273,6 +273,35 @@ std::optional<Check> check_rope_relative(const AttendParams& p, const Run& run, 
                    fmt::format("max spread along a diagonal of head 0's scores, first {} positions", n), max_diagonal_spread(scores), tol, qk);
 }
 
+// "Attention 的两个补丁" §6.1's table: in cross-attention "Q uses the decoder's PE, K the
+// encoder's", as if a position scheme worked there as in self-attention. A distance between
+// positions of two different sequences has no meaning (T5 and BART put no position bias in
+// cross-attention): with RoPE or ALiBi the output depends on where the two sequences'
+// positions are taken to start. Measured by moving the queries' origin from 0 to S - L
+// (what --align lower-right does) and running the block again from the run's own inputs.
+template <class T>
+std::optional<Check> check_cross_positions(const AttendParams& p, const Run& run, const CheckEnv& env)
+{
+    const Resolved r = resolve(p);
+    const bool relative = p.pe == PeKind::rope || p.pe == PeKind::alibi;
+    if (!r.cross || !relative || r.kv_len <= r.len || causal_mask(p.mask)) return std::nullopt;
+    BlockConfig from_zero = r.cfg, shifted = r.cfg;
+    from_zero.mask.align = Align::upper_left;
+    shifted.mask.align = Align::lower_right;
+    const Ten3<T> x = x_of<T>(run, "x"), x_kv = x_of<T>(run, "x_kv");
+    const BlockWeights<T> w = weights_of<T>(run);
+    const double diff = max_abs_diff(run_block(x, x_kv, w, from_zero, Matrices::drop).attn.out,
+                                     run_block(x, x_kv, w, shifted, Matrices::drop).attn.out);
+    const double scale = max_abs(run.at("v"));
+    return article_claim_numeric(tr(env, "in cross-attention {} works as in self-attention, each side counting its own positions (§6.1 table): "
+                                         "the output does not depend on where the two sequences' positions start",
+                                    "交叉注意力中 {} 与自注意力中一样有效，两边各自计位置（§6.1 表）：输出不取决于两条序列的位置从哪里开始",
+                                    name_of(p.pe)),
+                                 tr(env, "max |out, queries from position 0 - out, queries from position {}|", "max |out（查询从位置 0 开始）- out（查询从位置 {} 开始）|",
+                                    r.kv_len - r.len),
+                                 diff, 64.0 * env.eps * scale, scale);
+}
+
 // The largest |position| a run's queries and keys sit at.
 long largest_position(const Resolved& r)
 {
@@ -381,6 +410,7 @@ std::vector<CheckDef<AttendParams>> attend_checks()
             {"unmasked_rows_change", {}, from_x(check_unmasked_rows<T>)},
             {"padding_ignored", {}, from_x(check_padding<T>)},
             {"rope_scores_relative", {"x"}, check_rope_relative<T>},
+            {"cross_attention_positions", {}, from_x(check_cross_positions<T>)},
             {"close_to_float64", {"x", "out"}, from_x(check_vs_float64<T>)},
             {"out_rows_are_averages", {"out", "v"}, check_out_averages},
             {"out_merged_rows_are_averages", {"out_merged", "v"}, check_merged_averages},
@@ -419,9 +449,23 @@ std::optional<std::string> note_positions(const AttendParams& p, const Run&, con
                        name_of(p.align), r.kv_len < r.len ? tr(env, ", and S < L leaves no cache to count past", "，且 S < L 时没有缓存可以越过") : "");
 }
 
+// Cross-attention with a relative scheme: the two sequences' distance is a convention.
+std::optional<std::string> note_cross_positions(const AttendParams& p, const Run&, const CheckEnv& env)
+{
+    const Resolved r = resolve(p);
+    if (!r.cross || !(p.pe == PeKind::rope || p.pe == PeKind::alibi) || p.align == Align::lower_right) return std::nullopt;
+    return tr(env,
+              "cross-attention with --pe {}: the queries and keys come from two sequences, so their distance i - j has no "
+              "meaning of its own (T5 and BART put no position bias in cross-attention); the weights depend on where each "
+              "sequence's positions are taken to start",
+              "交叉注意力加 --pe {}：查询和键来自两条序列，它们之间的距离 i - j 本身没有意义（T5 和 BART 在交叉注意力中不加位置偏置）；"
+              "权重取决于两条序列的位置各从哪里算起",
+              name_of(p.pe));
+}
+
 }  // namespace
 
-std::vector<NoteFn<AttendParams>> attend_notes() { return {note_alignment, note_positions}; }
+std::vector<NoteFn<AttendParams>> attend_notes() { return {note_alignment, note_positions, note_cross_positions}; }
 
 template std::vector<CheckDef<AttendParams>> attend_checks<float>();
 template std::vector<CheckDef<AttendParams>> attend_checks<double>();

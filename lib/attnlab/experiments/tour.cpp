@@ -316,6 +316,11 @@ void section_encdec(TourReport& t, const RunContext& ctx)
     AttendParams cross;
     cross.kv_len = 9;
     s.use(run_attend(cross, all_tensors(ctx)), attend_command(cross), {{"rows_sum_to_one", "\"Attention 的两个补丁\" §6.2", "每一行 softmax 权重之和为 1"}});
+    AttendParams cross_rope = cross;
+    cross_rope.pe = PeKind::rope;
+    s.use(run_attend(cross_rope, all_tensors(ctx)), attend_command(cross_rope),
+          {{"cross_attention_positions", "\"Attention 的两个补丁\" §6.1 table (位置编码: Q 用 decoder PE，K 用 encoder PE)",
+            "交叉注意力中 Q 用 decoder 的位置编码、K 用 encoder 的位置编码，与自注意力一样有效"}});
     s.finish();
 }
 
