@@ -176,13 +176,14 @@ std::optional<Check> check_fill_fp16(const MaskParams& p, const Run&, const Chec
                          std::abs(round_to_half(fill)), 65504.0);
 }
 
-bool any_row_fully_masked(const MaskParams& p)
+// The (batch, query) rows the spec hides entirely.
+std::vector<std::pair<long, long>> fully_masked_rows(const MaskParams& p, const MaskSpec& m)
 {
-    const MaskSpec m = mask_spec(p);
+    std::vector<std::pair<long, long>> rows;
     for (long b = 0; b < batch_of(p, m); ++b)
         for (long i = 0; i < m.queries; ++i)
-            if (m.row_fully_masked(b, i)) return true;
-    return false;
+            if (m.row_fully_masked(b, i)) rows.emplace_back(b, i);
+    return rows;
 }
 
 // "Attention 的两个补丁" §5.3: -inf "triggers NaN in some fused kernels, because exp(-inf) may
@@ -191,7 +192,7 @@ bool any_row_fully_masked(const MaskParams& p)
 std::optional<Check> check_nan_from_exp(const MaskParams& p, const Run&, const CheckEnv& env)
 {
     const double fill = parse_fill(p.fill);
-    if (std::isfinite(fill) || !any_row_fully_masked(p)) return std::nullopt;
+    if (std::isfinite(fill) || fully_masked_rows(p, mask_spec(p)).empty()) return std::nullopt;
     const double exp_half = round_to_half(std::exp(fill)), shifted = round_to_half(fill - fill);
     return article_claim(tr(env, "a -inf fill gives NaN because exp(-inf) overflows in float16 (§5.3)", "用 -inf 填充会出 NaN，是因为 exp(-inf) 在 float16 下溢出（§5.3）"),
                          tr(env, "|exp(-inf)| in float16 (the NaN of a fully masked row is the max subtraction: (-inf) - (-inf) = {})",
@@ -357,10 +358,7 @@ template <class T>
 std::optional<std::string> note_fully_masked(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     const MaskSpec m = mask_spec(p);
-    std::vector<std::pair<long, long>> rows;
-    for (long b = 0; b < batch_of(p, m); ++b)
-        for (long i = 0; i < m.queries; ++i)
-            if (m.row_fully_masked(b, i)) rows.emplace_back(b, i);
+    const std::vector<std::pair<long, long>> rows = fully_masked_rows(p, m);
     if (rows.empty()) return std::nullopt;
     std::vector<std::string> listed;
     for (std::size_t r = 0; r < std::min<std::size_t>(rows.size(), 8); ++r)
