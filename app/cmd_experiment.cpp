@@ -28,7 +28,7 @@ CLI::Option* add_choice(CLI::App& sub, const BoundOption& o, const ChoiceRef& c)
             [aliases = o.aliases, given = o.old_spelling_given](std::string& value) {
                 for (const auto& [alias, name] : aliases)
                     if (value == alias) {
-                        if (given) given(alias);
+                        if (given) given(alias, name);
                         value = name;
                     }
                 return std::string();

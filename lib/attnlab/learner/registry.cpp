@@ -33,9 +33,8 @@ public:
         std::vector<BoundOption> out;
         for (const auto& r : e_.options) {
             out.push_back({r.flag, r.help, r.field(p_), r.limits, r.only, r.excludes, r.sets_length_of, r.aliases, {}});
-            out.back().old_spelling_given = [this, flag = r.flag, aliases = r.aliases](const std::string& old) {
-                for (const auto& [alias, name] : aliases)
-                    if (alias == old) old_spellings_.push_back({flag, alias, name});
+            out.back().old_spelling_given = [this, flag = r.flag](const std::string& old, const std::string& name) {
+                old_spellings_.push_back({flag, old, name});
             };
         }
         return out;

@@ -21,7 +21,7 @@ struct BoundOption {
     std::vector<std::string> only, excludes;
     std::string sets_length_of;
     std::vector<std::pair<std::string, std::string>> aliases;  // old spelling -> name
-    std::function<void(const std::string& old_spelling)> old_spelling_given;
+    std::function<void(const std::string& old_spelling, const std::string& name)> old_spelling_given;
 };
 
 // One run's parameters, with its options bound to them.
