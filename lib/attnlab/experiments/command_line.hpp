@@ -1,6 +1,6 @@
-// The attnlab command line that reproduces a run: a subcommand and the options whose values
-// differ from the defaults, spelled as the CLI spells them. The tour prints it beside every
-// figure, and exercises record it, so that any figure can be reproduced by pasting it.
+// The run options of a command line that reproduces a run (--seed, --dtype, --tol when not the
+// defaults), and the line itself as a shell takes it. An experiment's own options come from its
+// rows (options.hpp, command_of); the tour prints the whole line beside every figure.
 #pragma once
 
 #include "attnlab/core/enums.hpp"
@@ -29,14 +29,6 @@ public:
     {
         if (value) push(flag, text(*value));
     }
-    void option(const char* flag, const std::vector<long>& values)
-    {
-        if (!values.empty()) push(flag, fmt::format("{}", fmt::join(values, ",")));
-    }
-    void flag(const char* name, bool on)
-    {
-        if (on) args_.emplace_back(name);
-    }
     // The run options of the context: --seed, --dtype, --tol when not the defaults.
     void context(const RunContext& ctx)
     {
@@ -52,9 +44,7 @@ private:
         args_.emplace_back(flag);
         args_.push_back(std::move(value));
     }
-    static std::string text(const std::string& v) { return v; }
     static std::string text(double v) { return fmt::format("{}", v); }
-    static std::string text(long v) { return std::to_string(v); }
     static std::string text(std::uint64_t v) { return std::to_string(v); }
     template <class E, class = decltype(enum_names(E{}))>
     static std::string text(E v)
