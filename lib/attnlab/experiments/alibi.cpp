@@ -499,7 +499,7 @@ std::vector<OptionRow<AlibiParams>> alibi_options()
                                   "paper-text: the paper's text and the articles, 2^(-8(h+1)/H)", &P::slopes),
             option<P>("--variant", "symmetric: -m|i-j| (the articles, encoder-style); causal: -m(i-j) with the causal mask (the paper)",
                       &P::variant)};
-    rows[3].aliases = {{"paper", "reference-code"}, {"simple", "paper-text"}};
+    row_of(rows, "--slopes").aliases = {{"paper", "reference-code"}, {"simple", "paper-text"}};
     return rows;
 }
 

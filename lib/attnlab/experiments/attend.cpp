@@ -346,13 +346,13 @@ std::vector<OptionRow<AttendParams>> attend_options()
         option<P>("--softmax", "plain (NaN on fully masked rows) or safe (zeros)", &P::softmax),
         option<P>("--threads", "Threads of the kernel and the projections (0: every core; the results are the same bits)", &P::threads,
                   whole_range(0, 1024))};
-    rows[12].sets_length_of = "--len";
-    rows[12].reported = [](const P& p) { return list_or_null(p.positions); };
-    rows[0].reported = [](const P& p) { return ParamValue(resolve(p).batch); };
-    rows[1].reported = [](const P& p) { return ParamValue(resolve(p).len); };
-    rows[3].reported = [](const P& p) { return ParamValue(resolve(p).dim); };
-    rows[4].reported = [](const P& p) { return ParamValue(resolve(p).kv_len); };
-    rows[5].reported = [](const P& p) { return ParamValue(resolve(p).cfg.kv_heads); };
+    row_of(rows, "--positions").sets_length_of = "--len";
+    row_of(rows, "--positions").reported = [](const P& p) { return list_or_null(p.positions); };
+    row_of(rows, "--batch").reported = [](const P& p) { return ParamValue(resolve(p).batch); };
+    row_of(rows, "--len").reported = [](const P& p) { return ParamValue(resolve(p).len); };
+    row_of(rows, "--dim").reported = [](const P& p) { return ParamValue(resolve(p).dim); };
+    row_of(rows, "--kv-len").reported = [](const P& p) { return ParamValue(resolve(p).kv_len); };
+    row_of(rows, "--kv-heads").reported = [](const P& p) { return ParamValue(resolve(p).cfg.kv_heads); };
     return rows;
 }
 

@@ -187,9 +187,9 @@ std::vector<OptionRow<BenchParams>> bench_options()
                                    option<P>("--mask", "none, or causal (upper-left)", &P::mask),
                                    option<P>("--repeat", "Timed runs; the best is reported", &P::repeat, whole_range(1, 1000)),
                                    option<P>("--threads", "Threads of the kernel (0: every core)", &P::threads, whole_range(0, 1024))};
-    rows[2].reported = [](const P& p) { return ParamValue(kv_heads(p)); };
-    rows[4].reported = [](const P& p) { return ParamValue(kv_len(p)); };
-    rows[6].only = {"none", "causal"};
+    row_of(rows, "--kv-heads").reported = [](const P& p) { return ParamValue(kv_heads(p)); };
+    row_of(rows, "--kv-len").reported = [](const P& p) { return ParamValue(kv_len(p)); };
+    row_of(rows, "--mask").only = {"none", "causal"};
     return rows;
 }
 

@@ -306,8 +306,7 @@ std::vector<OptionRow<MaskParams>> mask_options()
         option<P>("--softmax", "plain: a fully masked row becomes NaN (PyTorch's softmax); safe: zeros "
                                "(scaled_dot_product_attention since PyTorch 2.5)", &P::softmax)};
     auto report = [&rows](const char* flag, std::function<ParamValue(const P&, const MaskSpec&)> value) {
-        for (auto& r : rows)
-            if (r.flag == flag) r.reported = [value](const P& p) { return value(p, mask_spec(p)); };
+        row_of(rows, flag).reported = [value](const P& p) { return value(p, mask_spec(p)); };
     };
     report("--len", [](const P&, const MaskSpec& m) { return ParamValue(m.queries); });
     report("--kv-len", [](const P&, const MaskSpec& m) { return ParamValue(m.keys); });

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -138,6 +139,16 @@ OptionRow<P> option(std::string flag, std::string help, Get get, Limits limits =
     r.field = [get](P& p) { return detail::ref_of(std::invoke(get, p)); };
     r.limits = limits;
     return r;
+}
+
+// The row of a flag, to set what the row helper does not (a missing flag is a programming
+// error).
+template <class P>
+OptionRow<P>& row_of(std::vector<OptionRow<P>>& rows, const std::string& flag)
+{
+    for (auto& r : rows)
+        if (r.flag == flag) return r;
+    throw std::logic_error("no option row " + flag);
 }
 
 // Every option's value as the params report it, in row order.

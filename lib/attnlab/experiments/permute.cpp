@@ -458,9 +458,9 @@ std::vector<OptionRow<PermuteParams>> permute_options()
         option<P>("--no-proj", "No W_q, W_k, W_v: Softmax(X X^T) X, the articles' projection-free form", &P::no_proj),
         option<P>("--pe", "Position information: with any, the order matters", &P::pe),
         option<P>("--mask", "none or causal (a causal mask also breaks equivariance)", &P::mask)};
-    rows[0].excludes = {"--len", "--dim"};
-    rows[4].sets_length_of = "--len";
-    rows[8].only = {"none", "causal"};
+    row_of(rows, "--example").excludes = {"--len", "--dim"};
+    row_of(rows, "--perm").sets_length_of = "--len";
+    row_of(rows, "--mask").only = {"none", "causal"};
     return rows;
 }
 

@@ -293,11 +293,10 @@ std::vector<OptionRow<RopeParams>> rope_options()
         option<P>("--positions", "Each token's position, comma-separated (any integers, repeats and gaps included; "
                                  "default 0..L-1); sets --len when that is not given", &P::positions,
                   whole_range(-kMaxRopePosition, kMaxRopePosition))};
-    rows[0].excludes = {"--len", "--dim", "--heads", "--batch", "--rotary-dim", "--positions"};
-    for (auto& r : rows)
-        if (r.flag == "--rotary-dim") r.reported = [](const P& p) { return ParamValue(rotary(p)); };
-    rows.back().sets_length_of = "--len";
-    rows.back().reported = [](const P& p) { return list_or_null(p.positions); };
+    row_of(rows, "--example").excludes = {"--len", "--dim", "--heads", "--batch", "--rotary-dim", "--positions"};
+    row_of(rows, "--rotary-dim").reported = [](const P& p) { return ParamValue(rotary(p)); };
+    row_of(rows, "--positions").sets_length_of = "--len";
+    row_of(rows, "--positions").reported = [](const P& p) { return list_or_null(p.positions); };
     return rows;
 }
 
