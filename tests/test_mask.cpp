@@ -226,6 +226,33 @@ TEST_CASE("run_mask: padding conventions agree, and multiplicative masking leaks
     CHECK(r.find("leak")->shape[1] == 5);
 }
 
+TEST_CASE("run_mask: §7's 'a mask cannot be multiplied into attn' is refuted in every dtype: softmax times the 0/1 mask, renormalised, is the additive mask's weights")
+{
+    for (DType dtype : {DType::float64, DType::float32, DType::float16, DType::bfloat16})
+        for (MaskKind kind : {MaskKind::causal, MaskKind::both, MaskKind::window}) {
+            CAPTURE(name_of(dtype));
+            MaskParams p;
+            p.kind = kind;
+            p.len = 40;
+            if (kind == MaskKind::window) p.window = 3;
+            if (kind == MaskKind::both) p.lengths = {40, 0, 17};  // a fully masked row, skipped
+            p.multiply = true;
+            RunContext ctx;
+            ctx.dtype = dtype;
+            const Report r = run_mask(p, ctx);
+            const Check c = find_check(r, "multiply_cannot_mask");
+            CHECK(c.role == Role::article);
+            CHECK(c.cmp == Compare::gt);
+            CHECK(c.measured <= c.tolerance);
+            CHECK_FALSE(c.passed());
+            CHECK(c.tolerance < 0.125);  // a tolerance that could not tell a leak of 1/8 is no verdict
+            const Tensor& w = *r.find("renormalised_weights");
+            const Tensor& add = *r.find("weights");
+            CHECK(w.shape == add.shape);
+        }
+    CHECK(run_mask(MaskParams{}, RunContext{}).find_check("multiply_cannot_mask") == nullptr);  // only with --multiply
+}
+
 TEST_CASE("run_mask: the -1e9 fill is -inf in float16 (§5.3's claim fails), a fill of -1e4 is not")
 {
     MaskParams p;

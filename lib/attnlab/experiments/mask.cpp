@@ -96,6 +96,26 @@ Ten3<T> random_scores(std::size_t B, std::size_t L, std::size_t S, long dk, std:
 }
 
 // The wrong way: scores * (0/1 mask) instead of scores + mask, and the mass it leaks.
+// The other reading of "multiply": softmax(scores) times the 0/1 mask, each row then divided
+// by what it kept, so that it sums to 1 again (a fully masked row keeps nothing: 0/0 = NaN,
+// as the -inf mask gives).
+template <class T>
+Ten3<T> multiply_after_softmax(const Ten3<T>& scores, const MaskSpec& m)
+{
+    Ten3<T> w = scores;
+    softmax_rows(w.data(), w.shape(0) * w.shape(1), w.shape(2), SoftmaxKind::plain);
+    for (std::size_t b = 0; b < w.shape(0); ++b)
+        for (long i = 0; i < m.queries; ++i) {
+            T kept(0);
+            for (long j = 0; j < m.keys; ++j) {
+                if (m.masked(static_cast<long>(b), i, j)) w(b, i, j) = T(0);
+                kept += w(b, i, j);
+            }
+            for (long j = 0; j < m.keys; ++j) w(b, i, j) /= kept;
+        }
+    return w;
+}
+
 template <class T>
 void compute_multiplied(const Ten3<T>& scores, const MaskSpec& m, Run& run)
 {
@@ -113,6 +133,7 @@ void compute_multiplied(const Ten3<T>& scores, const MaskSpec& m, Run& run)
             for (long j = 0; j < m.keys; ++j)
                 if (m.masked(static_cast<long>(b), i, j)) leak(b, i) += mult(b, i, j);
     run.add(to_tensor("leak", {"batch", "query"}, leak, elem_of<T>()));
+    run.add(to_tensor("renormalised_weights", {"batch", "query", "key"}, multiply_after_softmax(scores, m), elem_of<T>()));
 }
 
 bool both_alignments_shown(const MaskSpec& m)
@@ -202,6 +223,7 @@ std::vector<TensorDecl<MaskParams>> mask_tensors()
             {"mask_lower_right", qk, Need::always, ls, aligned, {}},
             {"multiplied_scores", bqk, Need::always, bls, multiply, {}},
             {"multiplied_weights", bqk, Need::always, bls, multiply, {}},
+            {"renormalised_weights", bqk, Need::always, bls, multiply, {}},
             {"leak", {"batch", "query"}, Need::always,
              [](const MaskParams& p) {
                  const MaskSpec m = mask_spec(p);
@@ -302,7 +324,10 @@ std::vector<OptionRow<MaskParams>> mask_options()
         option<P>("--lengths", "Padding: one length per sequence, e.g. 3,5,2", &P::lengths),
         option<P>("--fill", "Value at hidden positions: -inf, -1e9 or another number <= 0", &P::fill),
         option<P>("--dk", "d_k of the random q and k; scores are q k^T / sqrt(d_k)", &P::dk, whole_range(1, 1L << 16)),
-        option<P>("--multiply", "Also show the wrong way: scores * (0/1 mask), and the mass it leaks", &P::multiply),
+        option<P>("--multiply",
+                  "Also multiply by the 0/1 mask: the scores before softmax (the wrong way, and the mass it leaks) "
+                  "and the weights after it, renormalised (the same weights as adding)",
+                  &P::multiply),
         option<P>("--softmax", "plain: a fully masked row becomes NaN (PyTorch's softmax); safe: zeros "
                                "(scaled_dot_product_attention since PyTorch 2.5)", &P::softmax)};
     auto report = [&rows](const char* flag, std::function<ParamValue(const P&, const MaskSpec&)> value) {

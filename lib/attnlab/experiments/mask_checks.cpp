@@ -295,6 +295,60 @@ std::optional<Check> check_leak(const MaskParams& p, const Run& run, const Check
                          tr(env, "max leaked mass per row", "每行泄漏的最大概率"), max_abs(run.at("leak")), 0.01);
 }
 
+// The smallest mass softmax(scores) leaves on the keys a row may see, over rows that see any.
+double min_kept_mass(const Tensor& scores, const MaskSpec& m)
+{
+    const std::size_t L = scores.dim(1), S = scores.dim(2);
+    double least = 1.0;
+    for (std::size_t b = 0; b < scores.dim(0); ++b)
+        for (std::size_t i = 0; i < L; ++i) {
+            const auto row = scores.values.slice((b * L + i) * S, (b * L + i + 1) * S);
+            const double top = *std::max_element(row.begin(), row.end());
+            double all = 0.0, kept = 0.0;
+            for (std::size_t j = 0; j < S; ++j) {
+                const double e = std::exp(row[j] - top);
+                all += e;
+                if (!m.masked(static_cast<long>(b), static_cast<long>(i), static_cast<long>(j))) kept += e;
+            }
+            if (kept > 0.0) least = std::min(least, kept / all);
+        }
+    return least;
+}
+
+// "Attention 的两个补丁" §7 (tips): the causal mask "cannot be multiplied into attn; only
+// adding it masks strictly". Multiplying the weights after softmax by the 0/1 mask and
+// renormalising each row gives p_j / sum_kept p_k = exp(s_j) / sum_kept exp(s_k): the additive
+// mask's weights. Only the product before softmax (multiply_leak_very_small) leaks.
+// Error model, relative to w <= 1: the additive weights S + 4 operations and a store; p the
+// same; p_j / sum_kept p_k doubles p's error and adds S + 2 operations and a store (4S + 14
+// operations, 4 stores). A p stored below the normal range is off by up to h absolutely, which
+// dividing by the kept mass k amplifies: (S + 1) h / k.
+std::optional<Check> check_multiply_after_softmax(const MaskParams& p, const Run& run, const CheckEnv& env)
+{
+    if (!p.multiply) return std::nullopt;
+    const MaskSpec m = mask_spec(p);
+    const Tensor &w = run.at("weights"), &r = run.at("renormalised_weights");
+    double worst = 0.0;
+    for (std::size_t b = 0; b < w.dim(0); ++b)
+        for (std::size_t i = 0; i < w.dim(1); ++i) {
+            if (m.row_fully_masked(static_cast<long>(b), static_cast<long>(i))) continue;
+            for (std::size_t j = 0; j < w.dim(2); ++j) {
+                const std::size_t at = (b * w.dim(1) + i) * w.dim(2) + j;
+                worst = worse(worst, std::abs(r.values[at] - w.values[at]));
+            }
+        }
+    const double S = dsize(m.keys);
+    const double tol = accumulate_then_store(env.dtype, 4.0 * S + 14.0, 4.0) +
+                       (S + 1.0) * subnormal_half_spacing(env.dtype) / min_kept_mass(run.at("scores"), m);
+    Check c = article_claim_numeric(tr(env, "a mask cannot be multiplied into the attention weights; only adding it masks strictly (§7 tips)",
+                                       "掩码不能直接乘到注意力权重上；只有相加才能严格屏蔽（§7 小贴士）"),
+                                    tr(env, "max |softmax(s) * mask01 / row sum - additive-mask weights| over rows that see a key",
+                                       "max |softmax(s) * mask01 / 行和 - 加性掩码的权重|（至少看得到一个键的行）"),
+                                    worst, tol, 1.0);
+    c.cmp = Compare::gt;  // the claim says the two differ
+    return c;
+}
+
 }  // namespace
 
 template <class T>
@@ -310,6 +364,7 @@ std::vector<CheckDef<MaskParams>> mask_checks()
             {"bool_conventions_same_weights", {"scores"}, check_same_weights<T>},
             {"hidden_scores_ignored", {"scores"}, check_hidden_ignored<T>},
             {"multiply_leak_very_small", {"leak"}, check_leak},
+            {"multiply_cannot_mask", {"weights", "renormalised_weights", "scores"}, check_multiply_after_softmax},
             {"minus_1e9_avoids_fp16_overflow", {}, check_fill_fp16},
             {"nan_from_exp_overflow", {}, check_nan_from_exp},
             {"finite_fill_rows_stay_finite", {"weights"}, check_fill_row_finite},
