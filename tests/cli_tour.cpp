@@ -49,9 +49,9 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "bool_conventions_complement",
                         "bool_conventions_same_weights", "sdpa_bool_true_masks", "no_nan_weights",
                         "nan_from_exp_overflow",                                                        // mask
-                        "unmasked_rows_change", "main_matches_reference", "causal_rows_unchanged",
+                        "unmasked_rows_change", "teacher_forcing_needs_mask", "main_matches_reference", "causal_rows_unchanged",
                         "rows_sum_to_one", "cross_attention_positions"});                               // encoder_decoder
-    CHECK(j["claims"].size() == 47);
+    CHECK(j["claims"].size() == 48);
     int wrong = 0;
     for (const auto& c : j["claims"]) {
         CHECK(!c["source"].get<std::string>().empty());

@@ -212,6 +212,7 @@ TEST_CASE("run_attend: every check passes across the options, in both dtypes")
             if (!c.kv_len && c.mask != MaskKind::padding) {
                 expected.push_back(c.mask == MaskKind::none ? "unmasked_rows_change" : "causal_rows_unchanged");
             }
+            if (!c.kv_len && c.mask == MaskKind::none) expected.push_back("teacher_forcing_needs_mask");
             if (c.mask == MaskKind::padding || c.mask == MaskKind::both) expected.push_back("padding_ignored");
             if (c.pe == PeKind::rope) expected.push_back("rope_scores_relative");
             expected.insert(expected.end(), {"out_rows_are_averages", "out_merged_rows_are_averages"});

@@ -203,6 +203,18 @@ TEST_CASE("attend: each doctored weights or output tensor fails the checks that 
     padding.lengths = {3, 6};
     CHECK(newly_failing(e, padding, [](Run& r) { at(r, "out", 2 * 4 + 0) += 0.1; }) ==
           Names{"main_matches_reference", "padding_ignored"});
+    // §5.1's "no teacher forcing without a mask" is refuted by the unmasked pass giving every
+    // row; an out whose row 2 is NaN (a pass that could not give it) would bear the claim out
+    RunContext ctx;
+    const AttendParams unmasked;
+    Run run = compute_all(e, unmasked, ctx);
+    auto claim = [&] { return find_check(Report{"", {}, "", {}, {}, check_run(e, unmasked, run, ctx), {}, {}, {}, {}}, "teacher_forcing_needs_mask"); };
+    CHECK(claim().measured == 6.0);
+    CHECK_FALSE(claim().passed());
+    at(run, "out", 2 * 4 + 3) = std::nan("");
+    CHECK(claim().measured == 5.0);
+    CHECK(claim().passed());
+    CHECK(claim().role == Role::article);
 }
 
 TEST_CASE("permute-test: doctored outputs and weights fail the checks that read them")

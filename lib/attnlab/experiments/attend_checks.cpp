@@ -217,6 +217,29 @@ std::optional<Check> check_unmasked_rows(const AttendParams& p, const Run& run, 
                         future_metric(p), *worst, 0.0);
 }
 
+// "Attention 的两个补丁" §5.1 (后果 3): without the mask "there is no teacher forcing and no
+// parallel training". One unmasked pass gives every position's output at once, which is all
+// teacher forcing asks; what goes wrong is that row i has seen X after i (how far it moves,
+// unmasked_rows_change measures). The claim would hold if the pass could not give the rows:
+// the figure counts the positions whose every output value came out finite.
+std::optional<Check> check_teacher_forcing(const AttendParams& p, const Run& run, const CheckEnv& env)
+{
+    if (p.mask != MaskKind::none || p.kv_len.has_value()) return std::nullopt;
+    const Tensor& out = run.at("out");
+    const std::size_t BH = out.dim(0) * out.dim(1), L = out.dim(2), d = out.dim(3);
+    std::vector<bool> finite(L, true);
+    for (std::size_t bh = 0; bh < BH; ++bh)
+        for (std::size_t i = 0; i < L; ++i)
+            for (std::size_t j = 0; j < d; ++j)
+                if (!std::isfinite(out.values[(bh * L + i) * d + j])) finite[i] = false;
+    const auto produced = static_cast<double>(std::count(finite.begin(), finite.end(), true));
+    return article_claim(tr(env, "without a mask there is no teacher forcing and no parallel training (§5.1)",
+                            "没有掩码就无法做 teacher forcing，也无法并行训练（§5.1）"),
+                         tr(env, "positions whose output one unmasked pass gave, all finite, of L = {} (each also saw X after it: unmasked_rows_change)",
+                            "一次不加掩码的前向给出、全部有限的输出位置数，共 L = {} 个（每个位置也看到了它之后的 X：见 unmasked_rows_change）", L),
+                         produced, static_cast<double>(L), Compare::lt);
+}
+
 // Padding: change X at padded positions; no non-padded output may move.
 template <class T>
 std::optional<Check> check_padding(const AttendParams& p, const Run& run, const CheckEnv& env)
@@ -408,6 +431,7 @@ std::vector<CheckDef<AttendParams>> attend_checks()
             // one ulp away would otherwise "fail" bit-identity with attnlab's second run).
             {"causal_rows_unchanged", {}, from_x(check_causal_rows<T>)},
             {"unmasked_rows_change", {}, from_x(check_unmasked_rows<T>)},
+            {"teacher_forcing_needs_mask", {"out"}, check_teacher_forcing},
             {"padding_ignored", {}, from_x(check_padding<T>)},
             {"rope_scores_relative", {"x"}, check_rope_relative<T>},
             {"cross_attention_positions", {}, from_x(check_cross_positions<T>)},

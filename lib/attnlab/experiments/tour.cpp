@@ -307,7 +307,9 @@ void section_encdec(TourReport& t, const RunContext& ctx)
                       "同一个公式，三种用法：不加掩码（编码器）时每个输出行都依赖所有位置；\n"
                       "加因果掩码（解码器）时第 i 行忽略未来；交叉注意力的键和值来自另一条长度不同的序列。"});
     AttendParams enc;
-    s.use(run_attend(enc, all_tensors(ctx)), attend_command(enc), {{"unmasked_rows_change", "\"Attention 的两个补丁\" §6.1", "不加掩码时，改变位置 i 之后的 X 会改变前面的输出行（编码器看得到未来）"}});
+    s.use(run_attend(enc, all_tensors(ctx)), attend_command(enc),
+          {{"unmasked_rows_change", "\"Attention 的两个补丁\" §6.1", "不加掩码时，改变位置 i 之后的 X 会改变前面的输出行（编码器看得到未来）"},
+           {"teacher_forcing_needs_mask", "\"Attention 的两个补丁\" §5.1 后果 3 (无法做 teacher forcing / 无法并行)", "没有掩码就无法做 teacher forcing，也无法并行训练"}});
     AttendParams dec;
     dec.mask = MaskKind::causal;
     s.use(run_attend(dec, all_tensors(ctx)), attend_command(dec),
