@@ -6,7 +6,10 @@
 #include <doctest/doctest.h>
 #include <xtensor/xnpy.hpp>
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <tuple>
 #include <string>
 
 using namespace attnlab;
@@ -251,4 +254,27 @@ TEST_CASE("run_rope: YaRN's scaled output is the attention factor times the rota
     // Other methods have no scaled tensors and no such check.
     p.scaling = scaling(RopeScaling::linear, 4, 16);
     CHECK(run_rope(p, ctx).find("q_rot_scaled") == nullptr);
+}
+
+TEST_CASE("run_rope: FAQ Q17's Dynamic NTK bases, fitted over every factor s >= 1, are 26% off at best for L0 = 4096 and 10% for 2048")
+{
+    // The best fits, worked out independently by a scan of 200001 factors in numpy:
+    // L0 = 4096: 0.257765 at s = 13.232; L0 = 2048: 0.0998359 at s = 5.4028 (r = 128).
+    RopeParams p;
+    p.len = 16;
+    p.dim = 128;
+    p.scaling.method = RopeScaling::dynamic;
+    p.scaling.factor = 2.0;
+    for (auto [l0, figure, s] : {std::tuple{4096L, 0.257765, "13.2"}, std::tuple{2048L, 0.0998359, "5.4"}}) {
+        p.scaling.original_len = l0;
+        const Check c = find_check(run_rope(p, RunContext{}), "faq_q17_dynamic_ntk_bases");
+        CHECK(c.role == Role::article);
+        CHECK(c.measured == doctest::Approx(figure).epsilon(1e-5));
+        CHECK_FALSE(c.passed());
+        CHECK(c.metric.find(fmt::format("best s = {}:", s)) != std::string::npos);
+        CHECK(c.metric.find(fmt::format("L0 = {}", l0)) != std::string::npos);
+    }
+    p.scaling.factor = 13.0;  // the run's own factor is reported beside the best fit, not as the figure
+    p.scaling.original_len = 4096;
+    CHECK(find_check(run_rope(p, RunContext{}), "faq_q17_dynamic_ntk_bases").measured == doctest::Approx(0.257765).epsilon(1e-5));
 }

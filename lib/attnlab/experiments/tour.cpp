@@ -209,7 +209,8 @@ void section_rope(TourReport& t, const RunContext& ctx)
            {"styles_are_permutations", "Hugging Face rotate_half vs RoFormer pairs", "交错配对与半分配对是同一个旋转，只差一个维度置换"},
            {"norm_preserved", "RoFormer §3.2 (rotations are orthogonal)", "旋转保持每个向量的范数"}});
     // FAQ Q17's figures against Hugging Face's Dynamic NTK formula for a Llama-2 head (d = 128,
-    // trained on 4096 positions, factor 2).
+    // trained on 4096 positions), fitted over every factor s >= 1 (the run's factor 2 is only
+    // reported beside the fit).
     RopeParams ntk;
     ntk.len = 16;
     ntk.dim = 128;
