@@ -60,6 +60,37 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
     CHECK(wrong >= 8);  // the articles' claims the measurements refute
 }
 
+TEST_CASE("tour: the facts table: statements about models and papers, each with its source, in both languages")
+{
+    const auto j = run_json({"tour"});
+    std::vector<std::pair<std::string, std::string>> facts;
+    for (const auto& f : j["facts"]) {
+        CHECK(f["role"] == "fact");
+        for (const char* key : {"section", "where", "statement", "source", "source_value"}) CHECK(!f[key].get<std::string>().empty());
+        facts.emplace_back(f["name"], f["verdict"]);
+    }
+    using V = std::vector<std::pair<std::string, std::string>>;
+    CHECK(facts == V{{"llama2_base_doubled", "CONTRADICTED"},
+                     {"gpt_neox_base_quadrupled", "CONTRADICTED"},
+                     {"baichuan_7b_uses_rope", "CONFIRMED"},
+                     {"baichuan_13b_uses_rope", "CONTRADICTED"},
+                     {"roformer_llama7b_perplexities", "CONTRADICTED"},
+                     {"llama2_extends_context_with_dynamic_ntk", "CONTRADICTED"},
+                     {"mistral_uses_alibi", "CONTRADICTED"}});
+    CHECK(j["passed"] == true);  // a contradicted fact is not a failed check
+    CHECK(j["facts"][6]["source_value"].get<std::string>().find("\"rope_theta\": 10000.0 (v0.1), 1000000.0 (v0.2)") == 0);
+    const auto en = run_cli({"tour", "--section", "rope"}, {"LANG=C"});
+    CHECK(en.status == 0);
+    CHECK(en.out.find("Facts: statements about models and papers") != std::string::npos);
+    CHECK(en.out.find("  CONTRADICTED Baichuan uses RoPE: Baichuan-13B\n") != std::string::npos);
+    CHECK(en.out.find("  CONFIRMED    Baichuan uses RoPE: Baichuan-7B\n") != std::string::npos);
+    CHECK(en.out.find("mistral") == std::string::npos);  // --section keeps the section's facts only
+    const auto zh = run_cli({"tour", "--section", "alibi", "--lang", "zh"});
+    CHECK(zh.out.find("事实：关于模型与论文的说法") != std::string::npos);
+    CHECK(zh.out.find("  来源否定     部分 Mistral 版本使用 ALiBi\n") != std::string::npos);
+    CHECK(run_json({"tour", "--section", "mask"})["facts"].empty());
+}
+
 TEST_CASE("tour: --section runs one section")
 {
     const auto j = run_json({"tour", "--section", "rope"});

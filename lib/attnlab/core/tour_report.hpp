@@ -2,6 +2,7 @@
 // and the claims table. Built by experiments/tour.cpp, printed by render/tour.cpp.
 #pragma once
 
+#include "attnlab/core/enums.hpp"
 #include "attnlab/core/report.hpp"
 
 #include <string>
@@ -35,11 +36,31 @@ struct TourSection {
     bool passed = true;  // every invariant of every experiment the section ran
 };
 
+// A statement about a model or a paper rather than about a computation: no measurement can
+// settle it, the cited source does. Its verdict never counts in the exit status.
+enum class FactVerdict { confirmed, contradicted };
+constexpr auto enum_names(FactVerdict)
+{
+    return std::array{std::pair{FactVerdict::confirmed, std::string_view("CONFIRMED")},
+                      std::pair{FactVerdict::contradicted, std::string_view("CONTRADICTED")}};
+}
+
+struct TourFact {
+    std::string id;            // for scripts, e.g. "mistral_uses_alibi"
+    std::string section;       // the tour section it belongs to
+    std::string where;         // the article and section that state it
+    std::string statement;     // in the tour's language
+    FactVerdict verdict = FactVerdict::contradicted;
+    std::string source;        // a model config, a model card, a paper
+    std::string source_value;  // what the source says, quoted or transcribed
+};
+
 struct TourReport {
     Lang lang = Lang::en;
     nlohmann::ordered_json params = nlohmann::ordered_json::object();
     std::vector<TourSection> sections;
     std::vector<TourClaim> claims;
+    std::vector<TourFact> facts;
     bool passed() const;
 };
 

@@ -1,6 +1,7 @@
 #include "attnlab/experiments/tour.hpp"
 
 #include "attnlab/experiments/command_line.hpp"
+#include "attnlab/experiments/facts.hpp"
 #include "attnlab/experiments/alibi_params.hpp"
 #include "attnlab/experiments/attend_params.hpp"
 #include "attnlab/experiments/mask_params.hpp"
@@ -79,7 +80,12 @@ public:
     }
     // A note of the run used last.
     void note(std::string n) { s_.runs.back().notes.push_back(std::move(n)); }
-    void finish() { tour_.sections.push_back(std::move(s_)); }
+    // The section's facts (statements about models and papers) join the facts table.
+    void finish()
+    {
+        for (auto& f : article_facts(s_.name, tour_.lang)) tour_.facts.push_back(std::move(f));
+        tour_.sections.push_back(std::move(s_));
+    }
 
 private:
     TourReport& tour_;

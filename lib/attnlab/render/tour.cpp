@@ -44,6 +44,21 @@ std::string render_claims(const TourReport& t)
                              wrong, wrong == 1 ? "disagrees" : "disagree", t.passed() ? "all hold" : "do NOT all hold");
 }
 
+// The statements about models and papers: a source settles them, no measurement; they are
+// not counted in the exit status.
+std::string render_facts(const TourReport& t)
+{
+    if (t.facts.empty()) return "";
+    const bool zh = t.lang == Lang::zh;
+    std::string out = zh ? "\n事实：关于模型与论文的说法，由所引来源判定（不是测量，不影响退出码）\n\n"
+                         : "\nFacts: statements about models and papers, settled by the cited source (not measured; never in the exit status)\n\n";
+    for (const auto& f : t.facts) {
+        const std::string verdict = zh ? (f.verdict == FactVerdict::confirmed ? "来源证实" : "来源否定") : name_of(f.verdict);
+        out += fmt::format("  {:<12} {}\n               {} | {}: {}\n", verdict, f.statement, f.where, f.source, f.source_value);
+    }
+    return out;
+}
+
 nlohmann::ordered_json run_json(const TourRun& run, bool with_tensors)
 {
     Report r;
@@ -74,7 +89,7 @@ std::string render_tour_text(const TourReport& t, bool color, bool quiet, const 
             if (picture && !run.tensors.empty()) out += picture(run.tensors.front()) + "\n";
         }
     }
-    return out + render_claims(t);
+    return out + render_claims(t) + render_facts(t);
 }
 
 nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors)
@@ -109,6 +124,20 @@ nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors)
         claims.push_back(std::move(j));
     }
     doc["claims"] = std::move(claims);
+    auto facts = nlohmann::ordered_json::array();
+    for (const auto& f : t.facts) {
+        nlohmann::ordered_json j;
+        j["name"] = f.id;
+        j["role"] = "fact";
+        j["section"] = f.section;
+        j["where"] = f.where;
+        j["statement"] = f.statement;
+        j["verdict"] = name_of(f.verdict);
+        j["source"] = f.source;
+        j["source_value"] = f.source_value;
+        facts.push_back(std::move(j));
+    }
+    doc["facts"] = std::move(facts);
     doc["passed"] = t.passed();
     return doc;
 }
