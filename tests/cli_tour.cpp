@@ -41,7 +41,8 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "slicing_bug_loses_position", "unsliced_table_shape_error", "log_space_more_accurate",
                         "max_wavelength_is_base", "base_sets_highest_frequency_period", "log_space_more_accurate", // pe
                         "pos0_unchanged", "norm_preserved", "dot_equals_relative_rotation",
-                        "relative_position_only", "styles_are_permutations", "faq_q17_dynamic_ntk_bases", // rope
+                        "relative_position_only", "styles_are_permutations", "rope_absorbs_into_kv_compression",
+                        "faq_q17_dynamic_ntk_bases", // rope
                         "slopes_geometric", "bias_toeplitz", "bloom_shortcut_equivalent",
                         "simple_formula_matches_paper_text", "simple_formula_matches_reference_code", "paper_slopes_monotone",                        // alibi
                         "causal_equals_tril", "rows_sum_to_one", "masked_weights_exactly_zero",
@@ -51,7 +52,7 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "nan_from_exp_overflow",                                                        // mask
                         "unmasked_rows_change", "teacher_forcing_needs_mask", "main_matches_reference", "causal_rows_unchanged",
                         "rows_sum_to_one", "cross_attention_positions"});                               // encoder_decoder
-    CHECK(j["claims"].size() == 48);
+    CHECK(j["claims"].size() == 49);
     int wrong = 0;
     for (const auto& c : j["claims"]) {
         CHECK(!c["source"].get<std::string>().empty());

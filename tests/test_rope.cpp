@@ -171,6 +171,7 @@ TEST_CASE("run_rope: every check passes under every scaling, style and dtype, wi
                                                      "angle_error_grows"};
                 if (m == RopeScaling::yarn) expected.push_back("yarn_scores_scale_by_factor_squared");
                 if (m == RopeScaling::dynamic) expected.push_back("faq_q17_dynamic_ntk_bases");
+                expected.push_back("rope_absorbs_into_kv_compression");  // 40 positions >= 2d
                 check_invariants_hold(run_rope(p, ctx), expected);
             }
 }
@@ -250,7 +251,8 @@ TEST_CASE("run_rope: YaRN's scaled output is the attention factor times the rota
     k_rot.name = "k_rot_scaled";
     replace_tensor(run, k_rot);
     const auto failed = failed_checks(check_run(rope_experiment(), p, run, ctx));
-    CHECK(failed == std::vector<std::string>{"yarn_scores_scale_by_factor_squared"});
+    // (and the article's KV-compression claim, refuted with or without the doctoring)
+    CHECK(failed == std::vector<std::string>{"yarn_scores_scale_by_factor_squared", "rope_absorbs_into_kv_compression"});
     // Other methods have no scaled tensors and no such check.
     p.scaling = scaling(RopeScaling::linear, 4, 16);
     CHECK(run_rope(p, ctx).find("q_rot_scaled") == nullptr);
@@ -277,4 +279,63 @@ TEST_CASE("run_rope: FAQ Q17's Dynamic NTK bases, fitted over every factor s >= 
     p.scaling.factor = 13.0;  // the run's own factor is reported beside the best fit, not as the figure
     p.scaling.original_len = 4096;
     CHECK(find_check(run_rope(p, RunContext{}), "faq_q17_dynamic_ntk_bases").measured == doctest::Approx(0.257765).epsilon(1e-5));
+}
+
+TEST_CASE("run_rope: §3.3's 'RoPE is compatible with KV compression' is refuted: no position-free matrix folds the rotated scores")
+{
+    // d = 2, q = k = (1, 0) at each of 8 positions, rotated by m radians: S_mn = cos(n - m).
+    // The unrotated q and k span only the constant vector, so the best position-free fold is
+    // the mean of S; what it leaves, relative to ||S||_F, is worked out here directly.
+    RopeParams p;
+    p.len = 8;
+    p.dim = 2;
+    const auto& e = rope_experiment();
+    RunContext ctx;
+    ctx.dtype = DType::float64;
+    Run run = compute_all(e, p, ctx);
+    for (const char* name : {"q", "k"})
+        for (std::size_t m = 0; m < 8; ++m) tensor_of(run, name).values.wide()[2 * m] = 1.0, tensor_of(run, name).values.wide()[2 * m + 1] = 0.0;
+    for (const char* name : {"q_rot", "k_rot"})
+        for (std::size_t m = 0; m < 8; ++m)
+            tensor_of(run, name).values.wide()[2 * m] = std::cos(double(m)), tensor_of(run, name).values.wide()[2 * m + 1] = std::sin(double(m));
+    double mean = 0.0, s2 = 0.0, left = 0.0;
+    for (int m = 0; m < 8; ++m)
+        for (int n = 0; n < 8; ++n) mean += std::cos(double(n - m)) / 64.0, s2 += std::pow(std::cos(double(n - m)), 2.0);
+    for (int m = 0; m < 8; ++m)
+        for (int n = 0; n < 8; ++n) left += std::pow(std::cos(double(n - m)) - mean, 2.0);
+    auto fold = [&] { return find_check(Report{"", {}, "", {}, {}, check_run(e, p, run, ctx), {}, {}, {}, {}}, "rope_absorbs_into_kv_compression"); };
+    CHECK(fold().role == Role::article);
+    CHECK(fold().measured == doctest::Approx(std::sqrt(left / s2)).epsilon(1e-12));
+    CHECK(fold().measured > 0.9);
+    CHECK_FALSE(fold().passed());
+    // every position rotated by the same angle (no position difference): the fold is exact
+    for (const char* name : {"q_rot", "k_rot"})
+        for (std::size_t m = 0; m < 8; ++m) tensor_of(run, name).values.wide()[2 * m] = std::cos(3.0), tensor_of(run, name).values.wide()[2 * m + 1] = std::sin(3.0);
+    CHECK(fold().measured < 1e-14);
+    CHECK(fold().passed());
+}
+
+TEST_CASE("run_rope: the KV-compression fold holds in every dtype when all positions are equal, and needs 2d positions")
+{
+    for (DType dtype : {DType::float64, DType::float32, DType::float16}) {
+        CAPTURE(name_of(dtype));
+        RopeParams p;
+        p.dim = 16;
+        p.positions = std::vector<long>(64, 5000);
+        p.len = 64;
+        RunContext ctx;
+        ctx.dtype = dtype;
+        const Check same = find_check(run_rope(p, ctx), "rope_absorbs_into_kv_compression");
+        CHECK(same.passed());
+        p.positions.clear();
+        const Check apart = find_check(run_rope(p, ctx), "rope_absorbs_into_kv_compression");
+        CHECK(apart.measured > 0.5);
+        CHECK_FALSE(apart.passed());
+    }
+    RopeParams few;
+    few.len = 31;
+    few.dim = 16;
+    CHECK(run_rope(few, RunContext{}).find_check("rope_absorbs_into_kv_compression") == nullptr);
+    few.len = 32;
+    CHECK(run_rope(few, RunContext{}).find_check("rope_absorbs_into_kv_compression") != nullptr);
 }

@@ -316,13 +316,13 @@ Experiment<RopeParams> make_rope_experiment()
         return (2.0 * dsize(p.batch) * dsize(p.heads) * dsize(p.dim) + 4.0 * dsize(rotary(p))) * dsize(p.len) * elem;
     };
     // The rotations and their checks, the sampled all-pairs dots (several times, over the
-    // positions sampled_positions takes: every one up to 1024, then 512), and dots [L, L]
-    // when it is asked for.
+    // positions sampled_positions takes: every one up to 1024, then 512), dots [L, L]
+    // when it is asked for, and the KV-compression fold over fold_positions.
     e.work = [](const RopeParams& p, const Plan& plan) {
         const double L = dsize(p.len), d = dsize(p.dim), NP = static_cast<double>(sampled_positions(p.len).size());
         return dsize(p.batch) * dsize(p.heads) * L * d * 60.0 + 4.0 * NP * NP * d * 4.0 +
                (plan.wants("dots") ? L * L * d * 2.0 : 0.0) + (plan.wants("decay") ? L * dsize(rotary(p)) * 10.0 : 0.0) +
-               L * dsize(rotary(p)) * 40.0;
+               L * dsize(rotary(p)) * 40.0 + 3.0 * std::pow(static_cast<double>(fold_positions(p.len).size()), 2.0) * d;
     };
     e.work_what = [](const RopeParams& p) { return fmt::format("q, k [{}, {}, {}, {}] and dots [{}, {}]", p.batch, p.heads, p.len, p.dim, p.len, p.len); };
     e.inputs = {"q", "k", "positions"};

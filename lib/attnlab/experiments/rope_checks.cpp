@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 namespace attnlab::rope_detail {
@@ -336,6 +337,101 @@ std::optional<Check> check_yarn_factor(const RopeParams& p, const Run& run, cons
                    "max |q_m.k_n scaled - expected| / (f^2 |q_r||k_r| + pass-through sum |q_j k_j|), batch 0 head 0", worst, 20.0 * env.eps, 1.0);
 }
 
+// Orthonormal vectors spanning the given ones (modified Gram-Schmidt, run twice for accuracy);
+// a vector that adds less than 1e-12 of the largest norm to the span is dropped.
+std::vector<std::vector<double>> orthonormal_span(const std::vector<std::vector<double>>& vs)
+{
+    double largest = 0.0;
+    for (const auto& v : vs) largest = std::max(largest, std::sqrt(dot(v, v)));
+    std::vector<std::vector<double>> basis;
+    for (std::vector<double> v : vs) {
+        for (int pass = 0; pass < 2; ++pass)
+            for (const auto& u : basis) {
+                const double c = dot(u, v);
+                for (std::size_t i = 0; i < v.size(); ++i) v[i] -= c * u[i];
+            }
+        const double norm = std::sqrt(dot(v, v));
+        if (norm <= 1e-12 * largest) continue;
+        for (double& x : v) x /= norm;
+        basis.push_back(std::move(v));
+    }
+    return basis;
+}
+
+// Columns j of the [n, d] rows (batch 0, head 0) at the sampled indices, as d vectors of n.
+std::vector<std::vector<double>> sampled_columns(const Tensor& x, const std::vector<long>& rows)
+{
+    const std::size_t d = x.shape.back();
+    std::vector<std::vector<double>> cols(d, std::vector<double>(rows.size()));
+    for (std::size_t a = 0; a < rows.size(); ++a)
+        for (std::size_t j = 0; j < d; ++j) cols[j][a] = x.values[static_cast<std::size_t>(rows[a]) * d + j];
+    return cols;
+}
+
+// ||S - U (U^T S V) V^T||_F: what is left of S [n, n] outside the span of U's and V's columns.
+double outside_span(const Mat<double>& S, const std::vector<std::vector<double>>& U, const std::vector<std::vector<double>>& V)
+{
+    const std::size_t n = S.shape(0);
+    Mat<double> SV = xt::zeros<double>({n, V.size()}), C = xt::zeros<double>({U.size(), V.size()});
+    for (std::size_t a = 0; a < n; ++a)
+        for (std::size_t c = 0; c < V.size(); ++c)
+            for (std::size_t b = 0; b < n; ++b) SV(a, c) += S(a, b) * V[c][b];
+    for (std::size_t r = 0; r < U.size(); ++r)
+        for (std::size_t c = 0; c < V.size(); ++c)
+            for (std::size_t a = 0; a < n; ++a) C(r, c) += U[r][a] * SV(a, c);
+    Mat<double> UC = xt::zeros<double>({n, V.size()});
+    for (std::size_t a = 0; a < n; ++a)
+        for (std::size_t c = 0; c < V.size(); ++c)
+            for (std::size_t r = 0; r < U.size(); ++r) UC(a, c) += U[r][a] * C(r, c);
+    double left = 0.0;
+    for (std::size_t a = 0; a < n; ++a)
+        for (std::size_t b = 0; b < n; ++b) {
+            double fit = 0.0;
+            for (std::size_t c = 0; c < V.size(); ++c) fit += UC(a, c) * V[c][b];
+            left += (S(a, b) - fit) * (S(a, b) - fit);
+        }
+    return std::sqrt(left);
+}
+
+// "Attention 的两个补丁" §3.3 (后果 3) and the §4.3 table: RoPE is "compatible with Linear
+// Attention / KV Cache" compression, being applied to Q and K directly. Low-rank KV compression
+// (DeepSeek-V2, §2.1.3) caches a position-free latent and folds the key's up-projection into
+// the query's, which needs every score to be q_m^T A k_n for one position-free A. With RoPE the
+// score is q_m^T R(n - m) k_n: the figure is what the best such A (least squares over the
+// positions, batch 0 head 0) leaves of the score table S, relative to S. It takes up to
+// kFoldPositions of the sampled positions, evenly spread, and needs twice d of them, or a d x d
+// matrix could fit any table.
+// Error model: a foldable S (no rotation between positions) is fitted exactly, so what is left
+// is S's rounding, projected: each rotated element is off by up to 5u of its pair's norm
+// (check_yarn_factor), so ||dS||_F <= 20 eps ||Q||_F ||K||_F; the fit itself, in double, adds
+// 8 (n + d) eps(float64) of ||S||_F.
+std::optional<Check> check_rope_absorbs(const RopeParams& p, const Run& run, const CheckEnv& env)
+{
+    const std::vector<long> rows = fold_positions(p.len);
+    const Tensor &q = run.at("q"), &k = run.at("k"), &qr = run.at("q_rot"), &kr = run.at("k_rot");
+    const std::size_t n = rows.size(), d = q.shape.back();
+    if (n < 2 * d) return std::nullopt;
+    const auto qc = sampled_columns(qr, rows), kc = sampled_columns(kr, rows);
+    Mat<double> S = xt::zeros<double>({n, n});
+    for (std::size_t j = 0; j < d; ++j)
+        for (std::size_t a = 0; a < n; ++a)
+            for (std::size_t b = 0; b < n; ++b) S(a, b) += qc[j][a] * kc[j][b];
+    double s2 = 0.0, q2 = 0.0, k2 = 0.0;
+    for (double v : S) s2 += v * v;
+    for (std::size_t j = 0; j < d; ++j) q2 += dot(qc[j], qc[j]), k2 += dot(kc[j], kc[j]);
+    if (s2 == 0.0 || !std::isfinite(s2)) return std::nullopt;  // nothing to fold (non-finite rotations fail the invariants)
+    const double left = outside_span(S, orthonormal_span(sampled_columns(q, rows)), orthonormal_span(sampled_columns(k, rows)));
+    const double tol = 20.0 * env.eps * std::sqrt(q2 * k2 / s2) + 8.0 * dsize(n + d) * std::numeric_limits<double>::epsilon();
+    return article_claim_numeric(tr(env,
+                                    "RoPE is compatible with KV-cache compression (§3.3, §4.3 table): every score q_m . k_n is "
+                                    "q_m^T A k_n for one position-free A, so the key's projection folds into the query's",
+                                    "RoPE 与 KV Cache 压缩兼容（§3.3、§4.3 表）：每个得分 q_m . k_n 都是 q_m^T A k_n，A 与位置无关，"
+                                    "于是键的投影可以并入查询的投影"),
+                                 tr(env, "||S - q A k^T||_F / ||S||_F for the best position-free A, {} positions, batch 0 head 0",
+                                    "最佳位置无关 A 下的 ||S - q A k^T||_F / ||S||_F，{} 个位置，batch 0 head 0", n),
+                                 left / std::sqrt(s2), tol, 1.0);
+}
+
 // "Attention 的两个补丁" FAQ Q17: trained at base 10000, Dynamic NTK "uses base 200000 at
 // L = 8192 and 800000 at L = 32768". The article gives no factor s and no training length L0
 // (it names Llama-2, trained on 4096). Hugging Face's formula, base * (s L / L0 - (s - 1))^(r/(r-2)),
@@ -405,7 +501,8 @@ std::vector<CheckDef<RopeParams>> rope_checks()
             {"angle_precision", {}, check_angles<T>},
             {"angle_error_grows", {"angle_error"}, check_angle_growth},
             {"yarn_scores_scale_by_factor_squared", {"q_rot", "k_rot", "q_rot_scaled", "k_rot_scaled"}, check_yarn_factor},
-            {"faq_q17_dynamic_ntk_bases", {}, check_faq_q17}};
+            {"faq_q17_dynamic_ntk_bases", {}, check_faq_q17},
+            {"rope_absorbs_into_kv_compression", {"q", "k", "q_rot", "k_rot"}, check_rope_absorbs}};
 }
 
 namespace {

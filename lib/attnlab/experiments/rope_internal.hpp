@@ -1,9 +1,11 @@
 // What rope.cpp (the compute, the descriptor) and rope_checks.cpp (the checks and notes) share.
 #pragma once
 
+#include "attnlab/core/measure.hpp"
 #include "attnlab/experiments/precision.hpp"
 #include "attnlab/experiments/rope.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace attnlab::rope_detail {
@@ -36,6 +38,18 @@ double dot(const std::vector<T>& a, const std::vector<T>& b)
 }
 
 // The first token's q and k (batch 0, head 0, position 0), as a vector of T.
+// The positions the KV-compression fold is measured over: up to kFoldPositions of the
+// sampled ones, evenly spread (its cost is 3 n^2 d).
+constexpr std::size_t kFoldPositions = 256;
+inline std::vector<long> fold_positions(long len)
+{
+    const std::vector<long> all = sampled_positions(len);
+    const std::size_t n = std::min(all.size(), kFoldPositions);
+    std::vector<long> out(n);
+    for (std::size_t i = 0; i < n; ++i) out[i] = all[i * all.size() / n];
+    return out;
+}
+
 template <class T>
 std::vector<T> first_vector(const Tensor& x)
 {

@@ -213,7 +213,9 @@ void section_rope(TourReport& t, const RunContext& ctx)
           {{"dot_equals_relative_rotation", "RoFormer (Su et al. 2021), §3.2", "q_m . k_n = q^T R(n - m) k"},
            {"relative_position_only", "\"Attention 的两个补丁\" §3.3; RoFormer §3.2", "q_m . k_n 只取决于 m - n"},
            {"styles_are_permutations", "Hugging Face rotate_half vs RoFormer pairs", "交错配对与半分配对是同一个旋转，只差一个维度置换"},
-           {"norm_preserved", "RoFormer §3.2 (rotations are orthogonal)", "旋转保持每个向量的范数"}});
+           {"norm_preserved", "RoFormer §3.2 (rotations are orthogonal)", "旋转保持每个向量的范数"},
+           {"rope_absorbs_into_kv_compression", "\"Attention 的两个补丁\" §3.3 后果 3 and §4.3 table (与 Linear Attention / KV Cache 兼容); DeepSeek-V2 (arXiv 2405.04434) §2.1.3",
+            "RoPE 与 KV Cache 压缩兼容：键的投影可以并入查询的投影"}});
     // FAQ Q17's figures against Hugging Face's Dynamic NTK formula for a Llama-2 head (d = 128,
     // trained on 4096 positions), fitted over every factor s >= 1 (the run's factor 2 is only
     // reported beside the fit).
