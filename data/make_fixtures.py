@@ -29,6 +29,12 @@ Each fixture reproduces a well-known reference implementation line for line:
     d_model 8, 2 heads, dropout 0, float64, torch.manual_seed(0)) run on X [1, 5, 8] and on PX
     with the permutation 2, 0, 4, 1, 3: a [3, 5, 8] array holding X, Enc(X) and Enc(PX). The
     program embeds it and measures from it whether any position entered (the module adds none).
+  - nn_transformer_src_mask: torch.nn.Transformer (1 encoder and 1 decoder layer, d_model 8,
+    2 heads, dropout 0, float64, torch.manual_seed(0)) called as model(src, tgt) with every mask
+    left at its default; a forward hook on model.encoder records the encoder's output (the
+    memory) for src [1, 5, 8] and for src with its last token redrawn. Then the same two with
+    src_mask = generate_square_subsequent_mask(5) passed explicitly: a [6, 5, 8] array holding
+    src, src', memory(src), memory(src'), causal memory(src), causal memory(src').
   - precision_conversions: float16 and bfloat16 as PyTorch's .half() and .bfloat16() round
     float64 and float32 values (ties, subnormals, overflow, NaN), for the precision lab.
   - pe_interleaved_exp_log_float16/bfloat16, attn_causal_float16/bfloat16: the PE module and
@@ -188,6 +194,25 @@ def nn_transformer_fixture():
     save("nn_transformer_encoder", torch.cat([x, out, out_perm], dim=0))
 
 
+def nn_transformer_src_mask_fixture():
+    torch.manual_seed(0)
+    model = torch.nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
+                                 dim_feedforward=16, dropout=0.0, batch_first=True).double().eval()
+    src = torch.randn(1, 5, 8, dtype=torch.float64)
+    changed = src.clone()
+    changed[:, 4] = torch.randn(8, dtype=torch.float64)
+    tgt = torch.randn(1, 3, 8, dtype=torch.float64)
+    memory = []
+    model.encoder.register_forward_hook(lambda module, args, out: memory.append(out))
+    causal = torch.nn.Transformer.generate_square_subsequent_mask(5).double()
+    with torch.no_grad():
+        for s in (src, changed):
+            model(s, tgt)
+        for s in (src, changed):
+            model(s, tgt, src_mask=causal)
+    save("nn_transformer_src_mask", torch.cat([src, changed] + memory, dim=0))
+
+
 def precision_fixture():
     """float16 and bfloat16 as PyTorch's CPU .half() and .bfloat16() round, from float64 and
     from float32: ties to even, subnormals, overflow, NaN, and a value that rounds differently
@@ -256,6 +281,7 @@ def main():
     rope_fixtures()
     mask_and_attention_fixtures()
     nn_transformer_fixture()
+    nn_transformer_src_mask_fixture()
     precision_fixture()
     precision_lab_fixtures()
     with open(os.path.join(OUT, "VERSIONS"), "w") as f:

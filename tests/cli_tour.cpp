@@ -46,13 +46,14 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "slopes_geometric", "bias_toeplitz", "bloom_shortcut_equivalent",
                         "simple_formula_matches_paper_text", "simple_formula_matches_reference_code", "paper_slopes_monotone",                        // alibi
                         "causal_equals_tril", "rows_sum_to_one", "masked_weights_exactly_zero",
-                        "hidden_scores_ignored", "multiply_leak_very_small", "multiply_cannot_mask", "minus_1e9_avoids_fp16_overflow",
+                        "hidden_scores_ignored", "multiply_leak_very_small", "multiply_cannot_mask", "transformer_src_mask_default",
+                        "minus_1e9_avoids_fp16_overflow",
                         "bool_conventions_complement",
                         "bool_conventions_same_weights", "sdpa_bool_true_masks", "no_nan_weights",
                         "nan_from_exp_overflow",                                                        // mask
                         "unmasked_rows_change", "teacher_forcing_needs_mask", "main_matches_reference", "causal_rows_unchanged",
                         "rows_sum_to_one", "cross_attention_positions"});                               // encoder_decoder
-    CHECK(j["claims"].size() == 49);
+    CHECK(j["claims"].size() == 50);
     int wrong = 0;
     for (const auto& c : j["claims"]) {
         CHECK(!c["source"].get<std::string>().empty());

@@ -177,7 +177,7 @@ TEST_CASE("run_mask: default causal passes every check")
 {
     const Report r = run_mask(MaskParams{}, RunContext{});
     check_invariants_hold(r, {"causal_equals_tril", "visible_keys_per_row", "rows_sum_to_one", "masked_weights_exactly_zero",
-                              "row0_one_hot", "no_nan_weights", "hidden_scores_ignored"});
+                              "row0_one_hot", "no_nan_weights", "hidden_scores_ignored", "transformer_src_mask_default"});
     CHECK(r.passed());
     CHECK(r.find("mask")->shape[0] == 5);
 }
@@ -321,4 +321,21 @@ TEST_CASE("run_mask: §5.3's 'True = masked' holds only when there is nothing to
     CHECK(wrong.measured == doctest::Approx(1.0));  // all the weight on the padding
     p.lengths = {4, 4};  // no padding anywhere: no padded key to put weight on
     CHECK(find_check(run_mask(p, RunContext{}), "sdpa_bool_true_masks").passed());
+}
+
+TEST_CASE("run_mask: the API list's 'nn.Transformer's src_mask is the causal mask' is refuted by PyTorch's own module (embedded fixture)")
+{
+    // Figures worked out from data/fixtures/nn_transformer_src_mask.npy with numpy:
+    // max |memory(src') - memory(src)| over rows 0..3 is 0.5406176399983829 with the default
+    // masks, and 0 with src_mask = generate_square_subsequent_mask(5) passed.
+    const Check c = find_check(run_mask(MaskParams{}, RunContext{}), "transformer_src_mask_default");
+    CHECK(c.role == Role::article);
+    CHECK(c.measured == doctest::Approx(0.5406176399983829).epsilon(1e-15));
+    CHECK(c.tolerance == 0.0);
+    CHECK_FALSE(c.passed());
+    CHECK(c.metric.find("with src_mask = the causal mask passed: 0)") != std::string::npos);
+    MaskParams padding;
+    padding.kind = MaskKind::padding;
+    padding.lengths = {2, 3};
+    CHECK(run_mask(padding, RunContext{}).find_check("transformer_src_mask_default") == nullptr);
 }

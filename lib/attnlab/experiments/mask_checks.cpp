@@ -5,6 +5,8 @@
 #include "attnlab/core/half.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/rng.hpp"
+#include "attnlab/io/embedded.hpp"
+#include "attnlab/io/npy.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -349,6 +351,38 @@ std::optional<Check> check_multiply_after_softmax(const MaskParams& p, const Run
     return c;
 }
 
+// Largest |a - b| over rows 0..L-2 of two [L, E] blocks of the fixture.
+double early_rows_change(const Tensor& f, std::size_t a, std::size_t b)
+{
+    const std::size_t L = f.dim(1), E = f.dim(2);
+    double worst = 0.0;
+    for (std::size_t i = 0; i + 1 < L; ++i)
+        for (std::size_t j = 0; j < E; ++j) worst = worse(worst, std::abs(f.values[(a * L + i) * E + j] - f.values[(b * L + i) * E + j]));
+    return worst;
+}
+
+// "Attention 的两个补丁"'s API list: torch.nn.Transformer takes "src_mask = causal mask". It
+// applies no mask unless given one, and the causal mask belongs in tgt_mask, as the article's
+// own §5.3 and FAQ Q13 say. PyTorch's nn.Transformer, called with its defaults on src and on
+// src with the last token redrawn (the embedded fixture), moves the encoder's earlier rows;
+// given src_mask = generate_square_subsequent_mask(5), the same rows stay bit-identical.
+std::optional<Check> check_src_mask_default(const MaskParams& p, const Run&, const CheckEnv& env)
+{
+    if (p.kind != MaskKind::causal) return std::nullopt;
+    const Tensor f = parse_npy(nn_transformer_src_mask_npy(), "the embedded nn.Transformer fixture");
+    return article_claim(tr(env,
+                            "torch.nn.Transformer's src_mask is the causal mask (the API list): changing the last source token "
+                            "leaves the encoder's earlier rows unchanged",
+                            "torch.nn.Transformer 的 src_mask 是因果掩码（API 列表）：改变最后一个源 token，编码器前面的行不变"),
+                         tr(env,
+                            "max |memory(src') - memory(src)| over rows 0..3 of PyTorch's nn.Transformer called with its default "
+                            "masks (embedded fixture, float64; with src_mask = the causal mask passed: {:.3g})",
+                            "PyTorch 的 nn.Transformer 用默认掩码调用时，第 0..3 行的 max |memory(src') - memory(src)|"
+                            "（内嵌 fixture，float64；显式传入 src_mask = 因果掩码时为 {:.3g}）",
+                            early_rows_change(f, 5, 4)),
+                         early_rows_change(f, 3, 2), 0.0);
+}
+
 }  // namespace
 
 template <class T>
@@ -370,7 +404,8 @@ std::vector<CheckDef<MaskParams>> mask_checks()
             {"finite_fill_rows_stay_finite", {"weights"}, check_fill_row_finite},
             {"naive_softmax_overflows", {"scores"}, check_naive_overflow<T>},
             {"max_subtracted_softmax_finite", {"scores"}, check_safe_no_overflow<T>},
-            {"sdpa_bool_true_masks", {"weights_bool_inverted"}, check_sdpa_bool}};
+            {"sdpa_bool_true_masks", {"weights_bool_inverted"}, check_sdpa_bool},
+            {"transformer_src_mask_default", {}, check_src_mask_default}};
 }
 
 namespace {

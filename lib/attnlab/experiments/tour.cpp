@@ -277,6 +277,8 @@ void section_mask(TourReport& t, const RunContext& ctx)
            {"masked_weights_exactly_zero", "\"Attention 的两个补丁\" §5.3", "被掩码的权重恰好为 0，而不只是很小"},
            {"hidden_scores_ignored", "\"Attention 的两个补丁\" §5.1", "改变被掩码键的得分，权重逐位不变"},
            {"multiply_leak_very_small", "\"Attention 的两个补丁\" FAQ Q12 (multiplying leaks \"a small\" probability)", "用 0/1 掩码相乘只泄漏“很小”的概率（以低于 1% 计）"},
+           {"transformer_src_mask_default", "\"Attention 的两个补丁\" API list (nn.Transformer: src_mask=causal mask); PyTorch docs: nn.Transformer.forward",
+            "torch.nn.Transformer 的 src_mask 就是因果掩码"},
            {"multiply_cannot_mask", "\"Attention 的两个补丁\" §7 tips (不能直接乘 attn，相加才能严格屏蔽)", "掩码不能直接乘到 attn 上，只有相加才能严格屏蔽"}},
           "mask");
     MaskParams fill;
