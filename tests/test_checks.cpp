@@ -203,7 +203,7 @@ TEST_CASE("attend: each doctored weights or output tensor fails the checks that 
     padding.lengths = {3, 6};
     CHECK(newly_failing(e, padding, [](Run& r) { at(r, "out", 2 * 4 + 0) += 0.1; }) ==
           Names{"main_matches_reference", "padding_ignored"});
-    // §5.1's "no teacher forcing without a mask" is refuted by the unmasked pass giving every
+    // §5.3's "no teacher forcing without a mask" is refuted by the unmasked pass giving every
     // row; an out whose row 2 is NaN (a pass that could not give it) would bear the claim out
     RunContext ctx;
     const AttendParams unmasked;

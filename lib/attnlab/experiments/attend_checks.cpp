@@ -217,7 +217,7 @@ std::optional<Check> check_unmasked_rows(const AttendParams& p, const Run& run, 
                         future_metric(p), *worst, 0.0);
 }
 
-// "Attention 的两个补丁" §5.1 (后果 3): without the mask "there is no teacher forcing and no
+// "Attention 的两个补丁" §5.3 (没有 Causal Mask 会发生什么？后果 3): without the mask "there is no teacher forcing and no
 // parallel training". One unmasked pass gives every position's output at once, which is all
 // teacher forcing asks; what goes wrong is that row i has seen X after i (how far it moves,
 // unmasked_rows_change measures). The claim would hold if the pass could not give the rows:
@@ -233,8 +233,8 @@ std::optional<Check> check_teacher_forcing(const AttendParams& p, const Run& run
             for (std::size_t j = 0; j < d; ++j)
                 if (!std::isfinite(out.values[(bh * L + i) * d + j])) finite[i] = false;
     const auto produced = static_cast<double>(std::count(finite.begin(), finite.end(), true));
-    return article_claim(tr(env, "without a mask there is no teacher forcing and no parallel training (§5.1)",
-                            "没有掩码就无法做 teacher forcing，也无法并行训练（§5.1）"),
+    return article_claim(tr(env, "without a mask there is no teacher forcing and no parallel training (§5.3)",
+                            "没有掩码就无法做 teacher forcing，也无法并行训练（§5.3）"),
                          tr(env, "positions whose output one unmasked pass gave, all finite, of L = {} (each also saw X after it: unmasked_rows_change)",
                             "一次不加掩码的前向给出、全部有限的输出位置数，共 L = {} 个（每个位置也看到了它之后的 X：见 unmasked_rows_change）", L),
                          produced, static_cast<double>(L), Compare::lt);

@@ -320,7 +320,7 @@ void section_encdec(TourReport& t, const RunContext& ctx)
     AttendParams enc;
     s.use(run_attend(enc, all_tensors(ctx)), attend_command(enc),
           {{"unmasked_rows_change", "\"Attention 的两个补丁\" §6.1", "不加掩码时，改变位置 i 之后的 X 会改变前面的输出行（编码器看得到未来）"},
-           {"teacher_forcing_needs_mask", "\"Attention 的两个补丁\" §5.1 后果 3 (无法做 teacher forcing / 无法并行)", "没有掩码就无法做 teacher forcing，也无法并行训练"}});
+           {"teacher_forcing_needs_mask", "\"Attention 的两个补丁\" §5.3 后果 3 (无法做 teacher forcing / 无法并行)", "没有掩码就无法做 teacher forcing，也无法并行训练"}});
     AttendParams dec;
     dec.mask = MaskKind::causal;
     s.use(run_attend(dec, all_tensors(ctx)), attend_command(dec),
