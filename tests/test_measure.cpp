@@ -167,3 +167,22 @@ TEST_CASE("row sampling says which rows it looked at")
     CHECK(pos.front() == 0);
     CHECK(pos.back() == 99999);
 }
+
+TEST_CASE("orthonormal_span drops dependent vectors; outside_span is the least-squares residual (hand values)")
+{
+    const auto basis = orthonormal_span({{1.0, 1.0, 0.0}, {2.0, 2.0, 0.0}, {0.0, 1.0, 0.0}});
+    REQUIRE(basis.size() == 2);  // (2, 2, 0) adds nothing
+    const double r = 1.0 / std::sqrt(2.0);
+    CHECK(basis[0][0] == doctest::Approx(r));
+    CHECK(basis[0][1] == doctest::Approx(r));
+    CHECK(basis[1][0] == doctest::Approx(-r));
+    CHECK(basis[1][1] == doctest::Approx(r));
+    CHECK(basis[1][2] == 0.0);
+    // S = [[1, 2], [3, 4]]: fitted on e_0 (x) e_0 only S(0, 0) is kept, sqrt(2^2 + 3^2 + 4^2) is left
+    const std::vector<double> S = {1.0, 2.0, 3.0, 4.0};
+    CHECK(outside_span(S, 2, {{1.0, 0.0}}, {{1.0, 0.0}}) == doctest::Approx(std::sqrt(29.0)));
+    CHECK(outside_span(S, 2, {{1.0, 0.0}, {0.0, 1.0}}, {{1.0, 0.0}}) == doctest::Approx(std::sqrt(20.0)));  // column 1 left
+    CHECK(outside_span(S, 2, {{1.0, 0.0}, {0.0, 1.0}}, {{r, r}, {-r, r}}) < 1e-14);  // full spans fit anything
+    // the constant fit: on (1, 1)/sqrt 2 both sides, the mean 2.5 is kept everywhere
+    CHECK(outside_span(S, 2, {{r, r}}, {{r, r}}) == doctest::Approx(std::sqrt(2.25 + 0.25 + 0.25 + 2.25)));
+}

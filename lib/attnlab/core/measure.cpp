@@ -157,4 +157,57 @@ std::vector<long> sampled_positions(long len)
     return pos;
 }
 
+namespace {
+
+double inner(const std::vector<double>& a, const std::vector<double>& b)
+{
+    double s = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+    return s;
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> orthonormal_span(const std::vector<std::vector<double>>& vs)
+{
+    double largest = 0.0;
+    for (const auto& v : vs) largest = std::max(largest, std::sqrt(inner(v, v)));
+    std::vector<std::vector<double>> basis;
+    for (std::vector<double> v : vs) {
+        for (int pass = 0; pass < 2; ++pass)
+            for (const auto& u : basis) {
+                const double c = inner(u, v);
+                for (std::size_t i = 0; i < v.size(); ++i) v[i] -= c * u[i];
+            }
+        const double norm = std::sqrt(inner(v, v));
+        if (norm <= 1e-12 * largest) continue;
+        for (double& x : v) x /= norm;
+        basis.push_back(std::move(v));
+    }
+    return basis;
+}
+
+double outside_span(const std::vector<double>& S, std::size_t n, const std::vector<std::vector<double>>& U,
+                    const std::vector<std::vector<double>>& V)
+{
+    std::vector<double> SV(n * V.size(), 0.0), C(U.size() * V.size(), 0.0), UC(n * V.size(), 0.0);
+    for (std::size_t a = 0; a < n; ++a)
+        for (std::size_t c = 0; c < V.size(); ++c)
+            for (std::size_t b = 0; b < n; ++b) SV[a * V.size() + c] += S[a * n + b] * V[c][b];
+    for (std::size_t r = 0; r < U.size(); ++r)
+        for (std::size_t c = 0; c < V.size(); ++c)
+            for (std::size_t a = 0; a < n; ++a) C[r * V.size() + c] += U[r][a] * SV[a * V.size() + c];
+    for (std::size_t a = 0; a < n; ++a)
+        for (std::size_t c = 0; c < V.size(); ++c)
+            for (std::size_t r = 0; r < U.size(); ++r) UC[a * V.size() + c] += U[r][a] * C[r * V.size() + c];
+    double left = 0.0;
+    for (std::size_t a = 0; a < n; ++a)
+        for (std::size_t b = 0; b < n; ++b) {
+            double fit = 0.0;
+            for (std::size_t c = 0; c < V.size(); ++c) fit += UC[a * V.size() + c] * V[c][b];
+            left += (S[a * n + b] - fit) * (S[a * n + b] - fit);
+        }
+    return std::sqrt(left);
+}
+
 }  // namespace attnlab

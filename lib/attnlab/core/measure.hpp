@@ -116,4 +116,13 @@ std::string rows_description(const std::vector<RowRange>& rows, long len);
 // 128 and 256 spread evenly between (so both ends of a long context are always measured).
 std::vector<long> sampled_positions(long len);
 
+// Orthonormal vectors spanning the given ones (modified Gram-Schmidt, run twice for accuracy);
+// a vector that adds less than 1e-12 of the largest norm to the span is dropped.
+std::vector<std::vector<double>> orthonormal_span(const std::vector<std::vector<double>>& vs);
+// ||S - U (U^T S V) V^T||_F for S [n, n] row-major and orthonormal U, V (vectors of n): what is
+// left of S outside every U a V^T, i.e. the least-squares residual of the best fit
+// S ~ X A Y^T when U spans X's columns and V spans Y's.
+double outside_span(const std::vector<double>& S, std::size_t n, const std::vector<std::vector<double>>& U,
+                    const std::vector<std::vector<double>>& V);
+
 }  // namespace attnlab

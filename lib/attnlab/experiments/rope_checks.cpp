@@ -337,27 +337,6 @@ std::optional<Check> check_yarn_factor(const RopeParams& p, const Run& run, cons
                    "max |q_m.k_n scaled - expected| / (f^2 |q_r||k_r| + pass-through sum |q_j k_j|), batch 0 head 0", worst, 20.0 * env.eps, 1.0);
 }
 
-// Orthonormal vectors spanning the given ones (modified Gram-Schmidt, run twice for accuracy);
-// a vector that adds less than 1e-12 of the largest norm to the span is dropped.
-std::vector<std::vector<double>> orthonormal_span(const std::vector<std::vector<double>>& vs)
-{
-    double largest = 0.0;
-    for (const auto& v : vs) largest = std::max(largest, std::sqrt(dot(v, v)));
-    std::vector<std::vector<double>> basis;
-    for (std::vector<double> v : vs) {
-        for (int pass = 0; pass < 2; ++pass)
-            for (const auto& u : basis) {
-                const double c = dot(u, v);
-                for (std::size_t i = 0; i < v.size(); ++i) v[i] -= c * u[i];
-            }
-        const double norm = std::sqrt(dot(v, v));
-        if (norm <= 1e-12 * largest) continue;
-        for (double& x : v) x /= norm;
-        basis.push_back(std::move(v));
-    }
-    return basis;
-}
-
 // Columns j of the [n, d] rows (batch 0, head 0) at the sampled indices, as d vectors of n.
 std::vector<std::vector<double>> sampled_columns(const Tensor& x, const std::vector<long>& rows)
 {
@@ -366,31 +345,6 @@ std::vector<std::vector<double>> sampled_columns(const Tensor& x, const std::vec
     for (std::size_t a = 0; a < rows.size(); ++a)
         for (std::size_t j = 0; j < d; ++j) cols[j][a] = x.values[static_cast<std::size_t>(rows[a]) * d + j];
     return cols;
-}
-
-// ||S - U (U^T S V) V^T||_F: what is left of S [n, n] outside the span of U's and V's columns.
-double outside_span(const Mat<double>& S, const std::vector<std::vector<double>>& U, const std::vector<std::vector<double>>& V)
-{
-    const std::size_t n = S.shape(0);
-    Mat<double> SV = xt::zeros<double>({n, V.size()}), C = xt::zeros<double>({U.size(), V.size()});
-    for (std::size_t a = 0; a < n; ++a)
-        for (std::size_t c = 0; c < V.size(); ++c)
-            for (std::size_t b = 0; b < n; ++b) SV(a, c) += S(a, b) * V[c][b];
-    for (std::size_t r = 0; r < U.size(); ++r)
-        for (std::size_t c = 0; c < V.size(); ++c)
-            for (std::size_t a = 0; a < n; ++a) C(r, c) += U[r][a] * SV(a, c);
-    Mat<double> UC = xt::zeros<double>({n, V.size()});
-    for (std::size_t a = 0; a < n; ++a)
-        for (std::size_t c = 0; c < V.size(); ++c)
-            for (std::size_t r = 0; r < U.size(); ++r) UC(a, c) += U[r][a] * C(r, c);
-    double left = 0.0;
-    for (std::size_t a = 0; a < n; ++a)
-        for (std::size_t b = 0; b < n; ++b) {
-            double fit = 0.0;
-            for (std::size_t c = 0; c < V.size(); ++c) fit += UC(a, c) * V[c][b];
-            left += (S(a, b) - fit) * (S(a, b) - fit);
-        }
-    return std::sqrt(left);
 }
 
 // "Attention 的两个补丁" §3.3 (后果 3) and the §4.3 table: RoPE is "compatible with Linear
@@ -412,15 +366,15 @@ std::optional<Check> check_rope_absorbs(const RopeParams& p, const Run& run, con
     const std::size_t n = rows.size(), d = q.shape.back();
     if (n < 2 * d) return std::nullopt;
     const auto qc = sampled_columns(qr, rows), kc = sampled_columns(kr, rows);
-    Mat<double> S = xt::zeros<double>({n, n});
+    std::vector<double> S(n * n, 0.0);
     for (std::size_t j = 0; j < d; ++j)
         for (std::size_t a = 0; a < n; ++a)
-            for (std::size_t b = 0; b < n; ++b) S(a, b) += qc[j][a] * kc[j][b];
+            for (std::size_t b = 0; b < n; ++b) S[a * n + b] += qc[j][a] * kc[j][b];
     double s2 = 0.0, q2 = 0.0, k2 = 0.0;
     for (double v : S) s2 += v * v;
     for (std::size_t j = 0; j < d; ++j) q2 += dot(qc[j], qc[j]), k2 += dot(kc[j], kc[j]);
     if (s2 == 0.0 || !std::isfinite(s2)) return std::nullopt;  // nothing to fold (non-finite rotations fail the invariants)
-    const double left = outside_span(S, orthonormal_span(sampled_columns(q, rows)), orthonormal_span(sampled_columns(k, rows)));
+    const double left = outside_span(S, n, orthonormal_span(sampled_columns(q, rows)), orthonormal_span(sampled_columns(k, rows)));
     const double tol = 20.0 * env.eps * std::sqrt(q2 * k2 / s2) + 8.0 * dsize(n + d) * std::numeric_limits<double>::epsilon();
     return article_claim_numeric(tr(env,
                                     "RoPE is compatible with KV-cache compression (§3.3, §4.3 table): every score q_m . k_n is "
