@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <system_error>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -61,8 +62,12 @@ CliResult shell(const std::string& dir, const std::string& script)
 // Every name under dir, hidden ones included, as paths relative to it.
 std::vector<std::string> tree(const std::string& dir)
 {
+    // Lexically: a file the program renames while this lists it must not make the listing throw
+    // (fs::relative looks the path up on disk), nor may an entry that vanishes mid-walk.
     std::vector<std::string> names;
-    for (const auto& e : fs::recursive_directory_iterator(dir)) names.push_back(fs::relative(e.path(), dir).string());
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        names.push_back(it->path().lexically_relative(dir).string());
     std::sort(names.begin(), names.end());
     return names;
 }
