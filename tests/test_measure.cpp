@@ -168,7 +168,7 @@ TEST_CASE("row sampling says which rows it looked at")
     CHECK(pos.back() == 99999);
 }
 
-TEST_CASE("orthonormal_span drops dependent vectors; outside_span is the least-squares residual (hand values)")
+TEST_CASE("orthonormal_span drops dependent vectors, and outside_span is the least-squares residual (hand values)")
 {
     const auto basis = orthonormal_span({{1.0, 1.0, 0.0}, {2.0, 2.0, 0.0}, {0.0, 1.0, 0.0}});
     REQUIRE(basis.size() == 2);  // (2, 2, 0) adds nothing
