@@ -36,7 +36,8 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
     CHECK(claims == std::vector<std::string>{
                         "equivariant", "output_unchanged", "equivariant_as_section_1_2_defines",
                         "nn_transformer_adds_sinusoidal_pe", "equivariant", "no_pe_is_bag_of_words_bidirectional",
-                        "no_pe_is_bag_of_words_causal", "equivariance_breaks",                          // order
+                        "no_pe_is_bag_of_words_causal", "out_closed_form", "no_pe_is_bag_of_words_causal",
+                        "equivariance_breaks",                                                          // order
                         "row0_exact", "freq_falling", "relative_shift_linear", "slice_matches_direct",
                         "slicing_bug_loses_position", "unsliced_table_shape_error", "log_space_more_accurate",
                         "max_wavelength_is_base", "base_sets_highest_frequency_period", "log_space_more_accurate", // pe
@@ -53,7 +54,7 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "nan_from_exp_overflow",                                                        // mask
                         "unmasked_rows_change", "teacher_forcing_needs_mask", "main_matches_reference", "causal_rows_unchanged",
                         "rows_sum_to_one", "cross_attention_positions"});                               // encoder_decoder
-    CHECK(j["claims"].size() == 50);
+    CHECK(j["claims"].size() == 52);
     int wrong = 0;
     for (const auto& c : j["claims"]) {
         CHECK(!c["source"].get<std::string>().empty());

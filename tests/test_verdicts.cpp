@@ -14,6 +14,7 @@
 #include "attnlab/experiments/alibi.hpp"
 #include "attnlab/experiments/attend.hpp"
 #include "attnlab/experiments/mask.hpp"
+#include "attnlab/experiments/nope.hpp"
 #include "attnlab/experiments/pe.hpp"
 #include "attnlab/experiments/permute.hpp"
 #include "attnlab/learner/against.hpp"
@@ -241,6 +242,9 @@ TEST_CASE("verdicts: randomized mutations over every experiment, dtype and file 
         permute.len = pick(2, 8), permute.dim = 2 * pick(2, 6), permute.no_proj = rng.below(2) == 1;
         permute.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;
         mutate(permute_experiment(), permute, fmt::format("permute-test --len {} --dim {}", permute.len, permute.dim), tally);
+        NopeParams nope;
+        nope.len = pick(2, 40), nope.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;
+        mutate(nope_experiment(), nope, fmt::format("nope --len {} --mask {}", nope.len, name_of(nope.mask)), tally);
     }
     MESSAGE(fmt::format("mutation test: {} references matched, {} falsely failed; {} plants and mistakes caught, {} falsely passed; "
                         "{} mistakes named first, {} not; {} comparisons refused by the floor",

@@ -320,27 +320,23 @@ std::optional<Check> check_nn_transformer(const PermuteParams& p, const Run&, co
                          equivariance_error(out, out_perm, perm), 1e-12, Compare::gt);
 }
 
-// "Attention 的两个补丁" §1 (后果 1) and FAQ Q5: without position encoding the model degenerates
-// to a bag of words, so permuting the input only permutes the output. True for bidirectional
-// attention; under a causal mask the order still shows, with no position encoding at all.
-Check bag_of_words(const PermuteParams& p, const Run& run, const CheckEnv& env, const std::string& attention)
+Check bag_of_words(const PermuteParams& p, const Run& run, const CheckEnv& env, MaskKind mask)
 {
-    return article_claim_numeric(tr(env, "without position encoding, {} attention is a bag of words (§1, FAQ Q5): permuting the input only permutes the output",
-                                    "没有位置编码时，{}注意力退化成词袋（§1、FAQ Q5）：打乱输入只会同样打乱输出", attention),
-                                 "max |Attn(PX) - P Attn(X)|" + where(p), equivariance_error(run.at("out"), run.at("out_perm"), perm_of(run)),
-                                 out_tol(p, run, env), max_abs(run.at("out")));
+    return bag_of_words_claim(env, mask, "max |Attn(PX) - P Attn(X)|" + where(p),
+                              equivariance_error(run.at("out"), run.at("out_perm"), perm_of(run)), out_tol(p, run, env),
+                              max_abs(run.at("out")));
 }
 
 std::optional<Check> check_bag_bidirectional(const PermuteParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.pe != PeKind::none || p.mask != MaskKind::none) return std::nullopt;
-    return bag_of_words(p, run, env, tr(env, "bidirectional", "双向"));
+    return bag_of_words(p, run, env, MaskKind::none);
 }
 
 std::optional<Check> check_bag_causal(const PermuteParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.pe != PeKind::none || p.mask != MaskKind::causal) return std::nullopt;
-    return bag_of_words(p, run, env, tr(env, "causal", "因果"));
+    return bag_of_words(p, run, env, MaskKind::causal);
 }
 
 std::vector<CheckDef<PermuteParams>> permute_checks()
@@ -515,5 +511,16 @@ Report run_permute(const PermuteParams& p, const RunContext& ctx) { return run_e
 std::vector<TensorInfo> permute_tensor_infos() { return tensor_infos(permute_experiment()); }
 
 std::vector<std::string> permute_command(const PermuteParams& p) { return command_of(permute_experiment(), p); }
+
+// "Attention 的两个补丁" §1 (后果 1) and FAQ Q5: without position encoding the model degenerates
+// to a bag of words, so permuting the input only permutes the output. True for bidirectional
+// attention; under a causal mask the order still shows, with no position encoding at all.
+Check bag_of_words_claim(const CheckEnv& env, MaskKind mask, std::string metric, double figure, double tol, double scale)
+{
+    const std::string attention = mask == MaskKind::causal ? tr(env, "causal", "因果") : tr(env, "bidirectional", "双向");
+    return article_claim_numeric(tr(env, "without position encoding, {} attention is a bag of words (§1, FAQ Q5): permuting the input only permutes the output",
+                                    "没有位置编码时，{}注意力退化成词袋（§1、FAQ Q5）：打乱输入只会同样打乱输出", attention),
+                                 std::move(metric), figure, tol, scale);
+}
 
 }  // namespace attnlab

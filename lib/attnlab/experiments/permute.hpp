@@ -21,6 +21,11 @@ double weights_permutation_error(const Tensor& w, const Tensor& w_perm, const st
 
 const Experiment<PermuteParams>& permute_experiment();
 
+// The claim of "Attention 的两个补丁" §1 and FAQ Q5 that without position encoding attention is
+// a bag of words, as permute-test (random X) and nope (the closed form) measure it: the figure
+// is how far permuting the input moves the output beyond permuting it.
+Check bag_of_words_claim(const CheckEnv& env, MaskKind mask, std::string metric, double figure, double tol, double scale);
+
 // `trials` random permutations of 0..len-1 from the seed, never the identity (when len > 1).
 std::vector<std::vector<long>> random_permutations(long len, long trials, std::uint64_t seed);
 

@@ -5,6 +5,7 @@
 #include "attnlab/experiments/alibi_params.hpp"
 #include "attnlab/experiments/attend_params.hpp"
 #include "attnlab/experiments/mask_params.hpp"
+#include "attnlab/experiments/nope.hpp"
 #include "attnlab/experiments/pe_params.hpp"
 #include "attnlab/experiments/permute_params.hpp"
 #include "attnlab/experiments/rope_params.hpp"
@@ -138,6 +139,14 @@ void section_order(TourReport& t, const RunContext& ctx)
     s.use(run_permute(causal, all_tensors(ctx)), permute_command(causal),
           {{"no_pe_is_bag_of_words_causal", "\"Attention 的两个补丁\" §1 (后果 1: bag-of-tokens) and FAQ Q5",
             "没有位置编码时因果注意力也退化成词袋：打乱输入只会同样打乱输出"}});
+    // Why: with equal scores the causal softmax averages i + 1 keys, so the output counts.
+    NopeParams nope;
+    s.use(run_nope(nope, all_tensors(ctx)), nope_command(nope),
+          {{"out_closed_form", "Haviv et al. 2022 (arXiv 2203.16634); Kazemnejad et al. 2023 (arXiv 2305.19466)",
+            "v 在第一个 token 上为 1 时 out_i = 1/(i+1)：没有位置编码，每个输出也能说出自己的位置"},
+           {"no_pe_is_bag_of_words_causal", "\"Attention 的两个补丁\" §1 (后果 1: bag-of-tokens) and FAQ Q5",
+            "没有位置编码时因果注意力也退化成词袋：打乱输入只会同样打乱输出"}},
+          "out");
     PermuteParams q;
     q.example = true;
     q.pe = PeKind::sinusoidal;

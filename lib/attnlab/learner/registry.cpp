@@ -10,6 +10,7 @@
 #include "attnlab/experiments/attend.hpp"
 #include "attnlab/experiments/bench.hpp"
 #include "attnlab/experiments/mask.hpp"
+#include "attnlab/experiments/nope.hpp"
 #include "attnlab/experiments/pe.hpp"
 #include "attnlab/experiments/permute.hpp"
 #include "attnlab/experiments/rope.hpp"
@@ -64,9 +65,9 @@ Registered entry(const Experiment<P>& e)
 
 const std::vector<Registered>& registered_experiments()
 {
-    static const std::vector<Registered> list{entry(permute_experiment()), entry(pe_experiment()),    entry(rope_experiment()),
-                                              entry(alibi_experiment()),   entry(mask_experiment()),  entry(attend_experiment()),
-                                              entry(bench_experiment())};
+    static const std::vector<Registered> list{entry(permute_experiment()), entry(pe_experiment()),   entry(rope_experiment()),
+                                              entry(alibi_experiment()),   entry(mask_experiment()), entry(nope_experiment()),
+                                              entry(attend_experiment()),  entry(bench_experiment())};
     return list;
 }
 
