@@ -144,7 +144,7 @@ void add_block_tensors(const AttendParams& p, BlockResult<T>& res, const Plan& p
     }
     run.add(taken<T>("v", bhld, res.v));
     if (p.pe == PeKind::alibi) run.add(taken<T>("bias", {"head", "query", "key"}, res.bias));
-    if (plan.wants("mask")) run.add(additive_mask_tensor<T>(resolve(p).cfg.mask, resolve(p).batch));
+    if (plan.wants("mask")) run.add(additive_mask_tensor<T>(resolved_as<Resolved>(run).cfg.mask, resolved_as<Resolved>(run).batch));
     if (plan.wants("scores")) run.add(taken<T>("scores", bhqk, res.attn.scores));
     if (plan.wants("weights")) run.add(taken<T>("weights", bhqk, res.attn.weights));
     if (plan.wants("out_merged")) run.add(to_tensor("out_merged", {"batch", "pos", "dim"}, merge_heads(res.attn.out), elem));
@@ -175,6 +175,7 @@ Run compute_attend(const AttendParams& p, const Plan& plan)
     const auto B = static_cast<std::size_t>(r.batch), L = static_cast<std::size_t>(r.len),
                S = static_cast<std::size_t>(r.kv_len), E = static_cast<std::size_t>(r.dim);
     Run run;
+    run.keep(r);
     Ten3<T> x = input_or<T, 3>(plan, "x", [&] { return random_tensor3<T>(B, L, E, plan.seed, stream::x); });
     const Ten3<T> x_kv_own = r.cross ? input_or<T, 3>(plan, "x_kv", [&] { return random_tensor3<T>(B, S, E, plan.seed, stream::x_kv); }) : Ten3<T>();
     const Ten3<T>& x_kv = r.cross ? x_kv_own : x;  // self-attention: no copy of x

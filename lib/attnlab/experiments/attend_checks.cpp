@@ -28,7 +28,7 @@ CellPredicate hidden_in(const MaskSpec& m, long heads)
 
 std::optional<Check> check_rows_sum(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
-    const Resolved r = resolve(p);
+    const Resolved& r = resolved_as<Resolved>(run);
     const MaskSpec m = r.cfg.mask;
     const double figure = run.has("weights") ? max_row_sum_error(run.at("weights"), [&](std::size_t lead, std::size_t i) {
         return m.kind != MaskKind::none && m.row_fully_masked(static_cast<long>(lead) / p.heads, static_cast<long>(i));
@@ -44,7 +44,7 @@ std::optional<Check> check_rows_sum(const AttendParams& p, const Run& run, const
 std::optional<Check> check_masked_zero(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.mask == MaskKind::none) return std::nullopt;
-    const double figure = run.has("weights") ? max_masked_weight(run.at("weights"), hidden_in(resolve(p).cfg.mask, p.heads))
+    const double figure = run.has("weights") ? max_masked_weight(run.at("weights"), hidden_in(resolved_as<Resolved>(run).cfg.mask, p.heads))
                                              : run.measured.at("max_masked_weight");
     return exact_zero(tr(env, "every masked weight is exactly 0", "每个被屏蔽的权重恰好为 0"), tr(env, "max |w| at masked keys", "被屏蔽键上的 max |w|"), figure);
 }
@@ -65,7 +65,7 @@ struct RunInputs {
     AttentionInputs<T> in;
 
     // Without with_kv, k and v are left for the caller to set.
-    RunInputs(const AttendParams& p, const Run& run, bool with_kv = true) : r(resolve(p))
+    RunInputs(const AttendParams& p, const Run& run, bool with_kv = true) : r(resolved_as<Resolved>(run))
     {
         const bool rope = p.pe == PeKind::rope;
         in.q = view_of(run.at(rope ? "q_rot" : "q"), q);
@@ -179,7 +179,7 @@ double future_rows_change(const AttendParams& p, const Run& run, const std::vect
 template <class T>
 std::optional<double> future_change(const AttendParams& p, const Run& run, const CheckEnv& env, long i_last)
 {
-    const Resolved r = resolve(p);
+    const Resolved& r = resolved_as<Resolved>(run);
     if (r.cross || r.len < 2) return std::nullopt;
     return future_rows_change<T>(p, run, std::vector<long>(static_cast<std::size_t>(r.batch), i_last + 1), env.seed,
                                  sampled_rows(i_last + 1, work_per_row(p)));
@@ -244,7 +244,7 @@ std::optional<Check> check_teacher_forcing(const AttendParams& p, const Run& run
 template <class T>
 std::optional<Check> check_padding(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
-    const Resolved r = resolve(p);
+    const Resolved& r = resolved_as<Resolved>(run);
     if (r.cross || !(p.mask == MaskKind::padding || p.mask == MaskKind::both)) return std::nullopt;
     const auto rows = sampled_rows(r.len, work_per_row(p));
     const double worst = future_rows_change<T>(p, run, p.lengths, env.seed, rows, &p.lengths);
@@ -264,7 +264,7 @@ template <class T>
 std::optional<Check> check_rope_relative(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.pe != PeKind::rope) return std::nullopt;
-    const Resolved r = resolve(p);
+    const Resolved& r = resolved_as<Resolved>(run);
     const long n = std::min<long>(r.len, 256);
     const Tensor& x = run.at("x");
     const auto E = static_cast<std::size_t>(r.dim);
@@ -305,7 +305,7 @@ std::optional<Check> check_rope_relative(const AttendParams& p, const Run& run, 
 template <class T>
 std::optional<Check> check_cross_positions(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
-    const Resolved r = resolve(p);
+    const Resolved& r = resolved_as<Resolved>(run);
     const bool relative = p.pe == PeKind::rope || p.pe == PeKind::alibi;
     if (!r.cross || !relative || r.kv_len <= r.len || causal_mask(p.mask)) return std::nullopt;
     BlockConfig from_zero = r.cfg, shifted = r.cfg;
@@ -364,7 +364,7 @@ template <class T>
 std::optional<Check> check_vs_float64(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
     if (!is_narrow<T>) return std::nullopt;
-    const Resolved r = resolve(p);
+    const Resolved& r = resolved_as<Resolved>(run);
     const auto rows = sampled_rows(r.len, work_per_row(p));
     const Ten3<double> x_kv = r.cross ? x_of<double>(run, "x_kv") : Ten3<double>();
     const double worst = rows_change(run, x_of<double>(run, "x"), r.cfg, rows, r.cross ? &x_kv : nullptr);
@@ -397,7 +397,7 @@ std::optional<Check> check_vs_float64(const AttendParams& p, const Run& run, con
 std::optional<Check> averages_check(const AttendParams& p, const Run& run, const CheckEnv& env, const std::string& tensor)
 {
     if (!run.has(tensor)) return std::nullopt;
-    const AverageFigures f = measure_averages(run.at(tensor), tensor == "out_merged", run.at("v"), resolve(p).cfg.mask, p.heads);
+    const AverageFigures f = measure_averages(run.at(tensor), tensor == "out_merged", run.at("v"), resolved_as<Resolved>(run).cfg.mask, p.heads);
     return at_most(tr(env, "every row of {} is a weighted average of the value rows its query sees: inside their range",
                       "{} 的每一行都是其查询可见的值行的加权平均：在它们的范围之内", tensor),
                    tr(env, "max distance of an element outside [min v, max v] of its visible keys", "元素超出其可见键的 [min v, max v] 的最大距离"),
@@ -411,7 +411,7 @@ std::optional<Check> check_merged_averages(const AttendParams& p, const Run& run
 std::optional<Check> check_first_row(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
     const std::string tensor = run.has("out_merged") ? "out_merged" : "out";
-    const AverageFigures f = measure_averages(run.at(tensor), tensor == "out_merged", run.at("v"), resolve(p).cfg.mask, p.heads);
+    const AverageFigures f = measure_averages(run.at(tensor), tensor == "out_merged", run.at("v"), resolved_as<Resolved>(run).cfg.mask, p.heads);
     if (!f.first_row_alone) return std::nullopt;
     return at_most(tr(env, "query 0 sees only key 0, so row 0 of {} is v[0]", "查询 0 只看得见键 0，所以 {} 的第 0 行就是 v[0]", tensor),
                    "max |out[0] - v[0]|", f.first_row, 0.5 * env.eps * f.value_scale, f.value_scale);
@@ -443,9 +443,9 @@ std::vector<CheckDef<AttendParams>> attend_checks()
 
 namespace {
 
-std::optional<std::string> note_alignment(const AttendParams& p, const Run&, const CheckEnv& env)
+std::optional<std::string> note_alignment(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
-    const Resolved r = resolve(p);
+    const Resolved& r = resolved_as<Resolved>(run);
     if (!(p.mask == MaskKind::causal && r.cross && r.len != r.kv_len)) return std::nullopt;
     return tr(env, "causal mask with L = {} queries and S = {} keys: aligned {} (is_causal=True is upper-left)",
               "因果掩码，L = {} 个查询、S = {} 个键：{} 对齐（is_causal=True 是左上对齐）", r.len,
@@ -453,9 +453,9 @@ std::optional<std::string> note_alignment(const AttendParams& p, const Run&, con
 }
 
 // Where the queries sit once position enters and L != S.
-std::optional<std::string> note_positions(const AttendParams& p, const Run&, const CheckEnv& env)
+std::optional<std::string> note_positions(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
-    const Resolved r = resolve(p);
+    const Resolved& r = resolved_as<Resolved>(run);
     if (p.pe == PeKind::none || r.len == r.kv_len) return std::nullopt;
     const long q0 = query_position_offset(p.align, r.len, r.kv_len);
     if (q0 > 0) {
@@ -474,9 +474,9 @@ std::optional<std::string> note_positions(const AttendParams& p, const Run&, con
 }
 
 // Cross-attention with a relative scheme: the two sequences' distance is a convention.
-std::optional<std::string> note_cross_positions(const AttendParams& p, const Run&, const CheckEnv& env)
+std::optional<std::string> note_cross_positions(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
-    const Resolved r = resolve(p);
+    const Resolved& r = resolved_as<Resolved>(run);
     if (!r.cross || !(p.pe == PeKind::rope || p.pe == PeKind::alibi) || p.align == Align::lower_right) return std::nullopt;
     return tr(env,
               "cross-attention with --pe {}: the queries and keys come from two sequences, so their distance i - j has no "

@@ -21,8 +21,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <any>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -41,11 +43,27 @@ struct Run {
     // Figures reported as they are, not checked (the report's measurements).
     nlohmann::ordered_json measurements = nlohmann::ordered_json::object();
 
+    // What the compute resolved from the params (the mask's rules, the block's configuration,
+    // the frequencies), kept for the checks and notes to read rather than derive again.
+    std::any resolved;
+
     const Tensor* find(const std::string& name) const;
     const Tensor& at(const std::string& name) const;  // a missing tensor is a programming error
     bool has(const std::string& name) const { return find(name) != nullptr; }
     void add(Tensor t) { tensors.push_back(std::move(t)); }
+    template <class C>
+    void keep(C c)
+    {
+        resolved = std::make_shared<const C>(std::move(c));
+    }
 };
+
+// The C the compute kept (std::bad_any_cast if it kept another type, or nothing).
+template <class C>
+const C& resolved_as(const Run& run)
+{
+    return *std::any_cast<const std::shared_ptr<const C>&>(run.resolved);
+}
 
 // What one compute call is asked for: the dtype, the seed, and which of the on-demand
 // tensors to compute.

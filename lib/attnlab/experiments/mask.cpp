@@ -148,6 +148,7 @@ Run compute_mask(const MaskParams& p, const Plan& plan)
     const long B = batch_of(p, m);
     const auto elem = elem_of<T>();
     Run run;
+    run.keep(m);
     run.add(additive_mask_tensor<T>(m, B));
     const Ten3<T> scores = input_or<T, 3>(plan, "scores", [&] {
         return random_scores<T>(static_cast<std::size_t>(B), static_cast<std::size_t>(m.queries), static_cast<std::size_t>(m.keys), p.dk,

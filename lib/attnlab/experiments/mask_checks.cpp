@@ -22,9 +22,9 @@ namespace {
 // --- checks ---
 
 template <class T>
-std::optional<Check> check_tril(const MaskParams& p, const Run& run, const CheckEnv& env)
+std::optional<Check> check_tril(const MaskParams&, const Run& run, const CheckEnv& env)
 {
-    const MaskSpec m = mask_spec(p);
+    const MaskSpec& m = resolved_as<MaskSpec>(run);
     if (m.kind != MaskKind::causal) return std::nullopt;
     const Mat<T> ref = causal_reference_tril<T>(m.queries, m.keys, m.align, static_cast<T>(m.fill));
     const Tensor& mask = run.at("mask");
@@ -54,32 +54,32 @@ std::string visibility_claim(const MaskSpec& m, const CheckEnv& env)
     return {};
 }
 
-std::optional<Check> check_visible(const MaskParams& p, const Run& run, const CheckEnv& env)
+std::optional<Check> check_visible(const MaskParams&, const Run& run, const CheckEnv& env)
 {
-    const MaskSpec m = mask_spec(p);
+    const MaskSpec& m = resolved_as<MaskSpec>(run);
     return exact_zero(visibility_claim(m, env), tr(env, "rows with another count", "个数不对的行数"),
                       static_cast<double>(rows_with_wrong_visibility(run.at("mask"), m)));
 }
 
-std::optional<Check> check_rows_sum(const MaskParams& p, const Run& run, const CheckEnv& env)
+std::optional<Check> check_rows_sum(const MaskParams&, const Run& run, const CheckEnv& env)
 {
-    const MaskSpec m = mask_spec(p);
+    const MaskSpec& m = resolved_as<MaskSpec>(run);
     // S exps and sums and the division, then (16 bits) each weight rounded once when stored:
     // those roundings add up to at most u(T) sum_j w = u(T).
     return at_most(tr(env, "every softmax row that is not fully masked sums to 1", "每一行未被完全屏蔽的 softmax 之和为 1"), "max |sum_j w - 1|",
                    max_row_sum_error(run.at("weights"), m), accumulate_then_store(env.dtype, dsize(m.keys) + 4.0, 1.0), 1.0);
 }
 
-std::optional<Check> check_masked_zero(const MaskParams& p, const Run& run, const CheckEnv& env)
+std::optional<Check> check_masked_zero(const MaskParams&, const Run& run, const CheckEnv& env)
 {
     return exact_zero(tr(env, "every masked weight is exactly 0, not merely small", "每个被屏蔽的权重恰好为 0，而不只是很小"),
                       tr(env, "max |w| at masked keys", "被屏蔽键上的 max |w|"),
-                      max_masked_weight(run.at("weights"), mask_spec(p)));
+                      max_masked_weight(run.at("weights"), resolved_as<MaskSpec>(run)));
 }
 
-std::optional<Check> check_row0(const MaskParams& p, const Run& run, const CheckEnv& env)
+std::optional<Check> check_row0(const MaskParams&, const Run& run, const CheckEnv& env)
 {
-    const MaskSpec m = mask_spec(p);
+    const MaskSpec& m = resolved_as<MaskSpec>(run);
     const bool causal_part = m.kind == MaskKind::causal || m.kind == MaskKind::both;
     const bool no_empty = std::all_of(m.lengths.begin(), m.lengths.end(), [](long n) { return n > 0; });
     if (!causal_part || m.offset() != 0 || (m.kind == MaskKind::both && !no_empty)) return std::nullopt;
@@ -111,7 +111,7 @@ std::optional<Check> check_complement(const MaskParams&, const Run& run, const C
 template <class T>
 std::optional<Check> check_same_weights(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
-    const MaskSpec m = mask_spec(p);
+    const MaskSpec& m = resolved_as<MaskSpec>(run);
     if (m.kind != MaskKind::padding) return std::nullopt;
     const Ten3<T> scores = from_tensor<T, 3>(run.at("scores"));
     const Ten3<T> w = masked_softmax_additive(scores, m, p.softmax);
@@ -126,7 +126,7 @@ std::optional<Check> check_same_weights(const MaskParams& p, const Run& run, con
 template <class T>
 std::optional<Check> check_hidden_ignored(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
-    const MaskSpec m = mask_spec(p);
+    const MaskSpec& m = resolved_as<MaskSpec>(run);
     Ten3<T> changed = from_tensor<T, 3>(run.at("scores"));
     Rng rng(env.seed, stream::perturb);
     for (std::size_t b = 0; b < changed.shape(0); ++b)
@@ -144,9 +144,9 @@ std::optional<Check> check_hidden_ignored(const MaskParams& p, const Run& run, c
 // positions are masked. PyTorch's rule is the opposite (True = may attend), so a mask built
 // that way sends every row's weight to the padding: the figure is the largest mass a row
 // puts on its padded keys.
-std::optional<Check> check_sdpa_bool(const MaskParams& p, const Run& run, const CheckEnv& env)
+std::optional<Check> check_sdpa_bool(const MaskParams&, const Run& run, const CheckEnv& env)
 {
-    const MaskSpec m = mask_spec(p);
+    const MaskSpec& m = resolved_as<MaskSpec>(run);
     if (!run.has("weights_bool_inverted")) return std::nullopt;
     const Tensor& w = run.at("weights_bool_inverted");
     const std::size_t L = w.dim(1), S = w.dim(2);
@@ -191,10 +191,10 @@ std::vector<std::pair<long, long>> fully_masked_rows(const MaskParams& p, const 
 // "Attention 的两个补丁" §5.3: -inf "triggers NaN in some fused kernels, because exp(-inf) may
 // overflow in fp16". exp(-inf) is 0 exactly in every IEEE format, float16 included; the NaN of
 // a fully masked row comes from the max subtraction, (-inf) - (-inf).
-std::optional<Check> check_nan_from_exp(const MaskParams& p, const Run&, const CheckEnv& env)
+std::optional<Check> check_nan_from_exp(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     const double fill = parse_fill(p.fill);
-    if (std::isfinite(fill) || fully_masked_rows(p, mask_spec(p)).empty()) return std::nullopt;
+    if (std::isfinite(fill) || fully_masked_rows(p, resolved_as<MaskSpec>(run)).empty()) return std::nullopt;
     const double exp_half = round_to_half(std::exp(fill)), shifted = round_to_half(fill - fill);
     return article_claim(tr(env, "a -inf fill gives NaN because exp(-inf) overflows in float16 (§5.3)", "用 -inf 填充会出 NaN，是因为 exp(-inf) 在 float16 下溢出（§5.3）"),
                          tr(env, "|exp(-inf)| in float16 (the NaN of a fully masked row is the max subtraction: (-inf) - (-inf) = {})",
@@ -207,7 +207,7 @@ std::optional<Check> check_nan_from_exp(const MaskParams& p, const Run&, const C
 // row is NaN there: §5.3's reason for -1e9 fails in the very dtype it names.
 std::optional<Check> check_fill_row_finite(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
-    const MaskSpec m = mask_spec(p);
+    const MaskSpec& m = resolved_as<MaskSpec>(run);
     const double fill = parse_fill(p.fill);
     if (!std::isfinite(fill) || p.softmax != SoftmaxKind::plain) return std::nullopt;
     const Tensor& w = run.at("weights");
@@ -328,7 +328,7 @@ double min_kept_mass(const Tensor& scores, const MaskSpec& m)
 std::optional<Check> check_multiply_after_softmax(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     if (!p.multiply) return std::nullopt;
-    const MaskSpec m = mask_spec(p);
+    const MaskSpec& m = resolved_as<MaskSpec>(run);
     const Tensor &w = run.at("weights"), &r = run.at("renormalised_weights");
     double worst = 0.0;
     for (std::size_t b = 0; b < w.dim(0); ++b)
@@ -412,9 +412,9 @@ namespace {
 
 // --- notes ---
 
-std::optional<std::string> note_alignment(const MaskParams& p, const Run&, const CheckEnv& env)
+std::optional<std::string> note_alignment(const MaskParams&, const Run& run, const CheckEnv& env)
 {
-    const MaskSpec m = mask_spec(p);
+    const MaskSpec& m = resolved_as<MaskSpec>(run);
     if (!m.has_causal()) return std::nullopt;
     if (m.queries == m.keys) {
         return tr(env, "L = S, so upper-left (PyTorch's is_causal=True) and lower-right alignment coincide",
@@ -447,7 +447,7 @@ std::string row_string(const Ten3<T>& w, std::size_t b, std::size_t i)
 template <class T>
 std::optional<std::string> note_fully_masked(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
-    const MaskSpec m = mask_spec(p);
+    const MaskSpec& m = resolved_as<MaskSpec>(run);
     const std::vector<std::pair<long, long>> rows = fully_masked_rows(p, m);
     if (rows.empty()) return std::nullopt;
     std::vector<std::string> listed;

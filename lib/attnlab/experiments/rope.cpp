@@ -145,6 +145,7 @@ Run compute_rope(const RopeParams& p, const Plan& plan)
     Run run;
     const auto elem = elem_of<T>();
     const RopeFrequencies freq = freq_of<T>(p);
+    run.keep(freq);
     run.derived["attention_factor"] = freq.attention_factor;
     const std::vector<long> positions = token_positions(p, plan);
     const RopeCache<T> cache = rope_cache_at<T>(positions, freq.theta);
@@ -178,7 +179,7 @@ Run compute_rope(const RopeParams& p, const Plan& plan)
         const auto decay = rope_decay(freq.theta, p.len);
         run.add(Tensor{"decay", {"distance"}, Elem::float64, {decay.size()}, decay});
     }
-    run.add(to_tensor("angle_error", {"pos"}, angle_errors<T>(p), Elem::float64));
+    run.add(to_tensor("angle_error", {"pos"}, angle_errors<T>(p, freq.theta), Elem::float64));
     return run;
 }
 

@@ -64,9 +64,9 @@ std::optional<Check> check_passthrough(const RopeParams& p, const Run& run, cons
 }
 
 template <class T>
-std::optional<Check> check_orthogonal(const RopeParams& p, const Run&, const CheckEnv& env)
+std::optional<Check> check_orthogonal(const RopeParams& p, const Run& run, const CheckEnv& env)
 {
-    const RopeCache<T> cache = rope_cache<T>(p.len, freq_of<T>(p).theta);
+    const RopeCache<T> cache = rope_cache<T>(p.len, theta_of(run));
     double worst = 0.0;
     for (std::size_t i = 0; i < cache.cos.size(); ++i) {
         const double c = cache.cos.data()[i], s = cache.sin.data()[i];
@@ -81,18 +81,16 @@ std::string pair_scope(const RopeParams& p)
     return NP == static_cast<std::size_t>(p.len) ? "over all pairs" : fmt::format("over {} sampled positions", NP);
 }
 
-template <class T>
-double theta_max(const RopeParams& p)
+double theta_max(const std::vector<double>& theta)
 {
-    const auto theta = freq_of<T>(p).theta;
     return theta.empty() ? 0.0 : *std::max_element(theta.begin(), theta.end());
 }
 
 template <class T>
-std::optional<Check> check_composes(const RopeParams& p, const Run&, const CheckEnv& env)
+std::optional<Check> check_composes(const RopeParams& p, const Run& run, const CheckEnv& env)
 {
     // R(m)^T R(n) = R(n - m): cos(n-m) = c_m c_n + s_m s_n, sin(n-m) = c_m s_n - s_m c_n.
-    const RopeCache<T> cache = rope_cache<T>(p.len, freq_of<T>(p).theta);
+    const RopeCache<T> cache = rope_cache<T>(p.len, theta_of(run));
     const auto positions = sampled_positions(p.len);
     double worst = 0.0;
     for (long m : positions)
@@ -109,7 +107,7 @@ std::optional<Check> check_composes(const RopeParams& p, const Run&, const Check
     // left side rotates by n - m plus at most a (m + n) theta, the right by a |n - m| theta:
     // together a 2 max(m, n) theta <= 2 a (L-1) theta_max. Each stored cos and sin adds u,
     // each side two of them, and the float64 products nothing that counts: 6u.
-    const double tol = 2.0 * angle_rel_error(env.dtype, dsize(p.len - 1)) * dsize(p.len - 1) * theta_max<T>(p) + 6.0 * unit_roundoff(env.dtype);
+    const double tol = 2.0 * angle_rel_error(env.dtype, dsize(p.len - 1)) * dsize(p.len - 1) * theta_max(theta_of(run)) + 6.0 * unit_roundoff(env.dtype);
     return at_most(tr(env, "R(m)^T R(n) = R(n - m) for all m, n", "对所有 m, n，R(m)^T R(n) = R(n - m)"), fmt::format("max element error, {}", pair_scope(p)), worst,
                    tol, 1.0);
 }
@@ -121,9 +119,9 @@ std::optional<Check> check_composes(const RopeParams& p, const Run&, const Check
 // vectors, and the float64 dot nothing that counts: 16u |q_i| |k_i| with room. Pass-through
 // dimensions add the rounding of their products.
 template <class T>
-double dot_tolerance(const RopeParams& p, const std::vector<T>& q0, const std::vector<T>& k0, const CheckEnv& env)
+double dot_tolerance(const RopeParams& p, const std::vector<double>& theta, const std::vector<T>& q0, const std::vector<T>& k0,
+                     const CheckEnv& env)
 {
-    const auto theta = freq_of<T>(p).theta;
     const long P = rotary(p) / 2;
     const double reach = 2.0 * dsize(p.len - 1), a = angle_rel_error(env.dtype, dsize(p.len - 1)), u = unit_roundoff(env.dtype);
     double tol = 0.0;
@@ -146,9 +144,9 @@ double dot_scale(const std::vector<T>& q0, const std::vector<T>& k0)
 
 // q^T R(delta) k with the angle delta * theta_i taken exactly (in double).
 template <class T>
-double relative_rotation_dot(const RopeParams& p, const std::vector<T>& q0, const std::vector<T>& k0, double delta)
+double relative_rotation_dot(const RopeParams& p, const std::vector<double>& theta, const std::vector<T>& q0, const std::vector<T>& k0,
+                             double delta)
 {
-    const auto theta = freq_of<T>(p).theta;
     const long P = rotary(p) / 2;
     double ref = 0.0;
     for (long i = 0; i < P; ++i) {
@@ -164,9 +162,10 @@ double relative_rotation_dot(const RopeParams& p, const std::vector<T>& q0, cons
 
 // dots[a][b] = q_m . k_n for the sampled positions m = positions[a], n = positions[b].
 template <class T>
-Mat<double> sampled_dots(const RopeParams& p, const std::vector<T>& q0, const std::vector<T>& k0, const std::vector<long>& positions)
+Mat<double> sampled_dots(const RopeParams& p, const std::vector<double>& theta, const std::vector<T>& q0, const std::vector<T>& k0,
+                         const std::vector<long>& positions)
 {
-    const RopeCache<T> cache = rope_cache<T>(p.len, freq_of<T>(p).theta);
+    const RopeCache<T> cache = rope_cache<T>(p.len, theta);
     const std::size_t NP = positions.size();
     std::vector<std::vector<T>> qs, ks;
     for (long m : positions) qs.push_back(rotated_at(p, cache, q0, m)), ks.push_back(rotated_at(p, cache, k0, m));
@@ -181,15 +180,15 @@ std::optional<Check> check_dot_relative(const RopeParams& p, const Run& run, con
 {
     const auto q0 = first_vector<T>(run.at("q")), k0 = first_vector<T>(run.at("k"));
     const auto positions = sampled_positions(p.len);
-    const Mat<double> dots = sampled_dots(p, q0, k0, positions);
+    const Mat<double> dots = sampled_dots(p, theta_of(run), q0, k0, positions);
     double worst = 0.0;
     for (std::size_t a = 0; a < positions.size(); ++a)
         for (std::size_t b = 0; b < positions.size(); ++b) {
-            const double ref = relative_rotation_dot(p, q0, k0, static_cast<double>(positions[b] - positions[a]));
+            const double ref = relative_rotation_dot(p, theta_of(run), q0, k0, static_cast<double>(positions[b] - positions[a]));
             worst = worse(worst, std::abs(dots(a, b) - ref));
         }
     return at_most(tr(env, "q_m . k_n = q^T R(n - m) k for all m, n", "对所有 m, n，q_m . k_n = q^T R(n - m) k"), fmt::format("max |q_m.k_n - q^T R(n-m) k|, {}", pair_scope(p)),
-                   worst, dot_tolerance(p, q0, k0, env), dot_scale(q0, k0));
+                   worst, dot_tolerance(p, theta_of(run), q0, k0, env), dot_scale(q0, k0));
 }
 
 // Relative position only: for each offset, the spread of q_m . k_{m+offset} over m.
@@ -198,7 +197,7 @@ std::optional<Check> check_relative_only(const RopeParams& p, const Run& run, co
 {
     const auto q0 = first_vector<T>(run.at("q")), k0 = first_vector<T>(run.at("k"));
     const auto positions = sampled_positions(p.len);
-    const Mat<double> dots = sampled_dots(p, q0, k0, positions);
+    const Mat<double> dots = sampled_dots(p, theta_of(run), q0, k0, positions);
     std::map<long, std::pair<double, double>> by_offset;
     for (std::size_t a = 0; a < positions.size(); ++a)
         for (std::size_t b = 0; b < positions.size(); ++b) {
@@ -212,14 +211,14 @@ std::optional<Check> check_relative_only(const RopeParams& p, const Run& run, co
         p.scaling.method == RopeScaling::none ? "" : tr(env, " (under {} scaling)", "（{} 缩放下）", name_of(p.scaling.method));
     return at_most(tr(env, "q_m . k_n depends on m - n alone{}", "q_m . k_n 只取决于 m - n{}", under),
                    tr(env, "max over offsets of the spread over m", "各偏移上随 m 变化幅度的最大值"), worst,
-                   2.0 * dot_tolerance(p, q0, k0, env), dot_scale(q0, k0));
+                   2.0 * dot_tolerance(p, theta_of(run), q0, k0, env), dot_scale(q0, k0));
 }
 
 // interleaved and half: the same rotation up to a fixed permutation of dimensions.
 template <class T>
 std::optional<Check> check_styles(const RopeParams& p, const Run& run, const CheckEnv& env)
 {
-    const RopeCache<T> cache = rope_cache_at<T>(positions_of(run), freq_of<T>(p).theta);
+    const RopeCache<T> cache = rope_cache_at<T>(positions_of(run), theta_of(run));
     const auto perm = half_to_interleaved(p.dim, rotary(p));
     const Tensor& q = run.at("q");
     const auto d = static_cast<std::size_t>(p.dim), L = static_cast<std::size_t>(p.len), P = cache.cos.shape(1);
@@ -245,7 +244,7 @@ std::optional<Check> check_styles(const RopeParams& p, const Run& run, const Che
 template <class T>
 std::optional<Check> check_complex(const RopeParams& p, const Run& run, const CheckEnv& env)
 {
-    const RopeCache<T> cache = rope_cache_at<T>(positions_of(run), freq_of<T>(p).theta);
+    const RopeCache<T> cache = rope_cache_at<T>(positions_of(run), theta_of(run));
     const Tensor& q = run.at("q");
     const Tensor& q_rot = run.at("q_rot");
     const auto d = static_cast<std::size_t>(p.dim), L = static_cast<std::size_t>(p.len);
@@ -266,7 +265,7 @@ std::optional<Check> check_complex(const RopeParams& p, const Run& run, const Ch
 template <class T>
 std::optional<Check> check_inverse(const RopeParams& p, const Run& run, const CheckEnv& env)
 {
-    const RopeCache<T> cache = rope_cache_at<T>(positions_of(run), freq_of<T>(p).theta);
+    const RopeCache<T> cache = rope_cache_at<T>(positions_of(run), theta_of(run));
     const Ten4<T> back = rope_apply(from_tensor<T, 4>(run.at("q_rot")), cache, rotary(p), p.style, Direction::inverse);
     const Tensor& q = run.at("q");
     return at_most(tr(env, "rotating back by -m theta restores the input (the inverse is the transpose)",
@@ -280,12 +279,12 @@ std::optional<Check> check_angle_growth(const RopeParams&, const Run& run, const
 }
 
 template <class T>
-std::optional<Check> check_angles(const RopeParams& p, const Run&, const CheckEnv& env)
+std::optional<Check> check_angles(const RopeParams& p, const Run& run, const CheckEnv& env)
 {
     // theta_i in T is off by up to about (ln(base) * 2i/r + ln(factor) + 4) eps relative
     // (the exponent's rounding is multiplied into the power), and the product m*theta_i
     // adds half an eps: the bound, pair by pair, at the largest position.
-    const auto theta = freq_of<T>(p).theta;
+    const auto theta = theta_of(run);
     double tol = 0.0;
     for (std::size_t i = 0; i < theta.size(); ++i) {
         const double rel = std::abs(std::log(p.base)) * 2.0 * static_cast<double>(i) / dsize(rotary(p)) +
@@ -293,7 +292,7 @@ std::optional<Check> check_angles(const RopeParams& p, const Run&, const CheckEn
         tol = std::max(tol, env.eps * dsize(p.len - 1) * theta[i] * (rel + 0.5));
     }
     AngleWorst worst;
-    angle_errors<T>(p, &worst);
+    angle_errors<T>(p, theta_of(run), &worst);
     return at_most(tr(env, "angles m*theta in {} stay within their rounding bound up to position {}",
                       "{} 下的角度 m*theta 直到位置 {} 都在舍入误差界之内", name_of(env.dtype), p.len - 1),
                    "max |m*theta (dtype) - m*theta (exact)| in radians", worst.error, tol + 4.0 * env.eps, M_PI);
@@ -464,20 +463,20 @@ namespace {
 // --- notes ---
 
 template <class T>
-std::optional<std::string> note_angles(const RopeParams& p, const Run&, const CheckEnv& env)
+std::optional<std::string> note_angles(const RopeParams& p, const Run& run, const CheckEnv& env)
 {
     AngleWorst worst;
-    angle_errors<T>(p, &worst);
+    angle_errors<T>(p, theta_of(run), &worst);
     return tr(env, "largest angle error in {}: {:.3g} rad ({:.3g} degrees) at position {}, pair {}",
               "{} 下最大的角度误差：{:.3g} 弧度（{:.3g} 度），位于位置 {}、第 {} 对", name_of(env.dtype), worst.error,
               worst.error * 180.0 / static_cast<double>(kPi), worst.pos, worst.pair);
 }
 
 template <class T>
-std::optional<std::string> note_scaling(const RopeParams& p, const Run&, const CheckEnv& env)
+std::optional<std::string> note_scaling(const RopeParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.scaling.method == RopeScaling::none) return std::nullopt;
-    const RopeFrequencies f = freq_of<T>(p);
+    const RopeFrequencies& f = resolved_as<RopeFrequencies>(run);
     return tr(env, "{} scaling: base used {:.6g}, attention factor {:.6g}{}", "{} 缩放：实际 base {:.6g}，注意力因子 {:.6g}{}",
               name_of(p.scaling.method), f.base_used, f.attention_factor,
               f.attention_factor == 1.0 ? std::string()

@@ -50,6 +50,9 @@ inline std::vector<long> fold_positions(long len)
     return out;
 }
 
+// The frequencies the compute used (kept in the run), for the checks.
+inline const std::vector<double>& theta_of(const Run& run) { return resolved_as<RopeFrequencies>(run).theta; }
+
 template <class T>
 std::vector<T> first_vector(const Tensor& x)
 {
@@ -62,9 +65,9 @@ std::vector<T> first_vector(const Tensor& x)
 // Angle precision: m * theta_i rounded in T against the exact product in long double, the
 // worst of each position.
 template <class T>
-Vec<double> angle_errors(const RopeParams& p, AngleWorst* worst = nullptr)
+Vec<double> angle_errors(const RopeParams& p, const std::vector<double>& theta, AngleWorst* worst = nullptr)
 {
-    return angle_errors_by_position<T>(p.len, freq_of<T>(p).theta, rope_frequencies_exact(rotary(p), p.base, p.scaling, p.len), worst);
+    return angle_errors_by_position<T>(p.len, theta, rope_frequencies_exact(rotary(p), p.base, p.scaling, p.len), worst);
 }
 
 // The positions a run rotated its tokens by (its "positions" tensor).
