@@ -368,7 +368,7 @@ double early_rows_change(const Tensor& f, std::size_t a, std::size_t b)
 // given src_mask = generate_square_subsequent_mask(5), the same rows stay bit-identical.
 std::optional<Check> check_src_mask_default(const MaskParams& p, const Run&, const CheckEnv& env)
 {
-    if (p.kind != MaskKind::causal) return std::nullopt;
+    if (p.kind != MaskKind::causal || p.kv_len.has_value()) return std::nullopt;  // a square causal mask, as src_mask would be
     const Tensor f = parse_npy(nn_transformer_src_mask_npy(), "the embedded nn.Transformer fixture");
     return article_claim(tr(env,
                             "torch.nn.Transformer's src_mask is the causal mask (the API list): changing the last source token "
