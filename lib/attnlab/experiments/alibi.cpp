@@ -529,10 +529,7 @@ Experiment<AlibiParams> make_alibi_experiment()
     e.work_what = [](const AlibiParams& p) { return fmt::format("scores [{}, {}, {}] over d = {}", p.heads, p.len, p.len, p.dim); };
     e.inputs = {"q", "k"};
     e.mistakes = alibi_mistakes();
-    e.f32 = alibi_typed<float>();
-    e.f64 = alibi_typed<double>();
-    e.f16 = alibi_typed<f16>();
-    e.bf16 = alibi_typed<bf16>();
+    e.set_typed([](auto t) { return alibi_typed<typename decltype(t)::type>(); });
     return e;
 }
 

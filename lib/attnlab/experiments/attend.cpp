@@ -412,10 +412,7 @@ Experiment<AttendParams> make_attend_experiment()
     };
     e.inputs = {"x", "x_kv", "w_q", "w_k", "w_v", "q", "k", "v"};
     e.mistakes = attend_mistakes();
-    e.f32 = attend_typed<float>();
-    e.f64 = attend_typed<double>();
-    e.f16 = attend_typed<f16>();
-    e.bf16 = attend_typed<bf16>();
+    e.set_typed([](auto t) { return attend_typed<typename decltype(t)::type>(); });
     return e;
 }
 

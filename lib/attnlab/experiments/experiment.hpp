@@ -146,6 +146,15 @@ struct Typed {
     std::vector<NoteFn<P>> notes;
 };
 
+struct Float16Format;
+struct BFloat16Format;
+template <class Format>
+class Narrow;
+template <class T>
+struct TypeTag {
+    using type = T;
+};
+
 template <class P>
 struct Experiment {
     std::string command;
@@ -175,6 +184,17 @@ struct Experiment {
     std::vector<Mistake<P>> mistakes;
     std::function<double(const P&, const std::string& tensor, double eps, const Tensor& expected)> against_atol;
     Typed<P> f32, f64, f16, bf16;
+
+    // The four typed parts from one template: make(TypeTag<T>{}) for each element type, e.g.
+    // e.set_typed([](auto t) { return foo_typed<typename decltype(t)::type>(); }).
+    template <class Make>
+    void set_typed(Make make)
+    {
+        f32 = make(TypeTag<float>{});
+        f64 = make(TypeTag<double>{});
+        f16 = make(TypeTag<Narrow<Float16Format>>{});
+        bf16 = make(TypeTag<Narrow<BFloat16Format>>{});
+    }
 
     const Typed<P>& typed(DType dtype) const
     {

@@ -377,10 +377,7 @@ Experiment<MaskParams> make_mask_experiment()
     };
     e.inputs = {"scores"};
     e.mistakes = mask_mistakes();
-    e.f32 = mask_typed<float>();
-    e.f64 = mask_typed<double>();
-    e.f16 = mask_typed<f16>();
-    e.bf16 = mask_typed<bf16>();
+    e.set_typed([](auto t) { return mask_typed<typename decltype(t)::type>(); });
     return e;
 }
 

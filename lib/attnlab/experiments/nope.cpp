@@ -207,10 +207,7 @@ Experiment<NopeParams> make_nope_experiment()
     e.work = [](const NopeParams& p, const Plan&) { return dsize(p.len) * dsize(p.len) * (kExpWork + 4.0); };
     e.work_what = [](const NopeParams& p) { return fmt::format("weights [{}, {}]", p.len, p.len); };
     e.mistakes = nope_mistakes();
-    e.f32 = nope_typed<float>();
-    e.f64 = nope_typed<double>();
-    e.f16 = nope_typed<f16>();
-    e.bf16 = nope_typed<bf16>();
+    e.set_typed([](auto t) { return nope_typed<typename decltype(t)::type>(); });
     return e;
 }
 

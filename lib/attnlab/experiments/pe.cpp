@@ -241,10 +241,7 @@ Experiment<PeParams> make_pe_experiment()
     e.against_atol = [](const PeParams& p, const std::string& tensor, double eps, const Tensor& expected) {
         return tensor == "pe" ? 4.0 * eps * (4.0 * dsize(p.len) + 8.0) : 64.0 * eps * (1.0 + max_abs(expected));
     };
-    e.f32 = pe_typed<float>();
-    e.f64 = pe_typed<double>();
-    e.f16 = pe_typed<f16>();
-    e.bf16 = pe_typed<bf16>();
+    e.set_typed([](auto t) { return pe_typed<typename decltype(t)::type>(); });
     return e;
 }
 

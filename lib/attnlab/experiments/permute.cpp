@@ -491,10 +491,7 @@ Experiment<PermuteParams> make_permute_experiment()
         return fmt::format("{} block runs over [{}, {}]", trial_count(p) + 1, p.len, p.dim);
     };
     e.mistakes = permute_mistakes();
-    e.f32 = permute_typed<float>();
-    e.f64 = permute_typed<double>();
-    e.f16 = permute_typed<f16>();
-    e.bf16 = permute_typed<bf16>();
+    e.set_typed([](auto t) { return permute_typed<typename decltype(t)::type>(); });
     return e;
 }
 

@@ -328,10 +328,7 @@ Experiment<RopeParams> make_rope_experiment()
     e.work_what = [](const RopeParams& p) { return fmt::format("q, k [{}, {}, {}, {}] and dots [{}, {}]", p.batch, p.heads, p.len, p.dim, p.len, p.len); };
     e.inputs = {"q", "k", "positions"};
     e.mistakes = rope_mistakes();
-    e.f32 = rope_typed<float>();
-    e.f64 = rope_typed<double>();
-    e.f16 = rope_typed<f16>();
-    e.bf16 = rope_typed<bf16>();
+    e.set_typed([](auto t) { return rope_typed<typename decltype(t)::type>(); });
     return e;
 }
 
