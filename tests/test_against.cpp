@@ -114,13 +114,21 @@ TEST_CASE("--against: every catalogued mistake of every subcommand differs from 
     every_mistake_is_named(attend_experiment(), attend);
 }
 
-TEST_CASE("--against: a right answer computed another way passes: a float32 PE table at L = 2048, D = 512 built with pow")
+// The sanitizer build checks the same path on a quarter of the rows (its -O0 judge takes
+// minutes at full size); the release build judges the full table.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr long kPowTableLen = 512;
+#else
+constexpr long kPowTableLen = 2048;
+#endif
+
+TEST_CASE("--against: a right answer computed another way passes: a float32 PE table at L = 2048 (512 under ASan), D = 512 built with pow")
 {
     PeParams p;
-    p.len = 2048;
+    p.len = kPowTableLen;
     p.dim = 512;
-    Tensor t{"pe", {"pos", "dim"}, Elem::float32, {2048, 512}, {}};
-    for (long pos = 0; pos < 2048; ++pos)
+    Tensor t{"pe", {"pos", "dim"}, Elem::float32, {static_cast<std::size_t>(kPowTableLen), 512}, {}};
+    for (long pos = 0; pos < kPowTableLen; ++pos)
         for (long i = 0; i < 256; ++i) {
             const float w = 1.0f / std::pow(10000.0f, static_cast<float>(2 * i) / 512.0f);
             const float angle = static_cast<float>(pos) * w;
