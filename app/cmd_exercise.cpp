@@ -166,8 +166,11 @@ void run_list(const ExerciseOpts& o)
         return;
     }
     if (o.format == Format::csv) throw InputError("exercise list prints text or json");
+    std::size_t name_width = 0, command_width = 0;  // the columns fit the longest entries
+    for (const auto& e : exercise_list()) name_width = std::max(name_width, e.name.size()), command_width = std::max(command_width, e.subcommand.size());
     std::string out;
-    for (const auto& e : exercise_list()) out += fmt::format("{:<18} {:<14} {}\n", e.name, e.subcommand, e.title(lang));
+    for (const auto& e : exercise_list())
+        out += fmt::format("{:<{}} {:<{}} {}\n", e.name, name_width + 1, e.subcommand, command_width + 1, e.title(lang));
     write_stdout(out);
 }
 

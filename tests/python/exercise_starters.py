@@ -81,6 +81,14 @@ SOLUTIONS = {
     "padding-mask": """
     return np.arange(L)[None, :] >= np.asarray(lengths)[:, None]
 """,
+    "position-without-pe": """
+    scores = np.where(np.arange(L)[None, :] <= np.arange(L)[:, None], 0.0, -np.inf)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    v = np.zeros(L)
+    v[0] = 1.0
+    return weights @ v
+""",
 }
 
 ATTENTION = """

@@ -4,6 +4,7 @@
 #include "attnlab/experiments/alibi.hpp"
 #include "attnlab/experiments/attend.hpp"
 #include "attnlab/experiments/mask.hpp"
+#include "attnlab/experiments/nope.hpp"
 #include "attnlab/experiments/pe.hpp"
 #include "attnlab/experiments/permute.hpp"
 #include "attnlab/experiments/rope.hpp"
@@ -344,6 +345,39 @@ ExerciseDef causal_mask_exercise()
             }};
 }
 
+ExerciseDef nope_exercise()
+{
+    ExerciseText t;
+    t.task_en =
+        "A decoder with no position encoding at all (\"Attention 的两个补丁\" §1 and FAQ Q5 say it is then a bag of "
+        "words). Take L = {len} tokens whose queries are all zero, so every score q_i . k_j is 0, and the causal mask "
+        "of a decoder (query i may see keys j <= i only; \"Attention 的两个补丁\" §5.1-5.3). The value of the first "
+        "token is 1 and every other value is 0. Compute the attention output out_i = sum_j softmax_j(scores_i + "
+        "mask_i) v_j for each position i. The answer out has shape [L] = [{len}], axis (pos). Look at it: can you "
+        "tell the positions apart from the output alone?";
+    t.task_zh =
+        "一个完全没有位置编码的解码器（《Attention 的两个补丁》§1 与 FAQ Q5 说它这时是词袋）。取 L = {len} 个 token，"
+        "它们的查询全为零，于是每个得分 q_i . k_j 都是 0，再加上解码器的因果掩码（查询 i 只能看 j <= i 的键；"
+        "《Attention 的两个补丁》§5.1-5.3）。第一个 token 的值为 1，其余 token 的值都是 0。计算每个位置 i 的注意力输出 "
+        "out_i = sum_j softmax_j(scores_i + mask_i) v_j。答案 out 的形状为 [L] = [{len}]，轴为 (pos)。看看结果："
+        "只凭输出能分辨出位置吗？";
+    t.constants = {{"L", "len"}};
+    t.signature = "def causal_output(L):";
+    t.doc_en = "Returns out: [L] (pos), the causal attention output of equal scores and v = (1, 0, ..., 0).";
+    t.doc_zh = "返回 out: [L]（pos），得分全相等、v = (1, 0, ..., 0) 时的因果注意力输出。";
+    t.stub = "return np.zeros(L)";
+    t.call = "causal_output(L)";
+    return {{"position-without-pe", "nope", "the causal output of equal scores: position without any encoding",
+             "得分全相等时的因果输出：没有位置编码也有位置", {"len"}, {{"len", 6}}},
+            t,
+            [](MadeExercise& m, const Given& given) {
+                NopeParams p;
+                p.len = size(m, "len");
+                m.command = nope_command(p);
+                build_with(m, nope_experiment(), p, "out", {}, given);
+            }};
+}
+
 // Lengths 1..L drawn from the seed, the longest always L (so that L is the padded length) and
 // the shortest at most L - 2: then the untouched starter (nothing padded) is wrong, and so is
 // every catalogued mistake in its own way (padding one late still pads a key somewhere).
@@ -484,7 +518,7 @@ const std::vector<ExerciseDef>& exercise_defs()
     static const std::vector<ExerciseDef> defs = {
         pe_exercise(),           pe_module_exercise(),       rope_exercise(RopeStyle::interleaved), rope_exercise(RopeStyle::half),
         alibi_slopes_exercise(), alibi_bias_exercise(),      causal_mask_exercise(),                padding_mask_exercise(),
-        attention_exercise(false), attention_exercise(true), permutation_exercise()};
+        attention_exercise(false), attention_exercise(true), permutation_exercise(),          nope_exercise()};
     return defs;
 }
 
