@@ -144,7 +144,10 @@ void add_block_tensors(const AttendParams& p, BlockResult<T>& res, const Plan& p
     }
     run.add(taken<T>("v", bhld, res.v));
     if (p.pe == PeKind::alibi) run.add(taken<T>("bias", {"head", "query", "key"}, res.bias));
-    if (plan.wants("mask")) run.add(additive_mask_tensor<T>(resolved_as<Resolved>(run).cfg.mask, resolved_as<Resolved>(run).batch));
+    if (plan.wants("mask")) {
+        const Resolved& r = resolved_as<Resolved>(run);
+        run.add(additive_mask_tensor<T>(r.cfg.mask, r.batch));
+    }
     if (plan.wants("scores")) run.add(taken<T>("scores", bhqk, res.attn.scores));
     if (plan.wants("weights")) run.add(taken<T>("weights", bhqk, res.attn.weights));
     if (plan.wants("out_merged")) run.add(to_tensor("out_merged", {"batch", "pos", "dim"}, merge_heads(res.attn.out), elem));

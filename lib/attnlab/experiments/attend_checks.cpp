@@ -104,6 +104,9 @@ std::optional<Check> check_reference(const AttendParams& p, const Run& run, cons
 
 bool causal_mask(MaskKind m) { return m == MaskKind::causal || m == MaskKind::both || m == MaskKind::window; }
 
+// The schemes whose scores depend on the distance between a query and a key.
+bool relative_scheme(PeKind pe) { return pe == PeKind::rope || pe == PeKind::alibi; }
+
 // Attention again on each sampled range (each range's rows are bit-identical to a full
 // run's): the largest change of those rows from the run's out, before row_end[b] where given.
 template <class T>
@@ -306,8 +309,7 @@ template <class T>
 std::optional<Check> check_cross_positions(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
     const Resolved& r = resolved_as<Resolved>(run);
-    const bool relative = p.pe == PeKind::rope || p.pe == PeKind::alibi;
-    if (!r.cross || !relative || r.kv_len <= r.len || causal_mask(p.mask)) return std::nullopt;
+    if (!r.cross || !relative_scheme(p.pe) || r.kv_len <= r.len || causal_mask(p.mask)) return std::nullopt;
     BlockConfig from_zero = r.cfg, shifted = r.cfg;
     from_zero.mask.align = Align::upper_left;
     shifted.mask.align = Align::lower_right;
@@ -477,7 +479,7 @@ std::optional<std::string> note_positions(const AttendParams& p, const Run& run,
 std::optional<std::string> note_cross_positions(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
     const Resolved& r = resolved_as<Resolved>(run);
-    if (!r.cross || !(p.pe == PeKind::rope || p.pe == PeKind::alibi) || p.align == Align::lower_right) return std::nullopt;
+    if (!r.cross || !relative_scheme(p.pe) || p.align == Align::lower_right) return std::nullopt;
     return tr(env,
               "cross-attention with --pe {}: the queries and keys come from two sequences, so their distance i - j has no "
               "meaning of its own (T5 and BART put no position bias in cross-attention); the weights depend on where each "

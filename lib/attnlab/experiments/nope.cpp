@@ -81,7 +81,7 @@ std::optional<Check> check_out(const NopeParams& p, const Run& run, const CheckE
 {
     const Tensor& out = run.at("out");
     double worst = 0.0;
-    for (std::size_t i = 0; i < out.size(); ++i) worst = worse(worst, std::abs(out.values[i] - (causal(p) ? 1.0 / visible(p, i) : 1.0 / dsize(p.len))));
+    for (std::size_t i = 0; i < out.size(); ++i) worst = worse(worst, std::abs(out.values[i] - 1.0 / visible(p, i)));
     return at_most(causal(p) ? tr(env, "v = 1 on the first token gives out_i = 1/(i+1): each output tells its position, with no position encoding",
                                   "v 在第一个 token 上为 1 时 out_i = 1/(i+1)：没有位置编码，每个输出也能说出自己的位置")
                              : tr(env, "v = 1 on the first token gives out_i = 1/L at every position: without a mask the output carries no position",
@@ -140,15 +140,20 @@ Typed<NopeParams> nope_typed()
 
 // --- the catalogue of usual mistakes ---
 
-// The weights a learner gets with row i uniform over `keys(i)` keys from the first (NaN where
-// a row sees none).
-template <class Keys>
-Tensor weights_seeing(const NopeParams& p, Keys keys)
+// How many keys, from the first, row i of L sees: every one (the mask left out), or those
+// before it (the diagonal masked too).
+std::size_t all_keys(std::size_t, std::size_t L) { return L; }
+std::size_t keys_before(std::size_t i, std::size_t) { return i; }
+
+// The weights a learner gets with row i uniform over keys(i, L) keys (NaN where it sees none).
+Tensor weights_seeing(const NopeParams& p, std::size_t (*keys)(std::size_t i, std::size_t L))
 {
     const auto L = static_cast<std::size_t>(p.len);
     std::vector<double> w(L * L, 0.0);
-    for (std::size_t i = 0; i < L; ++i)
-        for (std::size_t j = 0; j < L; ++j) w[i * L + j] = keys(i) == 0 ? std::nan("") : (j < keys(i) ? 1.0 / dsize(keys(i)) : 0.0);
+    for (std::size_t i = 0; i < L; ++i) {
+        const std::size_t n = keys(i, L);
+        for (std::size_t j = 0; j < L; ++j) w[i * L + j] = n == 0 ? std::nan("") : (j < n ? 1.0 / static_cast<double>(n) : 0.0);
+    }
     return Tensor{"weights", {"query", "key"}, Elem::float64, {L, L}, std::move(w)};
 }
 
@@ -167,13 +172,11 @@ std::vector<Mistake<NopeParams>> nope_mistakes()
     const char* ignored_zh = "漏了因果掩码：每行平均全部 L 个 token，out 处处为 1/L";
     const char* diagonal_en = "the diagonal masked too (triu with diagonal 0): a token cannot see itself, row 0 sees nothing (NaN) and out_i = 1/i";
     const char* diagonal_zh = "对角线也被屏蔽（triu 的 diagonal 取 0）：token 看不到自己，第 0 行什么都看不到（NaN），out_i = 1/i";
-    auto all = [](const NopeParams& p) { return [L = static_cast<std::size_t>(p.len)](std::size_t) { return L; }; };
-    auto before = [](const NopeParams&) { return [](std::size_t i) { return i; }; };
-    return {{"mask_ignored", "weights", ignored_en, ignored_zh, [all](const NopeParams& p, const Run&) { return weights_seeing(p, all(p)); }},
-            {"mask_ignored", "out", ignored_en, ignored_zh, [all](const NopeParams& p, const Run&) { return first_column(weights_seeing(p, all(p))); }},
-            {"diagonal_masked", "weights", diagonal_en, diagonal_zh, [before](const NopeParams& p, const Run&) { return weights_seeing(p, before(p)); }},
+    return {{"mask_ignored", "weights", ignored_en, ignored_zh, [](const NopeParams& p, const Run&) { return weights_seeing(p, all_keys); }},
+            {"mask_ignored", "out", ignored_en, ignored_zh, [](const NopeParams& p, const Run&) { return first_column(weights_seeing(p, all_keys)); }},
+            {"diagonal_masked", "weights", diagonal_en, diagonal_zh, [](const NopeParams& p, const Run&) { return weights_seeing(p, keys_before); }},
             {"diagonal_masked", "out", diagonal_en, diagonal_zh,
-             [before](const NopeParams& p, const Run&) { return first_column(weights_seeing(p, before(p))); }}};
+             [](const NopeParams& p, const Run&) { return first_column(weights_seeing(p, keys_before)); }}};
 }
 
 std::vector<OptionRow<NopeParams>> nope_options()
