@@ -249,6 +249,14 @@ TEST_CASE("run_mask: §7's 'a mask cannot be multiplied into attn' is refuted in
             const Tensor& w = *r.find("renormalised_weights");
             const Tensor& add = *r.find("weights");
             CHECK(w.shape == add.shape);
+            // planted: row 0 of sequence 0 (one visible key, weight 1) left unrenormalised, with
+            // only half its mass kept: the two differ, and the claim holds
+            Run run = compute_all(mask_experiment(), p, ctx);
+            for (std::size_t j = 0; j < 40; ++j) tensor_of(run, "renormalised_weights").values.wide()[j] *= 0.5;
+            const Check planted = find_check(Report{"", {}, "", {}, {}, check_run(mask_experiment(), p, run, ctx), {}, {}, {}, {}},
+                                             "multiply_cannot_mask");
+            CHECK(planted.measured > planted.tolerance);
+            CHECK(planted.passed());
         }
     CHECK(run_mask(MaskParams{}, RunContext{}).find_check("multiply_cannot_mask") == nullptr);  // only with --multiply
 }

@@ -99,6 +99,22 @@ TEST_CASE("nope: each doctored tensor fails the checks that read it, and the mis
     }
 }
 
+TEST_CASE("nope: a planted error of 0.02 in one output fails out_closed_form in every dtype")
+{
+    const auto& e = nope_experiment();
+    for (DType dtype : {DType::float64, DType::float32, DType::float16, DType::bfloat16}) {
+        CAPTURE(name_of(dtype));
+        NopeParams p;
+        RunContext ctx;
+        ctx.dtype = dtype;
+        Run run = compute_all(e, p, ctx);
+        tensor_of(run, "out").values.wide()[3] += 0.02;  // 1/4 expected
+        const Check c = find_check(Report{"", {}, "", {}, {}, check_run(e, p, run, ctx), {}, {}, {}, {}}, "out_closed_form");
+        CHECK(c.tolerance < 0.02);
+        CHECK_FALSE(c.passed());
+    }
+}
+
 TEST_CASE("run_nope: input errors and the command that reproduces a run")
 {
     NopeParams p;
