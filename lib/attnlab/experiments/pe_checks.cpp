@@ -71,17 +71,10 @@ std::optional<Check> check_shift(const PeParams& p, const Run& run, const CheckE
 std::optional<Check> check_dot_offset(const PeParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.len < 3) return std::nullopt;
-    // Each pair i adds cos(k w_i + d_(p+k) - d_p) to the dot of rows p and p+k, off by at most
-    // a (2p+k) w_i from the angles (as above) and 4u from the two stored elements of each row;
-    // the float64 sum adds P u(float64) per term. A spread over p is the difference of two such
-    // dots: 2 sum_i (a (2(L-1) - k) w_i + 4u), taken at k = 1, the largest. The dot's own size
-    // is at most |PE|^2 = P = D/2.
+    // The bound's derivation sits beside dot_spread_bound (core/position/sinusoidal.cpp); the
+    // dot's own size is at most |PE|^2 = P = D/2.
     const Tensor& freq = run.at("freq");
-    double sum_freq = 0.0;
-    for (double w : freq.values) sum_freq += w;
-    const double pairs = static_cast<double>(freq.size()), u = unit_roundoff(env.dtype);
-    const double tol = 2.0 * (angle_rel_error(env.dtype, dsize(p.len - 1)) * dsize(2 * p.len - 3) * sum_freq + 4.0 * u * pairs) +
-                       4.0 * pairs * pairs * unit_roundoff(DType::float64);
+    const double tol = dot_spread_bound(env.dtype, p.len, freq), pairs = static_cast<double>(freq.size());
     return at_most(tr(env, "PE(p).PE(p+k) depends on k alone", "PE(p).PE(p+k) 只取决于 k"), fmt::format("max over k of spread over p, {}", pair_scope(p)),
                    max_dot_spread(run.at("pe"), pair_offset_budget(p.len, p.dim)), tol, pairs);
 }

@@ -1,5 +1,6 @@
 #include "attnlab/core/position/sinusoidal.hpp"
 
+#include "attnlab/core/error_model.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/narrow.hpp"
 
@@ -162,6 +163,20 @@ double max_dot_spread(const Tensor& pe, std::size_t max_offset)
         worst = worse(worst, hi - lo);
     }
     return worst;
+}
+
+// Each pair i adds cos(k w_i + d_(p+k) - d_p) to the dot of rows p and p+k, off by at most
+// a (2p+k) w_i from the angles (a the angle's relative error, d_p its error at p) and 4u from
+// the two stored elements of each row; the float64 sum adds P u(float64) per term. A spread
+// over p is the difference of two such dots: 2 sum_i (a (2(L-1) - k) w_i + 4u), taken at
+// k = 1, the largest.
+double dot_spread_bound(DType dtype, long len, const Tensor& freq)
+{
+    double sum_freq = 0.0;
+    for (double w : freq.values) sum_freq += w;
+    const double pairs = static_cast<double>(freq.size()), u = unit_roundoff(dtype);
+    return 2.0 * (angle_rel_error(dtype, static_cast<double>(len - 1)) * static_cast<double>(2 * len - 3) * sum_freq + 4.0 * u * pairs) +
+           4.0 * pairs * pairs * unit_roundoff(DType::float64);
 }
 
 double max_freq_ratio(const Tensor& freq)

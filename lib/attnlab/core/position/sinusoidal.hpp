@@ -3,6 +3,7 @@
 // Sizes: L positions, D encoding dimension (even), P = D/2 frequencies.
 #pragma once
 
+#include "attnlab/core/enums.hpp"
 #include "attnlab/core/position/angles.hpp"
 #include "attnlab/core/position/sinusoidal_layout.hpp"
 #include "attnlab/core/tensor.hpp"
@@ -43,6 +44,9 @@ double shift_error(const Tensor& pe, const Tensor& freq, PeLayout layout, long k
 // there is no pair), and the largest spread over p of PE(p).PE(p+k) for one k.
 double min_pair_distance(const Tensor& pe, std::size_t max_offset);
 double max_dot_spread(const Tensor& pe, std::size_t max_offset);
+// The most max_dot_spread can measure on a correct table of `len` rows computed in dtype
+// from freq: rounding alone, for the claim "PE(p).PE(p+k) depends on k alone".
+double dot_spread_bound(DType dtype, long len, const Tensor& freq);
 
 // The largest offset whose pairs fit a fixed work budget (about 2^30 multiply-adds, a second
 // or so): every pair for the usual sizes, the nearest offsets only for very long tables.
