@@ -13,6 +13,7 @@
 #include "attnlab/core/rng.hpp"
 #include "attnlab/experiments/alibi.hpp"
 #include "attnlab/experiments/attend.hpp"
+#include "attnlab/experiments/learned.hpp"
 #include "attnlab/experiments/mask.hpp"
 #include "attnlab/experiments/nope.hpp"
 #include "attnlab/experiments/pe.hpp"
@@ -245,6 +246,9 @@ TEST_CASE("verdicts: randomized mutations over every experiment, dtype and file 
         NopeParams nope;
         nope.len = pick(2, 40), nope.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;
         mutate(nope_experiment(), nope, fmt::format("nope --len {} --mask {}", nope.len, name_of(nope.mask)), tally);
+        LearnedParams learned;
+        learned.len = pick(1, 24), learned.max_len = pick(1, 24), learned.dim = 2 * pick(1, 6), learned.batch = pick(1, 2);
+        mutate(learned_experiment(), learned, fmt::format("learned --len {} --max-len {} --dim {} --batch {}", learned.len, learned.max_len, learned.dim, learned.batch), tally);
     }
     MESSAGE(fmt::format("mutation test: {} references matched, {} falsely failed; {} plants and mistakes caught, {} falsely passed; "
                         "{} mistakes named first, {} not; {} comparisons refused by the floor",

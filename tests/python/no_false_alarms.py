@@ -84,7 +84,15 @@ def permute(r):
             "--trials", r.randint(1, 4)], False
 
 
-COMMANDS = {"pe": pe, "rope": rope, "alibi": alibi, "mask": mask, "attend": attend, "permute-test": permute}
+def nope(r):
+    return ["--len", r.randint(1, 400), "--mask", r.choice(["none", "causal"])], False
+
+
+def learned(r):
+    return ["--len", r.randint(1, 64), "--max-len", r.randint(1, 64), "--dim", 2 * r.randint(1, 32), "--batch", r.randint(1, 3)], False
+
+
+COMMANDS = {"pe": pe, "learned": learned, "nope": nope, "rope": rope, "alibi": alibi, "mask": mask, "attend": attend, "permute-test": permute}
 
 
 def draw(r):
