@@ -8,8 +8,9 @@ TEST_CASE("tour: exit 0, every section in order, and the claims table")
     CHECK(r.status == 0);
     CHECK(r.err.empty());
     std::size_t at = 0;
-    for (const char* title : {"1. Order blindness", "2. Sinusoidal positional encoding", "3. Rotary position embedding",
-                              "4. ALiBi", "5. Causal and padding masks", "6. Encoder and decoder attention", "Claims:"}) {
+    for (const char* title : {"1. Order blindness", "2. Sinusoidal positional encoding", "3. Learned absolute positions",
+                              "4. Rotary position embedding", "5. ALiBi", "6. Causal and padding masks", "7. Encoder and decoder attention",
+                              "Claims:"}) {
         CAPTURE(title);
         const auto pos = r.out.find(title, at);
         CHECK(pos != std::string::npos);
@@ -29,7 +30,7 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
         CHECK(!s["checks"].empty());
         CHECK(s["passed"] == true);
     }
-    CHECK(names == std::vector<std::string>{"order", "pe", "rope", "alibi", "mask", "encoder_decoder"});
+    CHECK(names == std::vector<std::string>{"order", "pe", "learned", "rope", "alibi", "mask", "encoder_decoder"});
     // The exact list of claims, by check name: a claim that disappears fails here.
     std::vector<std::string> claims;
     for (const auto& c : j["claims"]) claims.push_back(c["name"]);
@@ -41,6 +42,8 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "row0_exact", "freq_falling", "relative_shift_linear", "slice_matches_direct",
                         "slicing_bug_loses_position", "unsliced_table_shape_error", "log_space_more_accurate",
                         "max_wavelength_is_base", "base_sets_highest_frequency_period", "log_space_more_accurate", // pe
+                        "learned_table_stops_at_max_len", "learned_dots_depend_on_position", "learned_has_no_linear_shift",
+                        "sinusoidal_dots_depend_on_offset_only", "learned_has_no_linear_shift",                 // learned
                         "pos0_unchanged", "norm_preserved", "dot_equals_relative_rotation",
                         "relative_position_only", "styles_are_permutations", "rope_absorbs_into_kv_compression",
                         "faq_q17_dynamic_ntk_bases", // rope
@@ -54,7 +57,7 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "nan_from_exp_overflow",                                                        // mask
                         "unmasked_rows_change", "teacher_forcing_needs_mask", "main_matches_reference", "causal_rows_unchanged",
                         "rows_sum_to_one", "cross_attention_positions"});                               // encoder_decoder
-    CHECK(j["claims"].size() == 52);
+    CHECK(j["claims"].size() == 57);
     int wrong = 0;
     for (const auto& c : j["claims"]) {
         CHECK(!c["source"].get<std::string>().empty());
@@ -118,7 +121,7 @@ TEST_CASE("tour: Chinese narration with --lang zh, or from LANG")
 
 TEST_CASE("tour: errors")
 {
-    expect_usage_error({"tour", "--section", "nope"}, "unknown --section 'nope'; sections: order, pe, rope");
+    expect_usage_error({"tour", "--section", "nope"}, "unknown --section 'nope'; sections: order, pe, learned, rope");
     expect_usage_error({"tour", "--lang", "fr"}, "--lang");
     expect_usage_error({"tour", "--format", "csv"}, "--format");
     expect_usage_error({"tour", "--seed", "-1"}, "--seed");

@@ -4,6 +4,7 @@
 #include "attnlab/experiments/facts.hpp"
 #include "attnlab/experiments/alibi_params.hpp"
 #include "attnlab/experiments/attend_params.hpp"
+#include "attnlab/experiments/learned.hpp"
 #include "attnlab/experiments/mask_params.hpp"
 #include "attnlab/experiments/nope.hpp"
 #include "attnlab/experiments/pe_params.hpp"
@@ -106,8 +107,8 @@ RunContext all_tensors(const RunContext& ctx)
 void section_order(TourReport& t, const RunContext& ctx)
 {
     SectionBuilder s(t, ctx, "order",
-                     {"1. Order blindness: attention alone does not see word order",
-                      "1. 顺序盲区：仅靠注意力无法区分词序"},
+                     {"Order blindness: attention alone does not see word order",
+                      "顺序盲区：仅靠注意力无法区分词序"},
                      {"Permute the rows of X and self-attention permutes its output rows the same way:\n"
                       "Attn(PX) = P Attn(X). The output is equivariant, not \"strictly unchanged\";\n"
                       "once positions enter (here sinusoidal PE), or a causal mask alone, the order matters.",
@@ -157,7 +158,7 @@ void section_order(TourReport& t, const RunContext& ctx)
 void section_pe(TourReport& t, const RunContext& ctx)
 {
     SectionBuilder s(t, ctx, "pe",
-                     {"2. Sinusoidal positional encoding", "2. 正弦位置编码"},
+                     {"Sinusoidal positional encoding", "正弦位置编码"},
                      {"PE(pos, 2i) = sin(pos w_i), PE(pos, 2i+1) = cos(pos w_i), w_i = 10000^(-2i/D). Row 0 is\n"
                       "[0, 1, 0, 1, ...]; the frequencies fall geometrically; PE(p+k) is a rotation of PE(p) by an\n"
                       "angle that depends on k alone; slicing a precomputed table gives the same rows.",
@@ -202,10 +203,43 @@ void section_pe(TourReport& t, const RunContext& ctx)
     s.finish();
 }
 
+void section_learned(TourReport& t, const RunContext& ctx)
+{
+    SectionBuilder s(t, ctx, "learned", {"Learned absolute positions (BERT, GPT-2)", "可学习的绝对位置（BERT、GPT-2）"},
+                     {"A table of max_len rows, one vector per position, added to x: x_pe = x + pos_emb[:L].\n"
+                      "Position max_len has no row, so the table stops there; and pos_emb(p).pos_emb(p+k) depends\n"
+                      "on p, where the sinusoidal table's dot depends on k alone. A linear map from each row to the\n"
+                      "next fits any table of at most D + 1 rows, so \"no M(k)\" holds for tall tables only.",
+                      "一张 max_len 行的表，每个位置一个向量，加到 x 上：x_pe = x + pos_emb[:L]。\n"
+                      "位置 max_len 没有对应的行，表到此为止；pos_emb(p).pos_emb(p+k) 取决于 p，\n"
+                      "而正弦表的点积只取决于 k。至多 D + 1 行的表都有把每行变成下一行的线性映射，\n"
+                      "所以“没有 M(k)”只对行数多的表成立。"});
+    LearnedParams p;
+    p.len = 12;
+    p.max_len = 8;
+    s.use(run_learned(p, all_tensors(ctx)), learned_command(p),
+          {{"learned_table_stops_at_max_len", "\"Transformer（四）\" §9.1; \"Attention 的两个补丁\" FAQ Q4",
+            "可学习位置表无法外推到 max_len 之外：位置 max_len 没有对应的行"},
+           {"learned_dots_depend_on_position", "\"Attention 的两个补丁\" §2.2 (learned PE 完全没有这个性质) and FAQ Q4",
+            "可学习位置表没有 PE(pos+k) = M(k) PE(pos) 的结构：pos_emb(p).pos_emb(p+k) 取决于 p"},
+           {"sinusoidal_dots_depend_on_offset_only", "\"Attention 的两个补丁\" §2.2 and FAQ Q4 (sinusoidal PE, side by side)",
+            "作为对照，正弦表的 PE(p).PE(p+k) 只取决于 k"},
+           {"learned_has_no_linear_shift", "\"Attention 的两个补丁\" §2.2 and FAQ Q4, at 8 rows of 8 (BERT-base: 512 rows of 768)",
+            "可学习位置表没有线性的 PE(pos+1) = M(1) PE(pos)：至多 D + 1 行时任何表都有"}},
+          "pos_emb");
+    // A table with more rows than dimensions, as GPT-2's (1024 rows of 768).
+    LearnedParams tall;
+    tall.max_len = 32;
+    s.use(run_learned(tall, all_tensors(ctx)), learned_command(tall),
+          {{"learned_has_no_linear_shift", "\"Attention 的两个补丁\" §2.2 and FAQ Q4, at 32 rows of 8 (GPT-2: 1024 rows of 768)",
+            "可学习位置表没有线性的 PE(pos+1) = M(1) PE(pos)：行数多于 D + 1 时成立"}});
+    s.finish();
+}
+
 void section_rope(TourReport& t, const RunContext& ctx)
 {
     SectionBuilder s(t, ctx, "rope",
-                     {"3. Rotary position embedding (RoPE)", "3. 旋转位置编码（RoPE）"},
+                     {"Rotary position embedding (RoPE)", "旋转位置编码（RoPE）"},
                      {"Each pair of q and k is rotated by m*theta_i at position m, so q_m . k_n = q^T R(n-m) k:\n"
                       "the score depends on the relative position alone. The articles pair (2i, 2i+1); Llama and\n"
                       "Hugging Face pair (i, i+d/2): the same rotation up to a permutation of the dimensions.",
@@ -242,7 +276,7 @@ void section_rope(TourReport& t, const RunContext& ctx)
 void section_alibi(TourReport& t, const RunContext& ctx)
 {
     SectionBuilder s(t, ctx, "alibi",
-                     {"4. ALiBi: linear biases instead of embeddings", "4. ALiBi：用线性偏置代替位置编码"},
+                     {"ALiBi: linear biases instead of embeddings", "ALiBi：用线性偏置代替位置编码"},
                      {"Head h adds -m_h * |i - j| to its scores. For 4 heads the slopes are 1/4, 1/16, 1/64,\n"
                       "1/256. The articles' m_h = 2^(-8(h+1)/H) is the paper's text for every H; for a head count\n"
                       "that is not a power of two the paper's reference code (get_slopes, as BLOOM) does otherwise.\n"
@@ -271,7 +305,7 @@ void section_alibi(TourReport& t, const RunContext& ctx)
 void section_mask(TourReport& t, const RunContext& ctx)
 {
     SectionBuilder s(t, ctx, "mask",
-                     {"5. Causal and padding masks", "5. 因果掩码与填充掩码"},
+                     {"Causal and padding masks", "因果掩码与填充掩码"},
                      {"The decoder adds 0 below and on the diagonal and -inf above it, so every future weight is\n"
                       "exactly 0. key_padding_mask (true = ignore) and SDPA's boolean attn_mask (true = may attend)\n"
                       "mean opposite things. Multiplying scores by a 0/1 mask instead of adding it leaks.",
@@ -320,7 +354,7 @@ void section_mask(TourReport& t, const RunContext& ctx)
 void section_encdec(TourReport& t, const RunContext& ctx)
 {
     SectionBuilder s(t, ctx, "encoder_decoder",
-                     {"6. Encoder and decoder attention", "6. 编码器与解码器注意力"},
+                     {"Encoder and decoder attention", "编码器与解码器注意力"},
                      {"One formula, three uses: without a mask (encoder) every output row depends on every\n"
                       "position; with the causal mask (decoder) row i ignores the future; cross-attention takes\n"
                       "its keys and values from another sequence of another length.",
@@ -351,7 +385,7 @@ using SectionFn = void (*)(TourReport&, const RunContext&);
 const std::vector<std::pair<std::string, SectionFn>>& sections()
 {
     static const std::vector<std::pair<std::string, SectionFn>> all = {
-        {"order", section_order}, {"pe", section_pe},     {"rope", section_rope},
+        {"order", section_order}, {"pe", section_pe},     {"learned", section_learned}, {"rope", section_rope},
         {"alibi", section_alibi}, {"mask", section_mask}, {"encoder_decoder", section_encdec}};
     return all;
 }
@@ -378,8 +412,13 @@ TourReport run_tour(const TourParams& p, const RunContext& ctx)
     t.params["tol"] = ctx.tol ? nlohmann::ordered_json(*ctx.tol) : nullptr;
     t.params["lang"] = name_of(p.lang);
     t.params["section"] = p.section.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.section);
-    for (const auto& [name, fn] : sections()) {
-        if (p.section.empty() || p.section == name) fn(t, ctx);
+    // Sections are numbered by their place in the tour, so a section added between two others
+    // renumbers the rest and a single --section keeps its number.
+    for (std::size_t i = 0; i < sections().size(); ++i) {
+        const auto& [name, fn] = sections()[i];
+        if (!p.section.empty() && p.section != name) continue;
+        fn(t, ctx);
+        t.sections.back().title = fmt::format("{}. {}", i + 1, t.sections.back().title);
     }
     return t;
 }
