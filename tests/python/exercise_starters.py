@@ -40,6 +40,9 @@ SOLUTIONS = {
     table[:, 1::2] = np.cos(angle)
     return x + table[:L][None, :, :]
 """,
+    "learned-pe": """
+    return x + pos_emb[: x.shape[1]][None, :, :]
+""",
     "rope-interleaved": """
     L, d = q.shape[2], q.shape[3]
     theta = base ** (-2.0 * np.arange(d // 2) / d)

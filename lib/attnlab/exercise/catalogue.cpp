@@ -3,6 +3,7 @@
 #include "attnlab/core/rng.hpp"
 #include "attnlab/experiments/alibi.hpp"
 #include "attnlab/experiments/attend.hpp"
+#include "attnlab/experiments/learned.hpp"
 #include "attnlab/experiments/mask.hpp"
 #include "attnlab/experiments/nope.hpp"
 #include "attnlab/experiments/pe.hpp"
@@ -188,6 +189,40 @@ ExerciseDef pe_module_exercise()
                 p.batch = size(m, "batch");
                 m.command = pe_command(p);
                 build_with(m, pe_experiment(), p, "h", {"x"}, given);
+            }};
+}
+
+ExerciseDef learned_exercise()
+{
+    ExerciseText t;
+    t.task_en =
+        "Learned absolute positions, as BERT and GPT-2 have them (\"Transformer（四）\" §9.1; \"Attention 的两个补丁\" "
+        "FAQ Q4). The model keeps a table pos_emb of max_len = {max_len} rows, one learned vector per position "
+        "(nn.Embedding(max_len, D)); here it is given, shape [{max_len}, {dim}] (pos, dim). Add row p of the table to "
+        "position p of every sequence of x, given with shape [B, L, D] = [{batch}, {len}, {dim}] (batch, pos, dim): "
+        "x_pe = x + pos_emb[:L], the first position being 0. The answer x_pe has x's shape.";
+    t.task_zh =
+        "可学习的绝对位置，BERT 与 GPT-2 用的就是它（《Transformer（四）》§9.1；《Attention 的两个补丁》FAQ Q4）。模型保存一张 "
+        "max_len = {max_len} 行的表 pos_emb，每个位置一个可学习的向量（nn.Embedding(max_len, D)）；这里已给出，形状 "
+        "[{max_len}, {dim}]（pos, dim）。把表的第 p 行加到 x 每个序列的位置 p 上，x 的形状为 [B, L, D] = [{batch}, {len}, {dim}]"
+        "（batch, pos, dim）：x_pe = x + pos_emb[:L]，第一个位置是 0。答案 x_pe 与 x 形状相同。";
+    t.signature = "def add_learned_positions(x, pos_emb):";
+    t.doc_en = "x: [B, L, D] (batch, pos, dim), pos_emb: [max_len, D] (pos, dim). Returns x_pe = x + pos_emb[:L]: [B, L, D].";
+    t.doc_zh = "x: [B, L, D]（batch, pos, dim），pos_emb: [max_len, D]（pos, dim）。返回 x_pe = x + pos_emb[:L]：[B, L, D]。";
+    t.stub = "return np.zeros_like(x)";
+    t.call = "add_learned_positions(x, pos_emb)";
+    return {{"learned-pe", "learned", "learned absolute positions: x + pos_emb[:L] from a given table",
+             "可学习的绝对位置：用给定的表计算 x + pos_emb[:L]", {"batch", "len", "dim"}, {{"batch", 2}, {"len", 6}, {"dim", 8}}},
+            t,
+            [](MadeExercise& m, const Given& given) {
+                m.sizes["max_len"] = size(m, "len") + 4;  // longer than L, so the table must be sliced
+                LearnedParams p;
+                p.len = size(m, "len");
+                p.dim = size(m, "dim");
+                p.max_len = size(m, "max_len");
+                p.batch = size(m, "batch");
+                m.command = learned_command(p);
+                build_with(m, learned_experiment(), p, "x_pe", {"x", "pos_emb"}, given);
             }};
 }
 
@@ -516,7 +551,7 @@ ExerciseDef permutation_exercise()
 const std::vector<ExerciseDef>& exercise_defs()
 {
     static const std::vector<ExerciseDef> defs = {
-        pe_exercise(),           pe_module_exercise(),       rope_exercise(RopeStyle::interleaved), rope_exercise(RopeStyle::half),
+        pe_exercise(),           pe_module_exercise(),       learned_exercise(),       rope_exercise(RopeStyle::interleaved), rope_exercise(RopeStyle::half),
         alibi_slopes_exercise(), alibi_bias_exercise(),      causal_mask_exercise(),                padding_mask_exercise(),
         attention_exercise(false), attention_exercise(true), permutation_exercise(),          nope_exercise()};
     return defs;
