@@ -39,6 +39,11 @@ Each fixture reproduces a well-known reference implementation line for line:
     float64 and float32 values (ties, subnormals, overflow, NaN), for the precision lab.
   - pe_interleaved_exp_log_float16/bfloat16, attn_causal_float16/bfloat16: the PE module and
     causal attention computed in the 16-bit dtypes (see precision_lab_fixtures).
+  - t5_buckets: T5's relative position buckets, transcribed from Hugging Face transformers'
+    T5Attention._relative_position_bucket (modeling_t5.py, v4.15.0; the same on main), for the
+    offsets j - i = -300..300 (columns) under the configurations of T5_CONFIGS (rows, in order):
+    (num_buckets, max_distance, bidirectional). The log is torch.log of a float32 tensor, as
+    there, so boundary offsets round exactly as Hugging Face's do.
 The tests read these .npy files; building and testing never need PyTorch.
 Run from the repository root with Debian's Python:  /usr/bin/python3 data/make_fixtures.py
 """
@@ -267,6 +272,32 @@ def precision_lab_fixtures():
         save(f"attn_causal_{tag}", attention_16bit(q, k, v, causal_mask(5, 5, False), dtype).double())
 
 
+T5_CONFIGS = [(32, 128, True), (32, 128, False), (7, 20, True), (33, 50, False), (8, 16, True), (5, 9, False), (64, 1000, True)]
+
+
+def t5_relative_position_bucket(relative_position, bidirectional, num_buckets, max_distance):
+    relative_buckets = 0
+    if bidirectional:
+        num_buckets //= 2
+        relative_buckets += (relative_position > 0).to(torch.long) * num_buckets
+        relative_position = torch.abs(relative_position)
+    else:
+        relative_position = -torch.min(relative_position, torch.zeros_like(relative_position))
+    max_exact = num_buckets // 2
+    is_small = relative_position < max_exact
+    relative_position_if_large = max_exact + (
+        torch.log(relative_position.float() / max_exact) / math.log(max_distance / max_exact) * (num_buckets - max_exact)
+    ).to(torch.long)
+    relative_position_if_large = torch.min(relative_position_if_large, torch.full_like(relative_position_if_large, num_buckets - 1))
+    relative_buckets += torch.where(is_small, relative_position, relative_position_if_large)
+    return relative_buckets
+
+
+def t5_fixture():
+    offsets = torch.arange(-300, 301, dtype=torch.long)
+    save("t5_buckets", torch.stack([t5_relative_position_bucket(offsets, bi, n, d) for n, d, bi in T5_CONFIGS]))
+
+
 def save(name, tensor):
     np.save(os.path.join(OUT, name + ".npy"), tensor.numpy())
 
@@ -284,6 +315,7 @@ def main():
     nn_transformer_src_mask_fixture()
     precision_fixture()
     precision_lab_fixtures()
+    t5_fixture()
     with open(os.path.join(OUT, "VERSIONS"), "w") as f:
         f.write(f"torch {torch.__version__}\nnumpy {np.__version__}\n")
 
