@@ -17,6 +17,7 @@
 #include "attnlab/experiments/mask.hpp"
 #include "attnlab/experiments/nope.hpp"
 #include "attnlab/experiments/pe.hpp"
+#include "attnlab/experiments/t5.hpp"
 #include "attnlab/experiments/permute.hpp"
 #include "attnlab/learner/against.hpp"
 #include "attnlab/experiments/rope.hpp"
@@ -246,6 +247,10 @@ TEST_CASE("verdicts: randomized mutations over every experiment, dtype and file 
         NopeParams nope;
         nope.len = pick(2, 40), nope.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;
         mutate(nope_experiment(), nope, fmt::format("nope --len {} --mask {}", nope.len, name_of(nope.mask)), tally);
+        T5Params t5;
+        t5.len = pick(2, 40), t5.buckets = pick(4, 40), t5.direction = rng.below(2) ? T5Direction::causal : T5Direction::bidirectional;
+        t5.max_distance = t5_side(t5.direction, t5.buckets).max_exact + pick(1, 40);
+        mutate(t5_experiment(), t5, fmt::format("t5 --len {} --buckets {} --max-distance {} --direction {}", t5.len, t5.buckets, t5.max_distance, name_of(t5.direction)), tally);
         LearnedParams learned;
         learned.len = pick(1, 24), learned.max_len = pick(1, 24), learned.dim = 2 * pick(1, 6), learned.batch = pick(1, 2);
         mutate(learned_experiment(), learned, fmt::format("learned --len {} --max-len {} --dim {} --batch {}", learned.len, learned.max_len, learned.dim, learned.batch), tally);

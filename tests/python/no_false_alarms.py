@@ -92,7 +92,14 @@ def learned(r):
     return ["--len", r.randint(1, 64), "--max-len", r.randint(1, 64), "--dim", 2 * r.randint(1, 32), "--batch", r.randint(1, 3)], False
 
 
-COMMANDS = {"pe": pe, "learned": learned, "nope": nope, "rope": rope, "alibi": alibi, "mask": mask, "attend": attend, "permute-test": permute}
+def t5(r):
+    direction, buckets = r.choice(["bidirectional", "causal"]), r.randint(4, 64)
+    exact = (buckets // 2 if direction == "bidirectional" else buckets) // 2
+    return ["--len", r.randint(1, 300), "--buckets", buckets, "--max-distance", exact + r.randint(1, 200), "--direction", direction,
+            "--heads", r.randint(1, 4)], False
+
+
+COMMANDS = {"pe": pe, "learned": learned, "t5": t5, "nope": nope, "rope": rope, "alibi": alibi, "mask": mask, "attend": attend, "permute-test": permute}
 
 
 def draw(r):
