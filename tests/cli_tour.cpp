@@ -9,7 +9,8 @@ TEST_CASE("tour: exit 0, every section in order, and the claims table")
     CHECK(r.err.empty());
     std::size_t at = 0;
     for (const char* title : {"1. Order blindness", "2. Sinusoidal positional encoding", "3. Learned absolute positions",
-                              "4. Rotary position embedding", "5. ALiBi", "6. Causal and padding masks", "7. Encoder and decoder attention",
+                              "4. Relative positions: T5's buckets", "5. Rotary position embedding", "6. ALiBi", "7. Causal and padding masks",
+                              "8. Encoder and decoder attention",
                               "Claims:"}) {
         CAPTURE(title);
         const auto pos = r.out.find(title, at);
@@ -30,7 +31,7 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
         CHECK(!s["checks"].empty());
         CHECK(s["passed"] == true);
     }
-    CHECK(names == std::vector<std::string>{"order", "pe", "learned", "rope", "alibi", "mask", "encoder_decoder"});
+    CHECK(names == std::vector<std::string>{"order", "pe", "learned", "relative", "rope", "alibi", "mask", "encoder_decoder"});
     // The exact list of claims, by check name: a claim that disappears fails here.
     std::vector<std::string> claims;
     for (const auto& c : j["claims"]) claims.push_back(c["name"]);
@@ -44,6 +45,8 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "max_wavelength_is_base", "base_sets_highest_frequency_period", "log_space_more_accurate", // pe
                         "learned_table_stops_at_max_len", "learned_dots_depend_on_position", "learned_has_no_linear_shift",
                         "sinusoidal_dots_depend_on_offset_only", "learned_has_no_linear_shift",                 // learned
+                        "bucket_depends_on_offset_only", "exact_buckets_near", "log_buckets_far", "beyond_max_distance_last_bucket",
+                        "sign_told_apart_bidirectional_only", "far_distances_share_a_bucket",                    // relative
                         "pos0_unchanged", "norm_preserved", "dot_equals_relative_rotation",
                         "relative_position_only", "styles_are_permutations", "rope_absorbs_into_kv_compression",
                         "faq_q17_dynamic_ntk_bases", // rope
@@ -57,7 +60,7 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "nan_from_exp_overflow",                                                        // mask
                         "unmasked_rows_change", "teacher_forcing_needs_mask", "main_matches_reference", "causal_rows_unchanged",
                         "rows_sum_to_one", "cross_attention_positions"});                               // encoder_decoder
-    CHECK(j["claims"].size() == 57);
+    CHECK(j["claims"].size() == 63);
     int wrong = 0;
     for (const auto& c : j["claims"]) {
         CHECK(!c["source"].get<std::string>().empty());
@@ -121,7 +124,7 @@ TEST_CASE("tour: Chinese narration with --lang zh, or from LANG")
 
 TEST_CASE("tour: errors")
 {
-    expect_usage_error({"tour", "--section", "nope"}, "unknown --section 'nope'; sections: order, pe, learned, rope");
+    expect_usage_error({"tour", "--section", "nope"}, "unknown --section 'nope'; sections: order, pe, learned, relative, rope");
     expect_usage_error({"tour", "--lang", "fr"}, "--lang");
     expect_usage_error({"tour", "--format", "csv"}, "--format");
     expect_usage_error({"tour", "--seed", "-1"}, "--seed");

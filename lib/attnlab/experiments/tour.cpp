@@ -10,6 +10,7 @@
 #include "attnlab/experiments/pe_params.hpp"
 #include "attnlab/experiments/permute_params.hpp"
 #include "attnlab/experiments/rope_params.hpp"
+#include "attnlab/experiments/t5.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -236,6 +237,32 @@ void section_learned(TourReport& t, const RunContext& ctx)
     s.finish();
 }
 
+void section_relative(TourReport& t, const RunContext& ctx)
+{
+    SectionBuilder s(t, ctx, "relative", {"Relative positions: T5's buckets", "相对位置：T5 的分桶"},
+                     {"T5 adds to each score a learned scalar per head, read from the bucket of the offset j - i:\n"
+                      "one bucket per distance up to half of a side's buckets, log-spaced buckets up to max_distance,\n"
+                      "and one last bucket beyond. Each sign has its own buckets in the encoder. Here 8 buckets, D = 16.",
+                      "T5 给每个得分加上每个头的一个可学习标量，按偏移 j - i 所在的桶取值：\n"
+                      "每侧一半的桶一个距离一个桶，其余按对数间隔分到 max_distance，再远的共用最后一个桶。\n"
+                      "编码器里正负两侧各有自己的桶。这里 8 个桶，D = 16。"});
+    T5Params p;
+    p.len = 24;
+    p.buckets = 8;
+    p.max_distance = 16;
+    const char* hf = "Raffel et al. 2020 (T5), §2.1; Hugging Face T5Attention._relative_position_bucket";
+    s.use(run_t5(p, all_tensors(ctx)), t5_command(p),
+          {{"bucket_depends_on_offset_only", "\"Transformer（四）\" §9.2 (the distance of query and key enters the scores)", "桶只取决于 j - i"},
+           {"exact_buckets_near", hf, "近处每个距离一个桶"},
+           {"log_buckets_far", hf, "远处按对数间隔分桶"},
+           {"beyond_max_distance_last_bucket", hf, "max_distance 以外的距离共用最后一个桶"},
+           {"sign_told_apart_bidirectional_only", hf, "双向的桶能区分正负"},
+           {"far_distances_share_a_bucket", "\"Attention 的两个补丁\" §1 (问题二: distance 5 and distance 10 told apart)",
+            "远的距离共用一个桶：距离 5 和 10 分得开，远处的许多距离分不开"}},
+          "bucket");
+    s.finish();
+}
+
 void section_rope(TourReport& t, const RunContext& ctx)
 {
     SectionBuilder s(t, ctx, "rope",
@@ -385,7 +412,7 @@ using SectionFn = void (*)(TourReport&, const RunContext&);
 const std::vector<std::pair<std::string, SectionFn>>& sections()
 {
     static const std::vector<std::pair<std::string, SectionFn>> all = {
-        {"order", section_order}, {"pe", section_pe},     {"learned", section_learned}, {"rope", section_rope},
+        {"order", section_order}, {"pe", section_pe},     {"learned", section_learned}, {"relative", section_relative}, {"rope", section_rope},
         {"alibi", section_alibi}, {"mask", section_mask}, {"encoder_decoder", section_encdec}};
     return all;
 }
