@@ -43,6 +43,15 @@ SOLUTIONS = {
     "learned-pe": """
     return x + pos_emb[: x.shape[1]][None, :, :]
 """,
+    "t5-buckets": """
+    n = np.arange(L)[None, :] - np.arange(L)[:, None]
+    half = num_buckets // 2
+    exact = half // 2
+    a = np.abs(n)
+    x = np.log(np.maximum(a, 1).astype(np.float32) / np.float32(exact)) / np.float32(np.log(max_distance / exact)) * np.float32(half - exact)
+    far = np.minimum(exact + x.astype(np.int64), half - 1)
+    return np.where(a < exact, a, far) + half * (n > 0)
+""",
     "rope-interleaved": """
     L, d = q.shape[2], q.shape[3]
     theta = base ** (-2.0 * np.arange(d // 2) / d)

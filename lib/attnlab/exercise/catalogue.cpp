@@ -1,11 +1,10 @@
 #include "attnlab/exercise/catalogue.hpp"
+#include "attnlab/exercise/build_with.hpp"
 
 #include "attnlab/core/rng.hpp"
 #include "attnlab/experiments/alibi.hpp"
 #include "attnlab/experiments/attend.hpp"
-#include "attnlab/experiments/learned.hpp"
 #include "attnlab/experiments/mask.hpp"
-#include "attnlab/experiments/nope.hpp"
 #include "attnlab/experiments/pe.hpp"
 #include "attnlab/experiments/permute.hpp"
 #include "attnlab/experiments/rope.hpp"
@@ -20,64 +19,6 @@
 namespace attnlab::exercise_detail {
 
 namespace {
-
-using Given = std::map<std::string, Tensor>;
-
-bool takes_input(const std::vector<std::string>& inputs, const std::string& name)
-{
-    return std::find(inputs.begin(), inputs.end(), name) != inputs.end();
-}
-
-// A catalogued mistake is offered only when it gives a tensor other than the answer here
-// (asking for interleaved pairs makes "interleaved where half was asked" the right answer),
-// told apart even at float32 precision, which check.sh accepts for an answer.
-bool differs(const Tensor& wrong, const Tensor& answer)
-{
-    if (wrong.values.empty()) return false;
-    const ReferenceError f32{measure_reference_error(answer, answer).max_abs, 0.0};
-    double diff = 0.0;
-    return !tensors_match(answer, wrong, judging_tolerance({DType::float32, DType::float32}, f32, 0.0), &diff);
-}
-
-// The reference computed in float64 with the experiment's own compute; the inputs handed out
-// are the run's own (or the ones read back from DIR), and the command takes them with --input.
-template <class P>
-void build_with(MadeExercise& m, const Experiment<P>& e, const P& p, const std::string& tensor,
-                const std::vector<std::string>& handed_out, const Given& given, const std::vector<Tensor>& extra = {})
-{
-    RunContext ctx;
-    ctx.dtype = DType::float64;
-    ctx.seed = m.seed;
-    ctx.keep_all = true;
-    ctx.render_bytes_per_element = 0.0;  // written as NPY files, never printed
-    ctx.memory_advice = fmt::format("reduce the exercise's sizes (exercise list shows which {} takes)", m.info.name);
-    ctx.advise_show = false;
-    for (const auto& [name, t] : given)
-        if (takes_input(e.inputs, name) && takes_input(handed_out, name)) ctx.inputs[name] = t;
-    const Run run = compute_all(e, p, ctx);
-    m.answer_tensor = tensor;
-    m.answer = run.at(tensor);
-    m.command.push_back("--dtype");
-    m.command.push_back("float64");
-    m.command.push_back("--seed");
-    m.command.push_back(std::to_string(m.seed));
-    for (const auto& name : handed_out) {
-        const bool replaces = takes_input(e.inputs, name);
-        m.inputs.push_back({name, "inputs/" + name + ".npy", run.at(name), replaces});
-        if (replaces) {
-            m.command.push_back("--input");
-            m.command.push_back(name + "=inputs/" + name + ".npy");
-        }
-    }
-    for (const Tensor& t : extra) m.inputs.push_back({t.name, "inputs/" + t.name + ".npy", t, false});
-    for (const auto& mistake : e.mistakes) {
-        if (mistake.tensor != tensor) continue;
-        Tensor wrong = mistake.build(p, run);
-        if (differs(wrong, m.answer)) m.mistakes.push_back({mistake.id, mistake.en, mistake.zh, std::move(wrong)});
-    }
-}
-
-long size(const MadeExercise& m, const char* key) { return m.sizes.at(key); }
 
 // --- the texts the exercises share ---
 
@@ -189,40 +130,6 @@ ExerciseDef pe_module_exercise()
                 p.batch = size(m, "batch");
                 m.command = pe_command(p);
                 build_with(m, pe_experiment(), p, "h", {"x"}, given);
-            }};
-}
-
-ExerciseDef learned_exercise()
-{
-    ExerciseText t;
-    t.task_en =
-        "Learned absolute positions, as BERT and GPT-2 have them (\"Transformer（四）\" §9.1; \"Attention 的两个补丁\" "
-        "FAQ Q4). The model keeps a table pos_emb of max_len = {max_len} rows, one learned vector per position "
-        "(nn.Embedding(max_len, D)); here it is given, shape [{max_len}, {dim}] (pos, dim). Add row p of the table to "
-        "position p of every sequence of x, given with shape [B, L, D] = [{batch}, {len}, {dim}] (batch, pos, dim): "
-        "x_pe = x + pos_emb[:L], the first position being 0. The answer x_pe has x's shape.";
-    t.task_zh =
-        "可学习的绝对位置，BERT 与 GPT-2 用的就是它（《Transformer（四）》§9.1；《Attention 的两个补丁》FAQ Q4）。模型保存一张 "
-        "max_len = {max_len} 行的表 pos_emb，每个位置一个可学习的向量（nn.Embedding(max_len, D)）；这里已给出，形状 "
-        "[{max_len}, {dim}]（pos, dim）。把表的第 p 行加到 x 每个序列的位置 p 上，x 的形状为 [B, L, D] = [{batch}, {len}, {dim}]"
-        "（batch, pos, dim）：x_pe = x + pos_emb[:L]，第一个位置是 0。答案 x_pe 与 x 形状相同。";
-    t.signature = "def add_learned_positions(x, pos_emb):";
-    t.doc_en = "x: [B, L, D] (batch, pos, dim), pos_emb: [max_len, D] (pos, dim). Returns x_pe = x + pos_emb[:L]: [B, L, D].";
-    t.doc_zh = "x: [B, L, D]（batch, pos, dim），pos_emb: [max_len, D]（pos, dim）。返回 x_pe = x + pos_emb[:L]：[B, L, D]。";
-    t.stub = "return np.zeros_like(x)";
-    t.call = "add_learned_positions(x, pos_emb)";
-    return {{"learned-pe", "learned", "learned absolute positions: x + pos_emb[:L] from a given table",
-             "可学习的绝对位置：用给定的表计算 x + pos_emb[:L]", {"batch", "len", "dim"}, {{"batch", 2}, {"len", 6}, {"dim", 8}}},
-            t,
-            [](MadeExercise& m, const Given& given) {
-                m.sizes["max_len"] = size(m, "len") + 4;  // longer than L, so the table must be sliced
-                LearnedParams p;
-                p.len = size(m, "len");
-                p.dim = size(m, "dim");
-                p.max_len = size(m, "max_len");
-                p.batch = size(m, "batch");
-                m.command = learned_command(p);
-                build_with(m, learned_experiment(), p, "x_pe", {"x", "pos_emb"}, given);
             }};
 }
 
@@ -380,39 +287,6 @@ ExerciseDef causal_mask_exercise()
             }};
 }
 
-ExerciseDef nope_exercise()
-{
-    ExerciseText t;
-    t.task_en =
-        "A decoder with no position encoding at all (\"Attention 的两个补丁\" §1 and FAQ Q5 say it is then a bag of "
-        "words). Take L = {len} tokens whose queries are all zero, so every score q_i . k_j is 0, and the causal mask "
-        "of a decoder (query i may see keys j <= i only; \"Attention 的两个补丁\" §5.1-5.3). The value of the first "
-        "token is 1 and every other value is 0. Compute the attention output out_i = sum_j softmax_j(scores_i + "
-        "mask_i) v_j for each position i. The answer out has shape [L] = [{len}], axis (pos). Look at it: can you "
-        "tell the positions apart from the output alone?";
-    t.task_zh =
-        "一个完全没有位置编码的解码器（《Attention 的两个补丁》§1 与 FAQ Q5 说它这时是词袋）。取 L = {len} 个 token，"
-        "它们的查询全为零，于是每个得分 q_i . k_j 都是 0，再加上解码器的因果掩码（查询 i 只能看 j <= i 的键；"
-        "《Attention 的两个补丁》§5.1-5.3）。第一个 token 的值为 1，其余 token 的值都是 0。计算每个位置 i 的注意力输出 "
-        "out_i = sum_j softmax_j(scores_i + mask_i) v_j。答案 out 的形状为 [L] = [{len}]，轴为 (pos)。看看结果："
-        "只凭输出能分辨出位置吗？";
-    t.constants = {{"L", "len"}};
-    t.signature = "def causal_output(L):";
-    t.doc_en = "Returns out: [L] (pos), the causal attention output of equal scores and v = (1, 0, ..., 0).";
-    t.doc_zh = "返回 out: [L]（pos），得分全相等、v = (1, 0, ..., 0) 时的因果注意力输出。";
-    t.stub = "return np.zeros(L)";
-    t.call = "causal_output(L)";
-    return {{"position-without-pe", "nope", "the causal output of equal scores: position without any encoding",
-             "得分全相等时的因果输出：没有位置编码也有位置", {"len"}, {{"len", 6}}},
-            t,
-            [](MadeExercise& m, const Given& given) {
-                NopeParams p;
-                p.len = size(m, "len");
-                m.command = nope_command(p);
-                build_with(m, nope_experiment(), p, "out", {}, given);
-            }};
-}
-
 // Lengths 1..L drawn from the seed, the longest always L (so that L is the padded length) and
 // the shortest at most L - 2: then the untouched starter (nothing padded) is wrong, and so is
 // every catalogued mistake in its own way (padding one late still pads a key somewhere).
@@ -551,7 +425,7 @@ ExerciseDef permutation_exercise()
 const std::vector<ExerciseDef>& exercise_defs()
 {
     static const std::vector<ExerciseDef> defs = {
-        pe_exercise(),           pe_module_exercise(),       learned_exercise(),       rope_exercise(RopeStyle::interleaved), rope_exercise(RopeStyle::half),
+        pe_exercise(),           pe_module_exercise(),       learned_exercise(),       t5_exercise(),       rope_exercise(RopeStyle::interleaved), rope_exercise(RopeStyle::half),
         alibi_slopes_exercise(), alibi_bias_exercise(),      causal_mask_exercise(),                padding_mask_exercise(),
         attention_exercise(false), attention_exercise(true), permutation_exercise(),          nope_exercise()};
     return defs;

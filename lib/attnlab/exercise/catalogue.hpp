@@ -11,8 +11,8 @@
 
 namespace attnlab::exercise_detail {
 
-// The task's text. In `task_*` and `doc_*`, {len}, {dim}, {heads}, {batch}, {head_dim} and
-// {max_len} stand for the exercise's sizes.
+// The task's text. In `task_*` and `doc_*`, {len}, {dim}, {heads}, {batch}, {head_dim},
+// {max_len} and any size the builder records ({buckets}, ...) stand for the exercise's sizes.
 struct ExerciseText {
     std::string task_en;
     std::string task_zh;

@@ -50,21 +50,16 @@ std::map<std::string, long> resolve_sizes(const ExerciseInfo& info, const std::m
     return sizes;
 }
 
-// The task's text with its sizes in place of {len}, {dim}, ...
+// The task's text with its sizes in place of {len}, {dim}, ..., and whatever else the
+// exercise's builder recorded in its sizes ({max_len}, {buckets}, ...); a size the exercise
+// does not take reads 0.
 std::string with_sizes(const std::string& text, const MadeExercise& m)
 {
+    std::map<std::string, long> all{{"len", 0}, {"dim", 0}, {"heads", 0}, {"batch", 0}, {"max_len", 0}};
+    for (const auto& [key, value] : m.sizes) all[key] = value;
+    all["head_dim"] = all["heads"] > 0 ? all["dim"] / all["heads"] : 0L;
     fmt::dynamic_format_arg_store<fmt::format_context> args;
-    auto size_or = [&](const char* key) {
-        const auto it = m.sizes.find(key);
-        return it == m.sizes.end() ? 0L : it->second;
-    };
-    const long heads = size_or("heads");
-    args.push_back(fmt::arg("len", size_or("len")));
-    args.push_back(fmt::arg("dim", size_or("dim")));
-    args.push_back(fmt::arg("heads", heads));
-    args.push_back(fmt::arg("batch", size_or("batch")));
-    args.push_back(fmt::arg("max_len", size_or("max_len")));
-    args.push_back(fmt::arg("head_dim", heads > 0 ? size_or("dim") / heads : 0L));
+    for (const auto& [key, value] : all) args.push_back(fmt::arg(key.c_str(), value));
     return fmt::vformat(text, args);
 }
 
