@@ -44,6 +44,12 @@ Each fixture reproduces a well-known reference implementation line for line:
     offsets j - i = -300..300 (columns) under the configurations of T5_CONFIGS (rows, in order):
     (num_buckets, max_distance, bidirectional). The log is torch.log of a float32 tensor, as
     there, so boundary offsets round exactly as Hugging Face's do.
+  - shaw_*: relative position representations written from Shaw et al. 2018, §3.1-3.2, with
+    plain torch operations in float64: rel_index = clamp(j - i, -K, K) + K, scores =
+    (q k^T + einsum(q, rel_k[rel_index])) / sqrt(d), weights = softmax (the causal mask filled
+    with -inf where j > i), out = weights v + einsum(weights, rel_v[rel_index]). B 1, L 5, E 8,
+    H 2, K 2, torch.manual_seed(0); the inputs (shaw_x, shaw_w_q/k/v stored [in, out],
+    shaw_rel_k, shaw_rel_v) beside scores and out without a mask and with the causal one.
 The tests read these .npy files; building and testing never need PyTorch.
 Run from the repository root with Debian's Python:  /usr/bin/python3 data/make_fixtures.py
 """
@@ -298,6 +304,30 @@ def t5_fixture():
     save("t5_buckets", torch.stack([t5_relative_position_bucket(offsets, bi, n, d) for n, d, bi in T5_CONFIGS]))
 
 
+def shaw_fixtures():
+    torch.manual_seed(0)
+    B, L, E, H, K = 1, 5, 8, 2, 2
+    d = E // H
+    x = torch.randn(B, L, E, dtype=torch.float64)
+    w_q, w_k, w_v = (torch.randn(E, E, dtype=torch.float64) / math.sqrt(E) for _ in range(3))
+    rel_k, rel_v = torch.randn(2 * K + 1, d, dtype=torch.float64), torch.randn(2 * K + 1, d, dtype=torch.float64)
+    index = (torch.arange(L)[None, :] - torch.arange(L)[:, None]).clamp(-K, K) + K
+
+    def heads(t):
+        return t.view(B, L, H, d).transpose(1, 2)
+
+    q, k, v = heads(x @ w_q), heads(x @ w_k), heads(x @ w_v)
+    for name, t in (("x", x), ("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("rel_k", rel_k), ("rel_v", rel_v)):
+        save("shaw_" + name, t)
+    for mask in ("none", "causal"):
+        scores = (q @ k.transpose(-1, -2) + torch.einsum("bhid,ijd->bhij", q, rel_k[index])) / math.sqrt(d)
+        if mask == "causal":
+            scores = scores.masked_fill(torch.ones(L, L).triu(1).bool(), float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        save(f"shaw_scores_{mask}", scores)
+        save(f"shaw_out_{mask}", weights @ v + torch.einsum("bhij,ijd->bhid", weights, rel_v[index]))
+
+
 def save(name, tensor):
     np.save(os.path.join(OUT, name + ".npy"), tensor.numpy())
 
@@ -316,6 +346,7 @@ def main():
     precision_fixture()
     precision_lab_fixtures()
     t5_fixture()
+    shaw_fixtures()
     with open(os.path.join(OUT, "VERSIONS"), "w") as f:
         f.write(f"torch {torch.__version__}\nnumpy {np.__version__}\n")
 

@@ -17,6 +17,7 @@
 #include "attnlab/experiments/mask.hpp"
 #include "attnlab/experiments/nope.hpp"
 #include "attnlab/experiments/pe.hpp"
+#include "attnlab/experiments/shaw.hpp"
 #include "attnlab/experiments/t5.hpp"
 #include "attnlab/experiments/permute.hpp"
 #include "attnlab/learner/against.hpp"
@@ -247,6 +248,10 @@ TEST_CASE("verdicts: randomized mutations over every experiment, dtype and file 
         NopeParams nope;
         nope.len = pick(2, 40), nope.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;
         mutate(nope_experiment(), nope, fmt::format("nope --len {} --mask {}", nope.len, name_of(nope.mask)), tally);
+        ShawParams shaw;
+        shaw.len = pick(2, 10), shaw.heads = pick(1, 3), shaw.dim = shaw.heads * 2 * pick(1, 3), shaw.clip = pick(0, 4);
+        shaw.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;
+        mutate(shaw_experiment(), shaw, fmt::format("shaw --len {} --heads {} --dim {} --clip {}", shaw.len, shaw.heads, shaw.dim, shaw.clip), tally);
         T5Params t5;
         t5.len = pick(2, 40), t5.buckets = pick(4, 40), t5.direction = rng.below(2) ? T5Direction::causal : T5Direction::bidirectional;
         t5.max_distance = t5_side(t5.direction, t5.buckets).max_exact + pick(1, 40);

@@ -92,6 +92,12 @@ def learned(r):
     return ["--len", r.randint(1, 64), "--max-len", r.randint(1, 64), "--dim", 2 * r.randint(1, 32), "--batch", r.randint(1, 3)], False
 
 
+def shaw(r):
+    heads = r.randint(1, 4)
+    return ["--len", r.randint(1, 16), "--heads", heads, "--dim", heads * r.randint(1, 8), "--batch", r.randint(1, 2),
+            "--clip", r.randint(0, 6), "--mask", r.choice(["none", "causal"])], False
+
+
 def t5(r):
     direction, buckets = r.choice(["bidirectional", "causal"]), r.randint(4, 64)
     exact = (buckets // 2 if direction == "bidirectional" else buckets) // 2
@@ -99,7 +105,7 @@ def t5(r):
             "--heads", r.randint(1, 4)], False
 
 
-COMMANDS = {"pe": pe, "learned": learned, "t5": t5, "nope": nope, "rope": rope, "alibi": alibi, "mask": mask, "attend": attend, "permute-test": permute}
+COMMANDS = {"pe": pe, "learned": learned, "shaw": shaw, "t5": t5, "nope": nope, "rope": rope, "alibi": alibi, "mask": mask, "attend": attend, "permute-test": permute}
 
 
 def draw(r):

@@ -15,6 +15,7 @@
 #include "attnlab/experiments/pe.hpp"
 #include "attnlab/experiments/permute.hpp"
 #include "attnlab/experiments/rope.hpp"
+#include "attnlab/experiments/shaw.hpp"
 #include "attnlab/experiments/t5.hpp"
 #include "attnlab/learner/against.hpp"
 
@@ -67,7 +68,7 @@ Registered entry(const Experiment<P>& e)
 
 const std::vector<Registered>& registered_experiments()
 {
-    static const std::vector<Registered> list{entry(permute_experiment()), entry(pe_experiment()),   entry(learned_experiment()), entry(t5_experiment()), entry(rope_experiment()),
+    static const std::vector<Registered> list{entry(permute_experiment()), entry(pe_experiment()),   entry(learned_experiment()), entry(shaw_experiment()), entry(t5_experiment()), entry(rope_experiment()),
                                               entry(alibi_experiment()),   entry(mask_experiment()), entry(nope_experiment()),
                                               entry(attend_experiment()),  entry(bench_experiment())};
     return list;
