@@ -9,7 +9,7 @@ TEST_CASE("tour: exit 0, every section in order, and the claims table")
     CHECK(r.err.empty());
     std::size_t at = 0;
     for (const char* title : {"1. Order blindness", "2. Sinusoidal positional encoding", "3. Learned absolute positions",
-                              "4. Relative positions: T5's buckets", "5. Rotary position embedding", "6. ALiBi", "7. Causal and padding masks",
+                              "4. Relative positions: Shaw's tables and T5's buckets", "5. Rotary position embedding", "6. ALiBi", "7. Causal and padding masks",
                               "8. Encoder and decoder attention",
                               "Claims:"}) {
         CAPTURE(title);
@@ -45,6 +45,7 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "max_wavelength_is_base", "base_sets_highest_frequency_period", "log_space_more_accurate", // pe
                         "learned_table_stops_at_max_len", "learned_dots_depend_on_position", "learned_has_no_linear_shift",
                         "sinusoidal_dots_depend_on_offset_only", "learned_has_no_linear_shift",                 // learned
+                        "rel_index_is_clipped_offset", "beyond_clip_share_a_row", "out_matches_definition", "equivariance_breaks",
                         "bucket_depends_on_offset_only", "exact_buckets_near", "log_buckets_far", "beyond_max_distance_last_bucket",
                         "sign_told_apart_bidirectional_only", "far_distances_share_a_bucket",                    // relative
                         "pos0_unchanged", "norm_preserved", "dot_equals_relative_rotation",
@@ -60,7 +61,7 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "nan_from_exp_overflow",                                                        // mask
                         "unmasked_rows_change", "teacher_forcing_needs_mask", "main_matches_reference", "causal_rows_unchanged",
                         "rows_sum_to_one", "cross_attention_positions"});                               // encoder_decoder
-    CHECK(j["claims"].size() == 63);
+    CHECK(j["claims"].size() == 67);
     int wrong = 0;
     for (const auto& c : j["claims"]) {
         CHECK(!c["source"].get<std::string>().empty());

@@ -10,6 +10,7 @@
 #include "attnlab/experiments/pe_params.hpp"
 #include "attnlab/experiments/permute_params.hpp"
 #include "attnlab/experiments/rope_params.hpp"
+#include "attnlab/experiments/shaw.hpp"
 #include "attnlab/experiments/t5.hpp"
 
 #include <fmt/format.h>
@@ -239,13 +240,22 @@ void section_learned(TourReport& t, const RunContext& ctx)
 
 void section_relative(TourReport& t, const RunContext& ctx)
 {
-    SectionBuilder s(t, ctx, "relative", {"Relative positions: T5's buckets", "相对位置：T5 的分桶"},
-                     {"T5 adds to each score a learned scalar per head, read from the bucket of the offset j - i:\n"
-                      "one bucket per distance up to half of a side's buckets, log-spaced buckets up to max_distance,\n"
-                      "and one last bucket beyond. Each sign has its own buckets in the encoder. Here 8 buckets, D = 16.",
-                      "T5 给每个得分加上每个头的一个可学习标量，按偏移 j - i 所在的桶取值：\n"
-                      "每侧一半的桶一个距离一个桶，其余按对数间隔分到 max_distance，再远的共用最后一个桶。\n"
-                      "编码器里正负两侧各有自己的桶。这里 8 个桶，D = 16。"});
+    SectionBuilder s(t, ctx, "relative", {"Relative positions: Shaw's tables and T5's buckets", "相对位置：Shaw 的表与 T5 的分桶"},
+                     {"The distance j - i enters the scores, or the values too, instead of the input. Shaw et al.\n"
+                      "add a vector per clipped distance to the keys and to the values (K = 2 here); T5 adds a\n"
+                      "learned scalar per head, read from the bucket of j - i: one bucket per near distance,\n"
+                      "log-spaced ones up to max_distance, one beyond, each sign its own (8 buckets, D = 16 here).",
+                      "距离 j - i 进入得分，或者也进入 value，而不是加在输入上。Shaw 等人为每个截断后的距离\n"
+                      "给键和值各加一个向量（这里 K = 2）；T5 给每个头加一个可学习标量，按 j - i 所在的桶取值：\n"
+                      "近处一个距离一个桶，远到 max_distance 按对数间隔分桶，再远共用一个，正负各有自己的桶（这里 8 个桶，D = 16）。"});
+    ShawParams shaw;
+    s.use(run_shaw(shaw, all_tensors(ctx)), shaw_command(shaw),
+          {{"rel_index_is_clipped_offset", "Shaw et al. 2018, §3.2 (clip(j - i, k))", "(i, j) 读表的第 clip(j - i, -K, K) + K 行"},
+           {"beyond_clip_share_a_row", "Shaw et al. 2018, §3.2 (the maximum relative position clipped to k)", "超过 K 的距离每侧共用一个向量"},
+           {"out_matches_definition", "\"Transformer（四）\" §9.2 (the distance enters the scores or the value aggregation)",
+            "out_i = sum_j w_ij (v_j + rel_v[rel_index[i, j]])：距离也进入 value 的聚合"},
+           {"equivariance_breaks", "\"Attention 的两个补丁\" §1 and \"Transformer（四）\" §9.2", "加入相对位置表示后 Attn(PX) != P Attn(X)：顺序有了意义"}},
+          "rel_index");
     T5Params p;
     p.len = 24;
     p.buckets = 8;
