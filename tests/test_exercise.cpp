@@ -36,7 +36,7 @@ TEST_CASE("exercise: the catalogue")
     // tests/CMakeLists.txt runs each of these end to end; the two lists must stay one.
     std::vector<std::string> names;
     for (const auto& e : exercise_list()) names.push_back(e.name);
-    CHECK(names == std::vector<std::string>{"pe", "pe-module", "learned-pe", "t5-buckets", "rope-interleaved", "rope-half", "alibi-slopes", "alibi-bias",
+    CHECK(names == std::vector<std::string>{"pe", "pe-module", "learned-pe", "shaw-scores", "t5-buckets", "rope-interleaved", "rope-half", "alibi-slopes", "alibi-bias",
                                             "causal-mask", "padding-mask", "attention", "masked-attention", "permutation",
                                             "position-without-pe"});
     CHECK(find_exercise("permutation").subcommand == "permute-test");
@@ -58,6 +58,7 @@ TEST_CASE("exercise: each one recognises exactly its catalogued mistakes")
     CHECK(mistake_ids(made("causal-mask")) == std::vector<std::string>{"diagonal_masked", "future_visible", "fill_minus_1e9"});
     CHECK(mistake_ids(made("padding-mask")) == std::vector<std::string>{"bool_inverted", "padding_one_late"});
     CHECK(mistake_ids(made("learned-pe")) == std::vector<std::string>{"positions_from_1", "table_not_added"});
+    CHECK(mistake_ids(made("shaw-scores")) == std::vector<std::string>{"rel_index_i_minus_j", "rel_k_missing"});
     CHECK(mistake_ids(made("t5-buckets")) == std::vector<std::string>{"sign_ignored", "no_log_buckets"});
     CHECK(mistake_ids(made("position-without-pe")) == std::vector<std::string>{"mask_ignored", "diagonal_masked"});
     CHECK(mistake_ids(made("attention")) == std::vector<std::string>{"linear_weight_transposed", "scale_sqrt_E", "no_scale", "softmax_over_queries"});

@@ -43,6 +43,11 @@ SOLUTIONS = {
     "learned-pe": """
     return x + pos_emb[: x.shape[1]][None, :, :]
 """,
+    "shaw-scores": """
+    L, d = q.shape[2], q.shape[3]
+    index = np.clip(np.arange(L)[None, :] - np.arange(L)[:, None], -K, K) + K
+    return (q @ np.swapaxes(k, -1, -2) + np.einsum("bhid,ijd->bhij", q, rel_k[index])) / np.sqrt(d)
+""",
     "t5-buckets": """
     n = np.arange(L)[None, :] - np.arange(L)[:, None]
     half = num_buckets // 2

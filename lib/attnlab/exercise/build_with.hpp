@@ -77,6 +77,7 @@ inline long size(const MadeExercise& m, const char* key) { return m.sizes.at(key
 
 // The exercises on the position schemes the articles name but do not build (catalogue_schemes.cpp).
 ExerciseDef learned_exercise();
+ExerciseDef shaw_exercise();
 ExerciseDef t5_exercise();
 ExerciseDef nope_exercise();
 

@@ -3,6 +3,7 @@
 #include "attnlab/exercise/build_with.hpp"
 #include "attnlab/experiments/learned.hpp"
 #include "attnlab/experiments/nope.hpp"
+#include "attnlab/experiments/shaw.hpp"
 #include "attnlab/experiments/t5.hpp"
 
 namespace attnlab::exercise_detail {
@@ -41,6 +42,41 @@ ExerciseDef learned_exercise()
             }};
 }
 
+
+ExerciseDef shaw_exercise()
+{
+    ExerciseText t;
+    t.task_en =
+        "Relative position representations (Shaw et al. 2018, §3.1-3.2; \"Transformer（四）\" §9.2): the distance of key j "
+        "from query i enters the scores through a table rel_k of 2K + 1 rows, K = {clip}, row r for the clipped distance "
+        "r - K. Given q and k, shape [B, H, L, d] = [{batch}, {heads}, {len}, {head_dim}] (batch, head, pos, dim), and rel_k, "
+        "shape [{rows}, {head_dim}] (rel, dim), shared by the heads, compute scores[b, h, i, j] = q[b, h, i] . (k[b, h, j] + "
+        "rel_k[clip(j - i, -K, K) + K]) / sqrt(d). No mask. The answer scores has shape [B, H, L, L], axes (batch, head, "
+        "query, key).";
+    t.task_zh =
+        "相对位置表示（Shaw et al. 2018 §3.1-3.2；《Transformer（四）》§9.2）：键 j 相对查询 i 的距离通过一张 2K + 1 行的表 rel_k "
+        "进入得分，K = {clip}，第 r 行对应截断后的距离 r - K。已知 q 和 k，形状 [B, H, L, d] = [{batch}, {heads}, {len}, {head_dim}]"
+        "（batch, head, pos, dim），以及各头共用的 rel_k，形状 [{rows}, {head_dim}]（rel, dim），计算 scores[b, h, i, j] = "
+        "q[b, h, i] . (k[b, h, j] + rel_k[clip(j - i, -K, K) + K]) / sqrt(d)。不加掩码。答案 scores 的形状为 [B, H, L, L]，"
+        "轴为 (batch, head, query, key)。";
+    t.constants = {{"K", "clip"}};
+    t.signature = "def shaw_scores(q, k, rel_k, K):";
+    t.doc_en = "q, k: [B, H, L, d]; rel_k: [2K + 1, d]. Returns scores: [B, H, L, L] (batch, head, query, key).";
+    t.doc_zh = "q, k: [B, H, L, d]；rel_k: [2K + 1, d]。返回 scores: [B, H, L, L]（batch, head, query, key）。";
+    t.stub = "return np.zeros(q.shape[:3] + (q.shape[2],))";
+    t.call = "shaw_scores(q, k, rel_k, K)";
+    return {{"shaw-scores", "shaw", "relative position representations: the scores with rel_k from given q, k",
+             "相对位置表示：用给定的 q、k 计算带 rel_k 的得分", {"batch", "len", "dim", "heads"}, {{"batch", 1}, {"len", 6}, {"dim", 8}, {"heads", 2}}},
+            t,
+            [](MadeExercise& m, const Given& given) {
+                ShawParams p;
+                p.batch = size(m, "batch"), p.len = size(m, "len"), p.dim = size(m, "dim"), p.heads = size(m, "heads");
+                p.clip = m.sizes["clip"] = 2;
+                m.sizes["rows"] = 2 * p.clip + 1;
+                m.command = shaw_command(p);
+                build_with(m, shaw_experiment(), p, "scores", {"q", "k", "rel_k"}, given);
+            }};
+}
 
 ExerciseDef t5_exercise()
 {
