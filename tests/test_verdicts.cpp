@@ -13,6 +13,7 @@
 #include "attnlab/core/rng.hpp"
 #include "attnlab/experiments/alibi.hpp"
 #include "attnlab/experiments/attend.hpp"
+#include "attnlab/experiments/decode.hpp"
 #include "attnlab/experiments/learned.hpp"
 #include "attnlab/experiments/mask.hpp"
 #include "attnlab/experiments/nope.hpp"
@@ -248,6 +249,12 @@ TEST_CASE("verdicts: randomized mutations over every experiment, dtype and file 
         NopeParams nope;
         nope.len = pick(2, 40), nope.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;
         mutate(nope_experiment(), nope, fmt::format("nope --len {} --mask {}", nope.len, name_of(nope.mask)), tally);
+        DecodeParams decode;
+        decode.prefill = pick(1, 6), decode.steps = pick(1, 4), decode.pe = static_cast<PeKind>(rng.below(4));
+        decode.window = rng.below(2) ? pick(1, 4) : 0;
+        decode.sinks = decode.window > 0 && decode.pe != PeKind::sinusoidal && rng.below(2) ? pick(1, 2) : 0;
+        mutate(decode_experiment(), decode, fmt::format("decode --prefill {} --steps {} --pe {} --window {} --sinks {}", decode.prefill, decode.steps,
+                                                        name_of(decode.pe), decode.window, decode.sinks), tally);
         ShawParams shaw;
         shaw.len = pick(2, 10), shaw.heads = pick(1, 3), shaw.dim = shaw.heads * 2 * pick(1, 3), shaw.clip = pick(0, 4);
         shaw.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;

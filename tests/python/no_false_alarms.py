@@ -92,6 +92,19 @@ def learned(r):
     return ["--len", r.randint(1, 64), "--max-len", r.randint(1, 64), "--dim", 2 * r.randint(1, 32), "--batch", r.randint(1, 3)], False
 
 
+def decode(r):
+    heads = r.randint(1, 4)
+    kv_heads = r.choice([h for h in range(1, heads + 1) if heads % h == 0])
+    pe = r.choice(["none", "sinusoidal", "rope", "alibi"])
+    a = ["--prefill", r.randint(1, 12), "--steps", r.randint(1, 8), "--pe", pe, "--rope-style", r.choice(["interleaved", "half"]),
+         "--heads", heads, "--kv-heads", kv_heads, "--dim", heads * 2 * r.randint(1, 4), "--batch", r.randint(1, 2)]
+    if r.random() < 0.5:
+        a += ["--window", r.randint(1, 8)]
+        if pe != "sinusoidal" and r.random() < 0.5:
+            a += ["--sinks", r.randint(1, 4)]
+    return a, False
+
+
 def shaw(r):
     heads = r.randint(1, 4)
     return ["--len", r.randint(1, 16), "--heads", heads, "--dim", heads * r.randint(1, 8), "--batch", r.randint(1, 2),
@@ -105,7 +118,7 @@ def t5(r):
             "--heads", r.randint(1, 4)], False
 
 
-COMMANDS = {"pe": pe, "learned": learned, "shaw": shaw, "t5": t5, "nope": nope, "rope": rope, "alibi": alibi, "mask": mask, "attend": attend, "permute-test": permute}
+COMMANDS = {"pe": pe, "learned": learned, "shaw": shaw, "decode": decode, "t5": t5, "nope": nope, "rope": rope, "alibi": alibi, "mask": mask, "attend": attend, "permute-test": permute}
 
 
 def draw(r):

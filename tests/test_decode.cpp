@@ -1,0 +1,146 @@
+#include "attnlab/core/measure.hpp"
+#include "attnlab/experiments/attend.hpp"
+#include "attnlab/experiments/decode.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace attnlab;
+
+namespace {
+
+Report decode(DecodeParams p, DType dtype = DType::float32)
+{
+    RunContext ctx;
+    ctx.dtype = dtype;
+    return run_decode(p, ctx);
+}
+
+std::vector<double> values(const Tensor& t)
+{
+    std::vector<double> out(t.size());
+    for (std::size_t n = 0; n < out.size(); ++n) out[n] = t.values[n];
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("run_decode: the full pass is attend's causal (or windowed) attention on the same x and weights, in every position scheme")
+{
+    // attend is held to PyTorch by its own fixtures; decode's loops are another code path.
+    for (PeKind pe : {PeKind::none, PeKind::sinusoidal, PeKind::rope, PeKind::alibi})
+        for (long window : {0L, 3L}) {
+            CAPTURE(name_of(pe));
+            CAPTURE(window);
+            DecodeParams p;
+            p.pe = pe, p.window = window, p.heads = 4, p.kv_heads = 2, p.rope_style = RopeStyle::half;
+            const Report d = decode(p, DType::float64);
+            CHECK(d.passed());
+            AttendParams a;
+            a.len = 7, a.heads = 4, a.kv_heads = 2, a.dim = 8, a.pe = pe, a.rope_style = RopeStyle::half;
+            a.mask = window > 0 ? MaskKind::window : MaskKind::causal;
+            if (window > 0) a.window = window;
+            RunContext ctx;
+            ctx.dtype = DType::float64;
+            for (const char* name : {"x", "w_q", "w_k", "w_v"}) ctx.inputs[name] = *d.find(name);
+            const Report r = run_attend(a, ctx);
+            CHECK(max_abs_diff(*r.find("out"), *d.find("out_full")) < 1e-14);
+        }
+}
+
+TEST_CASE("run_decode: the cache's positions worked by hand: every token, a ring buffer of 3, and StreamingLLM's 1 sink + 3")
+{
+    DecodeParams p;  // P 4, T 3
+    const Report all = decode(p);
+    // step 0 holds tokens 0..4 of 7 slots, step 2 all 7
+    CHECK(values(*all.find("positions")) == std::vector<double>{0, 1, 2, 3, 4, -1, -1, 0, 1, 2, 3, 4, 5, -1, 0, 1, 2, 3, 4, 5, 6});
+    p.window = 3;
+    const Report ring = decode(p);
+    CHECK(values(*ring.find("positions")) == std::vector<double>{2, 3, 4, 3, 4, 5, 4, 5, 6});
+    CHECK(ring.find("cache_k")->shape == std::vector<std::size_t>{1, 2, 3, 4});
+    p.sinks = 1;
+    const Report sink = decode(p);
+    // tokens 0, 2, 3, 4 then 0, 3, 4, 5 then 0, 4, 5, 6: read at cache indices 0..3
+    CHECK(values(*sink.find("positions")) == std::vector<double>{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3});
+    check_invariants_hold(sink, {"positions_follow_cache_rule", "sinks_read_cache_positions"});
+    // the sinks bring key 0 close: the steps differ from the windowed full pass by far more than rounding
+    double gap = 0.0;
+    const Tensor &steps = *sink.find("out_steps"), &full = *sink.find("out_full");
+    for (std::size_t h = 0; h < 2; ++h)
+        for (std::size_t t = 0; t < 3; ++t)
+            for (std::size_t c = 0; c < 4; ++c) gap = std::max(gap, std::abs(steps.values[(h * 3 + t) * 4 + c] - full.values[(h * 7 + 4 + t) * 4 + c]));
+    CHECK(gap > 0.01);
+}
+
+TEST_CASE("run_decode: every check holds in every dtype and configuration, and names the one that applies")
+{
+    for (DType dtype : {DType::float64, DType::float32, DType::float16, DType::bfloat16}) {
+        CAPTURE(name_of(dtype));
+        DecodeParams p;
+        check_invariants_hold(decode(p, dtype), {"positions_follow_cache_rule", "steps_match_full_pass"});
+        p.window = 2;
+        p.pe = PeKind::alibi;
+        check_invariants_hold(decode(p, dtype), {"positions_follow_cache_rule", "ring_buffer_equals_window_mask"});
+        p.sinks = 2;
+        check_invariants_hold(decode(p, dtype), {"positions_follow_cache_rule", "sinks_read_cache_positions"});
+    }
+}
+
+TEST_CASE("decode: each usual mistake fails the step check, and a doctored position table fails its check")
+{
+    const auto& e = decode_experiment();
+    for (PeKind pe : {PeKind::rope, PeKind::alibi})
+        for (long sinks : {0L, 1L}) {
+            CAPTURE(name_of(pe));
+            CAPTURE(sinks);
+            DecodeParams p;
+            p.pe = pe, p.sinks = sinks, p.window = sinks > 0 ? 3 : 0;
+            RunContext ctx;
+            Run run = compute_all(e, p, ctx);
+            const Run clean = run;
+            auto failed = [&] { return failed_checks(check_run(e, p, run, ctx)); };
+            CHECK(failed().empty());
+            const std::string step_check = sinks > 0 ? "sinks_read_cache_positions" : "steps_match_full_pass";
+            std::size_t built = 0;
+            for (const auto& m : e.mistakes) {
+                CAPTURE(m.id);
+                run = clean;
+                Tensor wrong = m.build(p, run);
+                if (wrong.values.empty()) continue;
+                ++built;
+                wrong.elem = Elem::float32;
+                replace_tensor(run, wrong);
+                CHECK(failed() == std::vector<std::string>{step_check});
+            }
+            CHECK(built == (sinks > 0 ? 1U : 2U));
+            run = clean;
+            tensor_of(run, "positions").values.wide()[1] = 7;
+            CHECK(failed() == std::vector<std::string>{"positions_follow_cache_rule"});
+        }
+    DecodeParams none;
+    none.pe = PeKind::none;
+    const Run plain = compute_all(e, none, RunContext{});
+    for (const auto& m : e.mistakes) CHECK(m.build(none, plain).values.empty());  // no positions to get wrong
+}
+
+TEST_CASE("run_decode: input errors and the command that reproduces a run")
+{
+    DecodeParams p;
+    p.sinks = 1;
+    CHECK_THROWS_WITH_AS(decode(p), doctest::Contains("--sinks needs --window"), InputError);
+    p.window = 2;
+    p.pe = PeKind::sinusoidal;
+    CHECK_THROWS_WITH_AS(decode(p), doctest::Contains("cannot be re-read at its cache index"), InputError);
+    p.pe = PeKind::rope;
+    p.dim = 6;
+    p.heads = 2;
+    CHECK_THROWS_WITH_AS(decode(p), doctest::Contains("--pe rope needs an even head dimension (got 3)"), InputError);
+    p.dim = 8;
+    p.kv_heads = 3;
+    CHECK_THROWS_AS(decode(p), InputError);
+    DecodeParams q;
+    q.window = 3;
+    q.sinks = 1;
+    CHECK(decode_command(q) == std::vector<std::string>{"decode", "--window", "3", "--sinks", "1"});
+}
