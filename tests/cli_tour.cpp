@@ -10,7 +10,7 @@ TEST_CASE("tour: exit 0, every section in order, and the claims table")
     std::size_t at = 0;
     for (const char* title : {"1. Order blindness", "2. Sinusoidal positional encoding", "3. Learned absolute positions",
                               "4. Relative positions: Shaw's tables and T5's buckets", "5. Rotary position embedding", "6. ALiBi", "7. Causal and padding masks",
-                              "8. Encoder and decoder attention",
+                              "8. The decoder at inference", "9. Encoder and decoder attention",
                               "Claims:"}) {
         CAPTURE(title);
         const auto pos = r.out.find(title, at);
@@ -31,7 +31,7 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
         CHECK(!s["checks"].empty());
         CHECK(s["passed"] == true);
     }
-    CHECK(names == std::vector<std::string>{"order", "pe", "learned", "relative", "rope", "alibi", "mask", "encoder_decoder"});
+    CHECK(names == std::vector<std::string>{"order", "pe", "learned", "relative", "rope", "alibi", "mask", "decode", "encoder_decoder"});
     // The exact list of claims, by check name: a claim that disappears fails here.
     std::vector<std::string> claims;
     for (const auto& c : j["claims"]) claims.push_back(c["name"]);
@@ -59,9 +59,11 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "bool_conventions_complement",
                         "bool_conventions_same_weights", "sdpa_bool_true_masks", "no_nan_weights",
                         "nan_from_exp_overflow",                                                        // mask
+                        "positions_follow_cache_rule", "steps_match_full_pass", "ring_buffer_equals_window_mask",
+                        "sinks_read_cache_positions",                                                   // decode
                         "unmasked_rows_change", "teacher_forcing_needs_mask", "main_matches_reference", "causal_rows_unchanged",
                         "rows_sum_to_one", "cross_attention_positions"});                               // encoder_decoder
-    CHECK(j["claims"].size() == 67);
+    CHECK(j["claims"].size() == 71);
     int wrong = 0;
     for (const auto& c : j["claims"]) {
         CHECK(!c["source"].get<std::string>().empty());

@@ -1,6 +1,7 @@
 #include "attnlab/experiments/tour.hpp"
 
 #include "attnlab/experiments/command_line.hpp"
+#include "attnlab/experiments/decode.hpp"
 #include "attnlab/experiments/facts.hpp"
 #include "attnlab/experiments/alibi_params.hpp"
 #include "attnlab/experiments/attend_params.hpp"
@@ -388,6 +389,37 @@ void section_mask(TourReport& t, const RunContext& ctx)
     s.finish();
 }
 
+void section_decode(TourReport& t, const RunContext& ctx)
+{
+    SectionBuilder s(t, ctx, "decode", {"The decoder at inference: a prefill, then a KV cache", "推理时的解码器：先预填充，再用 KV 缓存"},
+                     {"A prompt of P tokens fills the cache at once; then each step adds one token and attends to the\n"
+                      "cache. With the causal mask every step equals that row of one full pass, provided the new token\n"
+                      "is rotated with its own position. A ring buffer is the window mask; StreamingLLM's sinks read\n"
+                      "each key at its index in the cache.",
+                      "P 个 token 的提示一次性填满缓存；之后每一步加入一个 token，对缓存做注意力。有因果掩码时，\n"
+                      "只要新 token 用它自己的位置旋转，每一步都等于一次完整前向的那一行。环形缓冲就是窗口掩码；\n"
+                      "StreamingLLM 的 sink 让每个键按它在缓存中的下标读取。"});
+    DecodeParams p;
+    s.use(run_decode(p, all_tensors(ctx)), decode_command(p),
+          {{"steps_match_full_pass", "\"Attention 的两个补丁\" §5.1 and §5.3 (后果 1: what the mask trains is what generation runs)",
+            "经过 KV 缓存的每一步都等于完整因果前向的那一行"},
+           {"positions_follow_cache_rule", "\"Attention 的两个补丁\" §3.4 (apply_rope; the cache's offset is the \"KV Cache 切片\" it leaves out)",
+            "缓存里每个 token 用它自己的位置"}},
+          "positions");
+    DecodeParams ring;
+    ring.window = 3;
+    s.use(run_decode(ring, all_tensors(ctx)), decode_command(ring),
+          {{"ring_buffer_equals_window_mask", "Jiang et al. 2023 (Mistral 7B), §2 (rolling buffer cache)", "W 个槽位的环形缓冲等于窗口掩码"}}, "positions");
+    DecodeParams sinks;
+    sinks.window = 3;
+    sinks.sinks = 1;
+    sinks.steps = 4;
+    s.use(run_decode(sinks, all_tensors(ctx)), decode_command(sinks),
+          {{"sinks_read_cache_positions", "Xiao et al. 2024 (StreamingLLM), §3.2 (positions within the cache)", "sink 与窗口里的键按缓存下标读取"}},
+          "positions");
+    s.finish();
+}
+
 void section_encdec(TourReport& t, const RunContext& ctx)
 {
     SectionBuilder s(t, ctx, "encoder_decoder",
@@ -423,7 +455,7 @@ const std::vector<std::pair<std::string, SectionFn>>& sections()
 {
     static const std::vector<std::pair<std::string, SectionFn>> all = {
         {"order", section_order}, {"pe", section_pe},     {"learned", section_learned}, {"relative", section_relative}, {"rope", section_rope},
-        {"alibi", section_alibi}, {"mask", section_mask}, {"encoder_decoder", section_encdec}};
+        {"alibi", section_alibi}, {"mask", section_mask}, {"decode", section_decode}, {"encoder_decoder", section_encdec}};
     return all;
 }
 
