@@ -28,12 +28,12 @@ TEST_CASE("exercise list: one line per exercise, and JSON with name, title, subc
 {
     const auto r = run_cli({"exercise", "list", "--lang", "en"});
     CHECK(r.status == 0);
-    CHECK(count_lines(r.out) == 15);
+    CHECK(count_lines(r.out) == 16);
     // columns as wide as the longest name and subcommand, plus one space
     CHECK(r.out.find("attention            attend        the attention block from given x and weights\n") != std::string::npos);
     CHECK(r.out.find("position-without-pe  nope          the causal output of equal scores") != std::string::npos);
     const auto j = run_json({"exercise", "list", "--lang", "zh"});
-    REQUIRE(j["exercises"].size() == 15);
+    REQUIRE(j["exercises"].size() == 16);
     CHECK(j["exercises"][0] == nlohmann::json{{"name", "pe"}, {"title", "正弦位置编码表 [L, D]"}, {"subcommand", "pe"}});
     expect_usage_error({"exercise", "list", "--format", "csv"}, "exercise list prints text or json");
 }

@@ -38,7 +38,7 @@ TEST_CASE("exercise: the catalogue")
     for (const auto& e : exercise_list()) names.push_back(e.name);
     CHECK(names == std::vector<std::string>{"pe", "pe-module", "learned-pe", "shaw-scores", "t5-buckets", "rope-interleaved", "rope-half", "alibi-slopes", "alibi-bias",
                                             "causal-mask", "padding-mask", "attention", "masked-attention", "permutation",
-                                            "position-without-pe"});
+                                            "position-without-pe", "decode-step"});
     CHECK(find_exercise("permutation").subcommand == "permute-test");
     CHECK_THROWS_WITH_AS(find_exercise("softmax"), doctest::Contains("no exercise 'softmax'; exercises: pe, pe-module"), InputError);
 }
@@ -60,6 +60,7 @@ TEST_CASE("exercise: each one recognises exactly its catalogued mistakes")
     CHECK(mistake_ids(made("learned-pe")) == std::vector<std::string>{"positions_from_1", "table_not_added"});
     CHECK(mistake_ids(made("shaw-scores")) == std::vector<std::string>{"rel_index_i_minus_j", "rel_k_missing"});
     CHECK(mistake_ids(made("t5-buckets")) == std::vector<std::string>{"sign_ignored", "no_log_buckets"});
+    CHECK(mistake_ids(made("decode-step")) == std::vector<std::string>{"positions_restart_each_step", "cache_position_off_by_one"});
     CHECK(mistake_ids(made("position-without-pe")) == std::vector<std::string>{"mask_ignored", "diagonal_masked"});
     CHECK(mistake_ids(made("attention")) == std::vector<std::string>{"linear_weight_transposed", "scale_sqrt_E", "no_scale", "softmax_over_queries"});
     CHECK(mistake_ids(made("masked-attention")).back() == "mask_ignored");

@@ -48,6 +48,27 @@ SOLUTIONS = {
     index = np.clip(np.arange(L)[None, :] - np.arange(L)[:, None], -K, K) + K
     return (q @ np.swapaxes(k, -1, -2) + np.einsum("bhid,ijd->bhij", q, rel_k[index])) / np.sqrt(d)
 """,
+    "decode-step": """
+    B, H, N, d = q.shape
+    theta = 10000.0 ** (-2.0 * np.arange(d // 2) / d)
+
+    def rope(x, m):
+        c, s = np.cos(m * theta), np.sin(m * theta)
+        out = np.empty_like(x)
+        out[..., 0::2] = x[..., 0::2] * c - x[..., 1::2] * s
+        out[..., 1::2] = x[..., 0::2] * s + x[..., 1::2] * c
+        return out
+
+    out = np.zeros((B, H, N - P, d))
+    for n in range(P, N):
+        qn = rope(q[:, :, n], n)
+        keys = np.stack([rope(k[:, :, j], j) for j in range(n + 1)], axis=2)
+        scores = np.einsum("bhd,bhjd->bhj", qn, keys) / np.sqrt(d)
+        w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        w /= w.sum(axis=-1, keepdims=True)
+        out[:, :, n - P] = np.einsum("bhj,bhjd->bhd", w, v[:, :, : n + 1])
+    return out
+""",
     "t5-buckets": """
     n = np.arange(L)[None, :] - np.arange(L)[:, None]
     half = num_buckets // 2

@@ -80,5 +80,6 @@ ExerciseDef learned_exercise();
 ExerciseDef shaw_exercise();
 ExerciseDef t5_exercise();
 ExerciseDef nope_exercise();
+ExerciseDef decode_exercise();
 
 }  // namespace attnlab::exercise_detail

@@ -424,10 +424,22 @@ ExerciseDef permutation_exercise()
 
 const std::vector<ExerciseDef>& exercise_defs()
 {
-    static const std::vector<ExerciseDef> defs = {
-        pe_exercise(),           pe_module_exercise(),       learned_exercise(),       shaw_exercise(),       t5_exercise(),       rope_exercise(RopeStyle::interleaved), rope_exercise(RopeStyle::half),
-        alibi_slopes_exercise(), alibi_bias_exercise(),      causal_mask_exercise(),                padding_mask_exercise(),
-        attention_exercise(false), attention_exercise(true), permutation_exercise(),          nope_exercise()};
+    static const std::vector<ExerciseDef> defs = {pe_exercise(),
+                                                  pe_module_exercise(),
+                                                  learned_exercise(),
+                                                  shaw_exercise(),
+                                                  t5_exercise(),
+                                                  rope_exercise(RopeStyle::interleaved),
+                                                  rope_exercise(RopeStyle::half),
+                                                  alibi_slopes_exercise(),
+                                                  alibi_bias_exercise(),
+                                                  causal_mask_exercise(),
+                                                  padding_mask_exercise(),
+                                                  attention_exercise(false),
+                                                  attention_exercise(true),
+                                                  permutation_exercise(),
+                                                  nope_exercise(),
+                                                  decode_exercise()};
     return defs;
 }
 

@@ -1,6 +1,7 @@
 // The exercises on learned positions, T5's buckets and a decoder without positions: the
 // schemes "Transformer（四）" §9 and "Attention 的两个补丁" FAQ Q4-Q5 name.
 #include "attnlab/exercise/build_with.hpp"
+#include "attnlab/experiments/decode.hpp"
 #include "attnlab/experiments/learned.hpp"
 #include "attnlab/experiments/nope.hpp"
 #include "attnlab/experiments/shaw.hpp"
@@ -148,6 +149,44 @@ ExerciseDef nope_exercise()
                 p.len = size(m, "len");
                 m.command = nope_command(p);
                 build_with(m, nope_experiment(), p, "out", {}, given);
+            }};
+}
+
+ExerciseDef decode_exercise()
+{
+    ExerciseText t;
+    t.task_en =
+        "A decoder at inference (\"Attention 的两个补丁\" §5.1 and §3.4). q, k and v are given, shape [B, H, N, d] = "
+        "[{batch}, {heads}, {tokens}, {head_dim}] (batch, head, pos, dim), before RoPE: the projections of N = P + T tokens. "
+        "The first P = {prefill} tokens are the prompt (the prefill fills the cache with their keys and values); then "
+        "each of T = {steps} steps adds one token n = P + t and computes its output against every cached token 0 .. n. "
+        "Use RoPE with pairs (2i, 2i+1), theta_i = 10000^(-2i/d): a token at position m is rotated by m theta_i, and each "
+        "token's position is its own index n (not its index in this step's input). Scores q.k / sqrt(d), softmax over the "
+        "keys, then the weighted sum of v. The answer out_steps has shape [B, H, T, d], axes (batch, head, step, dim).";
+    t.task_zh =
+        "推理时的解码器（《Attention 的两个补丁》§5.1 与 §3.4）。已知 q、k、v，形状 [B, H, N, d] = [{batch}, {heads}, {tokens}, "
+        "{head_dim}]（batch, head, pos, dim），是 N = P + T 个 token 在 RoPE 之前的投影。前 P = {prefill} 个 token 是提示"
+        "（预填充把它们的键和值放进缓存）；之后 T = {steps} 步中的每一步加入一个 token n = P + t，对缓存中的 0 .. n 全部 token "
+        "计算它的输出。RoPE 取 (2i, 2i+1) 成对，theta_i = 10000^(-2i/d)：位置 m 的 token 旋转 m theta_i，每个 token 的位置就是"
+        "它自己的下标 n（不是它在这一步输入里的下标）。得分 q.k / sqrt(d)，对键做 softmax，再对 v 加权求和。答案 out_steps 的形状为 "
+        "[B, H, T, d]，轴为 (batch, head, step, dim)。";
+    t.constants = {{"P", "prefill"}};
+    t.signature = "def decode_steps(q, k, v, P):";
+    t.doc_en = "q, k, v: [B, H, N, d] before RoPE. Returns out_steps: [B, H, N - P, d], the output of tokens P .. N - 1 against the cache.";
+    t.doc_zh = "q、k、v: [B, H, N, d]，RoPE 之前。返回 out_steps: [B, H, N - P, d]，即 token P .. N - 1 对缓存的输出。";
+    t.stub = "return np.zeros(q.shape[:2] + (q.shape[2] - P, q.shape[3]))";
+    t.call = "decode_steps(q, k, v, P)";
+    return {{"decode-step", "decode", "a decoder's steps against its KV cache, RoPE at each token's own position",
+             "解码器对 KV 缓存的逐步计算，RoPE 用每个 token 自己的位置", {"batch", "heads", "dim"}, {{"batch", 1}, {"heads", 2}, {"dim", 8}}},
+            t,
+            [](MadeExercise& m, const Given& given) {
+                DecodeParams p;
+                p.batch = size(m, "batch"), p.heads = size(m, "heads"), p.dim = size(m, "dim");
+                p.prefill = m.sizes["prefill"] = 4;
+                p.steps = m.sizes["steps"] = 3;
+                m.sizes["tokens"] = p.prefill + p.steps;
+                m.command = decode_command(p);
+                build_with(m, decode_experiment(), p, "out_steps", {"q", "k", "v"}, given);
             }};
 }
 
