@@ -35,4 +35,6 @@ TEST_CASE("decode: --against passes a saved right answer and fails another seed'
     expect_usage_error({"decode", "--sinks", "1", "--window", "2", "--pe", "sinusoidal"}, "cannot be re-read at its cache index");
     expect_usage_error({"decode", "--kv-heads", "3"}, "--kv-heads 3 must divide --heads 2");
     expect_usage_error({"decode", "--steps", "0"}, "--steps");
+    expect_usage_error({"decode", "--left-pad", "2,5"}, "--left-pad: each length must lie in 1..4 (--prefill), got 5");
+    expect_usage_error({"decode", "--left-pad", "2,3", "--window", "2"}, "--window");
 }

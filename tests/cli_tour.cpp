@@ -60,10 +60,10 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "bool_conventions_same_weights", "sdpa_bool_true_masks", "no_nan_weights",
                         "nan_from_exp_overflow",                                                        // mask
                         "positions_follow_cache_rule", "steps_match_full_pass", "ring_buffer_equals_window_mask",
-                        "sinks_read_cache_positions",                                                   // decode
+                        "sinks_read_cache_positions", "left_pad_matches_unpadded", "uniform_shift_changes_no_score", // decode
                         "unmasked_rows_change", "teacher_forcing_needs_mask", "main_matches_reference", "causal_rows_unchanged",
                         "rows_sum_to_one", "cross_attention_positions"});                               // encoder_decoder
-    CHECK(j["claims"].size() == 71);
+    CHECK(j["claims"].size() == 73);
     int wrong = 0;
     for (const auto& c : j["claims"]) {
         CHECK(!c["source"].get<std::string>().empty());

@@ -144,3 +144,69 @@ TEST_CASE("run_decode: input errors and the command that reproduces a run")
     q.sinks = 1;
     CHECK(decode_command(q) == std::vector<std::string>{"decode", "--window", "3", "--sinks", "1"});
 }
+
+TEST_CASE("run_decode: a left-padded sequence's steps are those of the same sequence unpadded, in every position scheme")
+{
+    for (PeKind pe : {PeKind::none, PeKind::sinusoidal, PeKind::rope, PeKind::alibi}) {
+        CAPTURE(name_of(pe));
+        DecodeParams p;
+        p.pe = pe;
+        p.left_pad = {2, 4};  // sequence 0 has 2 pads in front, sequence 1 none
+        p.batch = 2;
+        const Report padded = decode(p, DType::float64);
+        check_invariants_hold(padded, pe == PeKind::rope || pe == PeKind::alibi
+                                          ? std::vector<std::string>{"positions_follow_cache_rule", "steps_match_full_pass", "left_pad_matches_unpadded",
+                                                                     "uniform_shift_changes_no_score"}
+                                          : std::vector<std::string>{"positions_follow_cache_rule", "steps_match_full_pass", "left_pad_matches_unpadded"});
+        // sequence 0 on its own: its 2 real prompt tokens and the 3 steps, the same weights
+        DecodeParams alone;
+        alone.pe = pe, alone.prefill = 2;
+        RunContext ctx;
+        ctx.dtype = DType::float64;
+        const Tensor& x = *padded.find("x");
+        std::vector<double> rows;
+        for (std::size_t t = 2; t < 7; ++t)
+            for (std::size_t e = 0; e < 8; ++e) rows.push_back(x.values[t * 8 + e]);
+        ctx.inputs["x"] = Tensor{"x", {"batch", "pos", "dim"}, Elem::float64, {1, 5, 8}, rows};
+        for (const char* name : {"w_q", "w_k", "w_v"}) ctx.inputs[name] = *padded.find(name);
+        const Tensor& steps = *padded.find("out_steps");
+        const Report single = run_decode(alone, ctx);
+        const Tensor& own = *single.find("out_steps");
+        double worst = 0.0;
+        for (std::size_t n = 0; n < own.size(); ++n) worst = std::max(worst, std::abs(own.values[n] - steps.values[n]));  // batch 0 comes first
+        CHECK(worst < 1e-14);
+    }
+}
+
+TEST_CASE("decode: counting left-padded positions from the first pad shows under sinusoidal PE only, and under RoPE and ALiBi it changes nothing")
+{
+    const auto& e = decode_experiment();
+    for (PeKind pe : {PeKind::sinusoidal, PeKind::rope, PeKind::alibi}) {
+        CAPTURE(name_of(pe));
+        DecodeParams p;
+        p.pe = pe, p.left_pad = {2, 4}, p.batch = 2;
+        RunContext ctx;
+        ctx.dtype = DType::float64;
+        Run run = compute_all(e, p, ctx);
+        const Mistake<DecodeParams>& m = e.mistakes.back();
+        REQUIRE(m.id == "left_pad_positions_from_0");
+        const Tensor wrong = m.build(p, run);
+        const double gap = max_abs_diff(wrong, run.at("out_steps"));
+        if (pe == PeKind::sinusoidal) {
+            CHECK(gap > 0.01);
+            replace_tensor(run, wrong);
+            CHECK(failed_checks(check_run(e, p, run, ctx)) == std::vector<std::string>{"steps_match_full_pass", "left_pad_matches_unpadded"});
+        } else {
+            CHECK(gap < 1e-13);
+            tensor_of(run, "out_steps").values.wide()[2] += 0.01;
+            CHECK(failed_checks(check_run(e, p, run, ctx)) ==
+                  std::vector<std::string>{"steps_match_full_pass", "left_pad_matches_unpadded", "uniform_shift_changes_no_score"});
+        }
+    }
+    DecodeParams bad;
+    bad.left_pad = {2, 5};
+    bad.batch = 2;
+    CHECK_THROWS_WITH_AS(decode(bad), doctest::Contains("--left-pad: each length must lie in 1..4 (--prefill), got 5"), InputError);
+    bad.left_pad = {2};
+    CHECK_THROWS_WITH_AS(decode(bad), doctest::Contains("--left-pad gives 1 lengths for --batch 2"), InputError);
+}

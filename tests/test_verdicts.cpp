@@ -253,6 +253,7 @@ TEST_CASE("verdicts: randomized mutations over every experiment, dtype and file 
         decode.prefill = pick(1, 6), decode.steps = pick(1, 4), decode.pe = static_cast<PeKind>(rng.below(4));
         decode.window = rng.below(2) ? pick(1, 4) : 0;
         decode.sinks = decode.window > 0 && decode.pe != PeKind::sinusoidal && rng.below(2) ? pick(1, 2) : 0;
+        if (decode.window == 0 && rng.below(2)) decode.left_pad = {pick(1, decode.prefill), decode.prefill}, decode.batch = 2;
         mutate(decode_experiment(), decode, fmt::format("decode --prefill {} --steps {} --pe {} --window {} --sinks {}", decode.prefill, decode.steps,
                                                         name_of(decode.pe), decode.window, decode.sinks), tally);
         ShawParams shaw;

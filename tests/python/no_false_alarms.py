@@ -98,10 +98,13 @@ def decode(r):
     pe = r.choice(["none", "sinusoidal", "rope", "alibi"])
     a = ["--prefill", r.randint(1, 12), "--steps", r.randint(1, 8), "--pe", pe, "--rope-style", r.choice(["interleaved", "half"]),
          "--heads", heads, "--kv-heads", kv_heads, "--dim", heads * 2 * r.randint(1, 4), "--batch", r.randint(1, 2)]
-    if r.random() < 0.5:
+    if r.random() < 0.4:
         a += ["--window", r.randint(1, 8)]
         if pe != "sinusoidal" and r.random() < 0.5:
             a += ["--sinks", r.randint(1, 4)]
+    elif r.random() < 0.4:
+        prefill = a[1]
+        a = a[:a.index("--batch")] + ["--left-pad", ",".join(str(r.randint(1, prefill)) for _ in range(r.randint(1, 3)))]
     return a, False
 
 

@@ -7,6 +7,8 @@
 //   --sinks S:  StreamingLLM (Xiao et al. 2024, §3.2): the first S tokens stay, the last W
 //               follow, and each cached key is rotated or biased with its index in the cache,
 //               the query with the last one.
+//   --left-pad: prompts of these real lengths, padded on the left to P; positions are
+//               cumsum(mask) - 1 and the pads are masked, as Hugging Face generates.
 #pragma once
 
 #include "attnlab/core/position/rope_scaling.hpp"
@@ -31,6 +33,7 @@ struct DecodeParams {
     long batch = 1;                 // B
     long window = 0;                // W; 0: the cache keeps every token
     long sinks = 0;                 // S, with a window
+    std::vector<long> left_pad;     // real prompt lengths, one per sequence (each <= P)
 };
 
 const Experiment<DecodeParams>& decode_experiment();

@@ -417,6 +417,14 @@ void section_decode(TourReport& t, const RunContext& ctx)
     s.use(run_decode(sinks, all_tensors(ctx)), decode_command(sinks),
           {{"sinks_read_cache_positions", "Xiao et al. 2024 (StreamingLLM), §3.2 (positions within the cache)", "sink 与窗口里的键按缓存下标读取"}},
           "positions");
+    DecodeParams padded;
+    padded.left_pad = {2, 4};
+    padded.batch = 2;
+    const char* hf = "Hugging Face transformers, prepare_inputs_for_generation (position_ids = attention_mask.cumsum(-1) - 1)";
+    s.use(run_decode(padded, all_tensors(ctx)), decode_command(padded),
+          {{"left_pad_matches_unpadded", hf, "左填充的序列给出与不填充时相同的行"},
+           {"uniform_shift_changes_no_score", hf, "RoPE 下从第一个填充开始计位置也得到相同输出：整体平移不改变得分"}},
+          "positions");
     s.finish();
 }
 
