@@ -82,18 +82,21 @@ std::optional<Check> check_past_max_len(const LearnedParams& p, const Run& run, 
                          Compare::gt);
 }
 
+// max over k of the spread over p of row(p).row(p+k) in table `name`, and the most rounding
+// gives a sinusoidal table of M rows (dot_spread_bound, from the frequencies the compute kept).
+double dot_spread(const LearnedParams& p, const Run& run, const char* name) { return max_dot_spread(run.at(name), pair_offset_budget(p.max_len, p.dim)); }
+double rounding_spread(const LearnedParams& p, const Run& run, const CheckEnv& env) { return dot_spread_bound(env.dtype, p.max_len, resolved_as<Tensor>(run)); }
+
 // A seeded (or trained) table has no structure that would make its dots depend on k alone:
 // its spread exceeds what rounding gives a sinusoidal table of the same size. Not guaranteed
 // for every table (a learner may pass a sinusoidal one): a demonstration.
 std::optional<Check> check_learned_dots(const LearnedParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.max_len < 3) return std::nullopt;
-    const Tensor& freq = resolved_as<Tensor>(run);
     return demonstration(tr(env, "pos_emb(p).pos_emb(p+k) depends on p, not on k alone: no rotation M(k) relates the rows, as it does PE's",
                             "pos_emb(p).pos_emb(p+k) 取决于 p，而不只取决于 k：不像 PE，没有旋转 M(k) 把各行联系起来"),
                          tr(env, "max over k of the spread over p", "对每个 k 求 p 上的极差，取最大"),
-                         max_dot_spread(run.at("pos_emb"), pair_offset_budget(p.max_len, p.dim)), dot_spread_bound(env.dtype, p.max_len, freq),
-                         Compare::gt);
+                         dot_spread(p, run, "pos_emb"), rounding_spread(p, run, env), Compare::gt);
 }
 
 // The best linear map with row p + 1 = M row p for every p, by least squares: the columns of
@@ -143,12 +146,10 @@ std::optional<Check> check_linear_map(const LearnedParams& p, const Run& run, co
 std::optional<Check> check_sinusoidal_dots(const LearnedParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.max_len < 3) return std::nullopt;
-    const Tensor& freq = resolved_as<Tensor>(run);
     return at_most(tr(env, "beside it, the sinusoidal table of the same size: PE(p).PE(p+k) depends on k alone",
                       "作为对照，同样大小的正弦表：PE(p).PE(p+k) 只取决于 k"),
                    tr(env, "max over k of the spread over p", "对每个 k 求 p 上的极差，取最大"),
-                   max_dot_spread(run.at("pe"), pair_offset_budget(p.max_len, p.dim)), dot_spread_bound(env.dtype, p.max_len, freq),
-                   static_cast<double>(freq.size()));
+                   dot_spread(p, run, "pe"), rounding_spread(p, run, env), static_cast<double>(p.dim / 2));
 }
 
 std::optional<std::string> note_rows_held(const LearnedParams& p, const Run&, const CheckEnv& env)
