@@ -177,6 +177,18 @@ std::size_t count_lines(const std::string& s)
     return n;
 }
 
+std::vector<std::string> help_subcommands()
+{
+    const std::string top = run_cli({"--help"}).out;
+    std::vector<std::string> out;
+    std::size_t at = top.find('\n', top.find("Subcommands:")) + 1;
+    for (std::size_t end = top.find('\n', at); end != std::string::npos && end > at; at = end + 1, end = top.find('\n', at)) {
+        const std::string line = top.substr(at, end - at);
+        out.push_back(line.substr(2, line.find(' ', 2) - 2));
+    }
+    return out;
+}
+
 void expect_usage_error(const std::vector<std::string>& args, const std::string& fragment)
 {
     const CliResult r = run_cli(args);

@@ -44,3 +44,6 @@ std::size_t count_lines(const std::string& s);
 // Asserts the usage-error contract: exit 2, nothing on stdout, one line on stderr that
 // contains `fragment`.
 void expect_usage_error(const std::vector<std::string>& args, const std::string& fragment);
+
+// The subcommands `attnlab --help` lists, in its order.
+std::vector<std::string> help_subcommands();

@@ -35,7 +35,10 @@ def registered_options():
 opts, enums, flags = registered_options()
 assert len(opts) >= 7 and sum(map(len, opts.values())) >= 70, "the README's options table is missing"
 opts["tour"] = ["--section", "--lang"]
-enums.update({"--section": ["order", "pe", "learned", "relative", "rope", "alibi", "mask", "decode", "encoder_decoder"], "--lang": ["en", "zh"]})
+# the tour's sections, as its own error message lists them
+sections = subprocess.run([A, "tour", "--section", "?"], capture_output=True, text=True).stderr.strip().split("sections: ")[1].split(", ")
+assert len(sections) >= 6, sections
+enums.update({"--section": sections, "--lang": ["en", "zh"]})
 # bench's sizes are fixed small (its defaults time a 4096-query run); the rest is random.
 prefix = {"bench": ["--len", "64", "--heads", "2"]}
 common = [["--dtype", "float64"], ["--dtype", "float16"], ["--dtype", "bfloat16"], ["--format", "json"], ["--format", "csv"], ["--quiet"], ["--tol", "0"], ["--lang", "zh"]]
