@@ -17,13 +17,6 @@ Report decode(DecodeParams p, DType dtype = DType::float32)
     return run_decode(p, ctx);
 }
 
-std::vector<double> values(const Tensor& t)
-{
-    std::vector<double> out(t.size());
-    for (std::size_t n = 0; n < out.size(); ++n) out[n] = t.values[n];
-    return out;
-}
-
 }  // namespace
 
 TEST_CASE("run_decode: the full pass is attend's causal (or windowed) attention on the same x and weights, in every position scheme")
@@ -54,15 +47,15 @@ TEST_CASE("run_decode: the cache's positions worked by hand: every token, a ring
     DecodeParams p;  // P 4, T 3
     const Report all = decode(p);
     // step 0 holds tokens 0..4 of 7 slots, step 2 all 7
-    CHECK(values(*all.find("positions")) == std::vector<double>{0, 1, 2, 3, 4, -1, -1, 0, 1, 2, 3, 4, 5, -1, 0, 1, 2, 3, 4, 5, 6});
+    CHECK(all.find("positions")->values.to_vector() == std::vector<double>{0, 1, 2, 3, 4, -1, -1, 0, 1, 2, 3, 4, 5, -1, 0, 1, 2, 3, 4, 5, 6});
     p.window = 3;
     const Report ring = decode(p);
-    CHECK(values(*ring.find("positions")) == std::vector<double>{2, 3, 4, 3, 4, 5, 4, 5, 6});
+    CHECK(ring.find("positions")->values.to_vector() == std::vector<double>{2, 3, 4, 3, 4, 5, 4, 5, 6});
     CHECK(ring.find("cache_k")->shape == std::vector<std::size_t>{1, 2, 3, 4});
     p.sinks = 1;
     const Report sink = decode(p);
     // tokens 0, 2, 3, 4 then 0, 3, 4, 5 then 0, 4, 5, 6: read at cache indices 0..3
-    CHECK(values(*sink.find("positions")) == std::vector<double>{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3});
+    CHECK(sink.find("positions")->values.to_vector() == std::vector<double>{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3});
     check_invariants_hold(sink, {"positions_follow_cache_rule", "sinks_read_cache_positions"});
     // the sinks bring key 0 close: the steps differ from the windowed full pass by far more than rounding
     double gap = 0.0;

@@ -43,14 +43,7 @@ struct Projections {
     std::vector<double> q, k, v;
 };
 
-std::vector<double> values_of(const Tensor& t)
-{
-    std::vector<double> out(t.size());
-    for (std::size_t n = 0; n < out.size(); ++n) out[n] = t.values[n];
-    return out;
-}
-
-Projections from_run(const Run& run) { return {values_of(run.at("q")), values_of(run.at("k")), values_of(run.at("v"))}; }
+Projections from_run(const Run& run) { return {run.at("q").values.to_vector(), run.at("k").values.to_vector(), run.at("v").values.to_vector()}; }
 
 // x [B, N, E] plus the interleaved sinusoidal encoding at `position(b, t)`, times w [E, H d],
 // split into heads: [B, H, N, d].

@@ -187,13 +187,6 @@ std::vector<double> reference_out(const ShawParams& p, const Run& run, const std
     return out;
 }
 
-std::vector<double> values_of(const Tensor& t)
-{
-    std::vector<double> out(t.size());
-    for (std::size_t n = 0; n < out.size(); ++n) out[n] = t.values[n];
-    return out;
-}
-
 double max_diff(const Tensor& t, const std::vector<double>& expected)
 {
     double worst = 0.0;
@@ -279,23 +272,30 @@ std::optional<Check> check_masked(const ShawParams& p, const Run& run, const Che
     return exact_zero(tr(env, "every masked weight is exactly 0", "每个被屏蔽的权重都恰好为 0"), "max |w| at masked keys", worst);
 }
 
-// Error model: each element sums L products w_ij (v_jc + r_c), the sum rounded too, and is
-// stored once: L + 2 operations relative to sum_j w_ij |v_jc + r_c|.
-double out_tol(const ShawParams& p, const Run& run, const CheckEnv& env, double* scale = nullptr)
+// out in float64 from the run's own weights, with its largest sum_j w_ij |v_jc + r_c|.
+struct OutReference {
+    std::vector<double> out;
+    double scale = 0.0;
+};
+OutReference out_reference(const ShawParams& p, const Run& run)
 {
     std::vector<double> size;
-    reference_out(p, run, values_of(run.at("weights")), {}, &size);
-    if (scale) *scale = max_of(size);
-    return accumulate_then_store(env.dtype, dsize(p.len) + 2.0, 1.0) * max_of(size);
+    OutReference r;
+    r.out = reference_out(p, run, run.at("weights").values.to_vector(), {}, &size);
+    r.scale = max_of(size);
+    return r;
 }
+
+// Error model: each element sums L products w_ij (v_jc + r_c), the sum rounded too, and is
+// stored once: L + 2 operations relative to sum_j w_ij |v_jc + r_c|.
+double out_tol(const ShawParams& p, const CheckEnv& env, double scale) { return accumulate_then_store(env.dtype, dsize(p.len) + 2.0, 1.0) * scale; }
 
 std::optional<Check> check_out(const ShawParams& p, const Run& run, const CheckEnv& env)
 {
-    double scale = 0.0;
-    const double tol = out_tol(p, run, env, &scale);
+    const OutReference ref = out_reference(p, run);
     return at_most(tr(env, "out_i = sum_j w_ij (v_j + rel_v[rel_index[i, j]]) (eq. 3)", "out_i = sum_j w_ij (v_j + rel_v[rel_index[i, j]])（式 3）"),
-                   tr(env, "max |out - definition in float64|", "max |out - float64 定义值|"),
-                   max_diff(run.at("out"), reference_out(p, run, values_of(run.at("weights")), {})), tol, scale);
+                   tr(env, "max |out - definition in float64|", "max |out - float64 定义值|"), max_diff(run.at("out"), ref.out),
+                   out_tol(p, env, ref.scale), ref.scale);
 }
 
 // Reversing the input does more than reverse the output: the relative terms see the order.
@@ -314,7 +314,7 @@ std::optional<Check> check_breaks(const ShawParams& p, const Run& run, const Che
     return demonstration(tr(env, "with relative position representations, Attn(PX) != P Attn(X): order now matters (more than 100x rounding)",
                             "加入相对位置表示后 Attn(PX) != P Attn(X)：顺序有了意义（超过舍入误差的 100 倍）"),
                          tr(env, "max |Attn(PX) - P Attn(X)|, P reversing the order", "max |Attn(PX) - P Attn(X)|，P 为倒序"), worst,
-                         100.0 * 2.0 * out_tol(p, run, env), Compare::gt);
+                         100.0 * 2.0 * out_tol(p, env, out_reference(p, run).scale), Compare::gt);
 }
 
 template <class T>
@@ -344,7 +344,7 @@ Tensor scores_of(const ShawParams& p, const Run& run, ShawVariant v) { return sh
 
 Tensor out_of(const ShawParams& p, const Run& run, ShawVariant v)
 {
-    const std::vector<double> w = v.flipped ? softmax_of(reference_scores(p, run, v), static_cast<std::size_t>(p.len)) : values_of(run.at("weights"));
+    const std::vector<double> w = v.flipped ? softmax_of(reference_scores(p, run, v), static_cast<std::size_t>(p.len)) : run.at("weights").values.to_vector();
     return shaped_like(run, "out", reference_out(p, run, w, v));
 }
 
