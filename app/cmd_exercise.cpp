@@ -2,6 +2,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 
+#include "attnlab/core/params_json.hpp"
 #include "attnlab/exercise/exercise.hpp"
 #include "attnlab/exercise/exercise_file.hpp"
 #include "attnlab/experiments/experiment.hpp"
@@ -59,7 +60,7 @@ nlohmann::ordered_json reference_params(const std::vector<std::string>& command)
     scratch.add_option("--input", inputs);
     std::vector<std::string> reversed(command.rbegin(), command.rend() - 1);  // as CLI11 takes them
     scratch.parse(reversed);
-    nlohmann::ordered_json params = detail::params_object(invocation->params());
+    nlohmann::ordered_json params = params_json(invocation->params());
     params["seed"] = seed;
     params["dtype"] = dtype;
     return params;

@@ -1,5 +1,6 @@
 #include "common.hpp"
 
+#include "attnlab/core/params_json.hpp"
 #include "attnlab/io/files.hpp"
 #include "attnlab/io/npy.hpp"
 #include "attnlab/io/read.hpp"
@@ -291,7 +292,7 @@ void save_run(Report& report, const std::string& dir, RunContext ctx, const std:
     nlohmann::ordered_json run;
     run["command"] = report.command;
     run["argv"] = g_args;
-    run["params"] = report.params;
+    run["params"] = params_json(report.params);
     run["tensors"] = nlohmann::ordered_json::array();
     for (const auto& t : report.tensors) {
         folder.write(t.name + ".npy", npy_file_bytes(t));

@@ -2,6 +2,7 @@
 // the registered option rows, and these tests hold them together: a tensor or an option
 // added, renamed or changed must reach the README. An option has one spelling everywhere: its
 // flag in the README and the reproduce command, its JSON name in the params.
+#include "attnlab/core/params_json.hpp"
 #include "attnlab/learner/registry.hpp"
 
 #include <doctest/doctest.h>
@@ -101,4 +102,22 @@ TEST_CASE("an option's JSON name is its flag with dashes as underscores")
     CHECK(json_name("--max-len") == "max_len");
     CHECK(json_name("--len") == "len");
     CHECK(json_name("--high-freq-factor") == "high_freq_factor");
+}
+
+TEST_CASE("params: a name set again keeps its place, a new one goes last, and the JSON keeps order and type")
+{
+    ParamList list{{"seed", std::uint64_t{18446744073709551615u}}, {"dtype", std::string("float32")}, {"tol", ParamValue()}};
+    set_param(list, "dtype", std::string("float16"));
+    set_params(list, {{"len", 8L}, {"scale", 0.125}, {"tol", 1e-3}});
+    REQUIRE(list.size() == 5);
+    CHECK(list[1].first == "dtype");
+    CHECK(std::get<std::string>(list[1].second) == "float16");
+    CHECK(list[2].first == "tol");
+    CHECK(param_number(list, "tol") == 1e-3);
+    CHECK(param_number(list, "len") == 8.0);
+    CHECK(find_param(list, "nothing") == nullptr);
+    CHECK_THROWS_AS(param_number(list, "dtype"), std::logic_error);
+    CHECK(params_json(list).dump() == R"({"seed":18446744073709551615,"dtype":"float16","tol":0.001,"len":8,"scale":0.125})");
+    CHECK(params_json({{"flag", true}, {"none", ParamValue()}, {"list", std::vector<long>{3, 1}}}).dump() ==
+          R"({"flag":true,"none":null,"list":[3,1]})");
 }

@@ -1,14 +1,13 @@
 // The experiment contract shared by every subcommand: what a run is asked (RunContext) and
 // what it returns (Report: named tensors with their axes, checks with measured figures,
 // notes). One renderer (render/render.hpp) turns any Report into text, CSV or JSON.
-// Light on purpose: no xtensor here, so the renderer and the app compile quickly.
+// Light on purpose: no xtensor and no JSON here, so that what includes it compiles quickly.
 #pragma once
 
 #include "attnlab/core/check.hpp"
 #include "attnlab/core/enums.hpp"
+#include "attnlab/core/params.hpp"
 #include "attnlab/core/tensor.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -133,7 +132,7 @@ std::string untestable_note(const Check& c, DType dtype, Lang lang, UntestableBy
 
 struct Report {
     std::string command;
-    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    ParamList params;
     std::string main_tensor;
     std::vector<std::string> offered;  // every tensor the command can produce, in order
     std::vector<Tensor> tensors;       // the ones kept
@@ -142,7 +141,7 @@ struct Report {
     // Checks not shown because their tolerance reaches their scale (a note says why).
     std::vector<Check> untestable;
     // Figures a run measures rather than checks (bench: seconds, GFLOP/s, peak memory).
-    nlohmann::ordered_json measurements = nlohmann::ordered_json::object();
+    ParamList measurements;
     std::optional<Comparison> against;
 
     bool passed() const;  // every invariant passed

@@ -22,7 +22,7 @@ struct TourClaim {
 // section shows of it.
 struct TourRun {
     std::string command;
-    nlohmann::ordered_json params;
+    ParamList params;
     std::vector<Tensor> tensors;  // the one small tensor that shows the point, if any
     std::vector<Check> checks;    // the claims, and any failed invariant
     std::vector<std::string> notes;
@@ -57,7 +57,7 @@ struct TourFact {
 
 struct TourReport {
     Lang lang = Lang::en;
-    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    ParamList params;
     std::vector<TourSection> sections;
     std::vector<TourClaim> claims;
     std::vector<TourFact> facts;

@@ -190,9 +190,9 @@ Run compute_attend(const AttendParams& p, const Plan& plan)
     BlockConfig cfg = r.cfg;
     if (keep == Matrices::drop) cfg.probes = sampled_rows(r.len, work_per_row(p));
     BlockResult<T> res = prepare_block(x, x_kv, w, cfg);
-    if (use_given_qkv(p, plan, res)) run.derived["qkv_given"] = true;
+    if (use_given_qkv(p, plan, res)) set_param(run.derived, "qkv_given", true);
     res.attn = attention(attention_inputs(res, cfg), keep, std::nullopt);
-    run.derived["scale"] = res.scale;
+    set_param(run.derived, "scale", res.scale);
     run.measured["max_row_sum_error"] = res.attn.stats.max_row_sum_error;
     run.measured["max_masked_weight"] = res.attn.stats.max_masked_weight;
     run.measured["nan_weights"] = static_cast<double>(res.attn.stats.nan_weights);

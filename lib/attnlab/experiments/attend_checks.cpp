@@ -72,7 +72,7 @@ struct RunInputs {
         if (with_kv) in.k = view_of(run.at(rope ? "k_rot" : "k"), k), in.v = view_of(run.at("v"), v);
         if (p.pe == PeKind::alibi) in.head_bias = view_of(run.at("bias"), bias);
         in.mask = &r.cfg.mask;
-        in.scale = run.derived.at("scale").get<double>(), in.softmax = p.softmax, in.threads = p.threads;
+        in.scale = param_number(run.derived, "scale"), in.softmax = p.softmax, in.threads = p.threads;
     }
     RunInputs(const RunInputs&) = delete;
     RunInputs& operator=(const RunInputs&) = delete;
@@ -371,7 +371,7 @@ std::optional<Check> check_vs_float64(const AttendParams& p, const Run& run, con
     const Ten3<double> x_kv = r.cross ? x_of<double>(run, "x_kv") : Ten3<double>();
     const double worst = rows_change(run, x_of<double>(run, "x"), r.cfg, rows, r.cross ? &x_kv : nullptr);
     const bool rope = p.pe == PeKind::rope;
-    const double scale = run.derived.at("scale").get<double>();
+    const double scale = param_number(run.derived, "scale");
     const double qk = scale * max_row_norm(run.at(rope ? "q_rot" : "q")) * max_row_norm(run.at(rope ? "k_rot" : "k"));
     const double bias = p.pe == PeKind::alibi ? max_abs(run.at("bias")) : 0.0;
     double score_error = env.eps * ((rope ? 4.0 : 1.5) * qk + bias);

@@ -41,7 +41,7 @@ template <class F>
 auto from_x(F check)
 {
     return [check](const AttendParams& p, const Run& run, const CheckEnv& env) -> std::optional<Check> {
-        if (run.derived.contains("qkv_given")) return std::nullopt;
+        if (find_param(run.derived, "qkv_given") != nullptr) return std::nullopt;
         return check(p, run, env);
     };
 }

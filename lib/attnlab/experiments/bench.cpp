@@ -123,8 +123,8 @@ Run compute_bench(const BenchParams& p, const Plan& plan)
     run.measured["max_abs_err"] = err;
     run.measured["tol"] = tol;
     run.measured["out_scale"] = max_v + 1.0;  // an output row is an average of value rows
-    run.measurements["threads"] = thread_count(p.threads);
-    run.measurements["blas"] = "OpenBLAS, " + blas::kernel_name() + " kernels";
+    set_param(run.measurements, "threads", static_cast<long>(thread_count(p.threads)));
+    set_param(run.measurements, "blas", "OpenBLAS, " + blas::kernel_name() + " kernels");
     if (!(err <= tol)) return run;  // not timed: the kernel is wrong
     double best = std::numeric_limits<double>::infinity();
     AttentionOutput<T> full;
@@ -141,12 +141,12 @@ Run compute_bench(const BenchParams& p, const Plan& plan)
     const double gflops = 2.0 * useful_madds(p) / best / 1e9, gemm = gemm_rate<T>(thread_count(p.threads));
     const char* gemm_name = plan.dtype == DType::float32 ? "sgemm" : "dgemm";
     run.measured["fraction"] = gflops / gemm;
-    run.measurements["seconds"] = best;
-    run.measurements["gflops"] = gflops;
-    run.measurements[fmt::format("{}_gflops", gemm_name)] = gemm;
-    run.measurements[fmt::format("fraction_of_{}", gemm_name)] = gflops / gemm;
-    run.measurements["max_abs_err_vs_reference"] = err;
-    run.measurements["peak_bytes"] = peak_bytes();
+    set_param(run.measurements, "seconds", best);
+    set_param(run.measurements, "gflops", gflops);
+    set_param(run.measurements, fmt::format("{}_gflops", gemm_name), gemm);
+    set_param(run.measurements, fmt::format("fraction_of_{}", gemm_name), gflops / gemm);
+    set_param(run.measurements, "max_abs_err_vs_reference", err);
+    set_param(run.measurements, "peak_bytes", peak_bytes());
     return run;
 }
 

@@ -38,25 +38,12 @@ std::string command_text(const std::vector<std::string>& args)
 
 namespace detail {
 
-nlohmann::ordered_json common_params(const RunContext& ctx)
+ParamList common_params(const RunContext& ctx)
 {
-    nlohmann::ordered_json par;
-    par["seed"] = ctx.seed;
-    par["dtype"] = name_of(ctx.dtype);
-    par["tol"] = ctx.tol ? nlohmann::ordered_json(*ctx.tol) : nullptr;
-    par["max_memory_bytes"] = ctx.max_memory_bytes;
-    return par;
-}
-
-nlohmann::ordered_json params_object(const ParamList& params)
-{
-    nlohmann::ordered_json par = nlohmann::ordered_json::object();
-    for (const auto& [name, value] : params)
-        std::visit([&, &key = name](const auto& v) {
-            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) par[key] = nullptr;
-            else par[key] = v;
-        }, value);
-    return par;
+    return {{"seed", ctx.seed},
+            {"dtype", std::string(name_of(ctx.dtype))},
+            {"tol", ctx.tol ? ParamValue(*ctx.tol) : ParamValue()},
+            {"max_memory_bytes", ctx.max_memory_bytes}};
 }
 
 void apply_tol(Check& c, const RunContext& ctx)

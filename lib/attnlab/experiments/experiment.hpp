@@ -36,12 +36,12 @@ namespace attnlab {
 // the params report (the scale actually used, YaRN's attention factor, ...).
 struct Run {
     std::vector<Tensor> tensors;
-    nlohmann::ordered_json derived = nlohmann::ordered_json::object();
+    ParamList derived;
     // Figures the compute measured on the way, for checks of a tensor it did not keep
     // (attention weights streamed row by row, say). A check reads the tensor when it is there.
     std::map<std::string, double> measured;
     // Figures reported as they are, not checked (the report's measurements).
-    nlohmann::ordered_json measurements = nlohmann::ordered_json::object();
+    ParamList measurements;
 
     // What the compute resolved from the params (the mask's rules, the block's configuration,
     // the frequencies), kept for the checks and notes to read rather than derive again.
@@ -220,14 +220,11 @@ using CompareFn = std::function<Comparison(const Experiment<P>&, const P&, const
 
 namespace detail {
 
-// The params as JSON, in order.
-nlohmann::ordered_json params_object(const ParamList& params);
-
 // The program itself, its libraries and the allocator's slack, before any tensor.
 constexpr double kProcessBytes = 16.0 * 1024 * 1024;
 
 // The common parameters every report starts with.
-nlohmann::ordered_json common_params(const RunContext& ctx);
+ParamList common_params(const RunContext& ctx);
 // --tol replaces a numeric upper bound.
 void apply_tol(Check& c, const RunContext& ctx);
 double elem_bytes(DType dtype);
@@ -444,8 +441,8 @@ Report run_adopted(const Experiment<P>& e, const P& given, const RunContext& ctx
     const Typed<P>& typed = e.typed(ctx.dtype);
     Run run = typed.compute(p, plan);
     report.params = detail::common_params(ctx);
-    report.params.update(detail::params_object(params_of(e, p)));
-    report.params.update(run.derived);
+    set_params(report.params, params_of(e, p));
+    set_params(report.params, run.derived);
     report.measurements = run.measurements;
     std::vector<Check> untestable;
     report.checks = run_checks(typed.checks, p, run, ctx, &untestable);

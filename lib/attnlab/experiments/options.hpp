@@ -6,6 +6,7 @@
 #pragma once
 
 #include "attnlab/core/enums.hpp"
+#include "attnlab/core/params.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -34,9 +35,6 @@ struct ChoiceRef {
 using OptionRef = std::variant<long*, double*, bool*, unsigned*, std::string*, std::optional<long>*,
                                std::optional<double>*, std::vector<long>*, ChoiceRef>;
 
-// A value as the params report it: null, a whole number, a number, a flag, a name, a list.
-using ParamValue = std::variant<std::monostate, long, double, bool, std::string, std::vector<long>>;
-using ParamList = std::vector<std::pair<std::string, ParamValue>>;
 
 // What a value must be, besides its type.
 struct Limits {

@@ -146,7 +146,7 @@ Run compute_rope(const RopeParams& p, const Plan& plan)
     const auto elem = elem_of<T>();
     const RopeFrequencies freq = freq_of<T>(p);
     run.keep(freq);
-    run.derived["attention_factor"] = freq.attention_factor;
+    set_param(run.derived, "attention_factor", freq.attention_factor);
     const std::vector<long> positions = token_positions(p, plan);
     const RopeCache<T> cache = rope_cache_at<T>(positions, freq.theta);
     run.add(Tensor{"positions", {"pos"}, Elem::index, {positions.size()}, std::vector<double>(positions.begin(), positions.end())});

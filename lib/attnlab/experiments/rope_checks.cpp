@@ -311,7 +311,7 @@ std::optional<Check> check_angles(const RopeParams& p, const Run& run, const Che
 std::optional<Check> check_yarn_factor(const RopeParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.scaling.method != RopeScaling::yarn) return std::nullopt;
-    const double f2 = std::pow(run.derived.at("attention_factor").get<double>(), 2.0);
+    const double f2 = std::pow(param_number(run.derived, "attention_factor"), 2.0);
     const Tensor &q = run.at("q_rot"), &k = run.at("k_rot"), &qs = run.at("q_rot_scaled"), &ks = run.at("k_rot_scaled");
     const std::size_t d = q.shape.back(), r = static_cast<std::size_t>(rotary(p));
     double worst = 0.0;

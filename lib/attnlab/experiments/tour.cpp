@@ -484,11 +484,11 @@ TourReport run_tour(const TourParams& p, const RunContext& ctx)
     }
     TourReport t;
     t.lang = p.lang;
-    t.params["seed"] = ctx.seed;
-    t.params["dtype"] = name_of(ctx.dtype);
-    t.params["tol"] = ctx.tol ? nlohmann::ordered_json(*ctx.tol) : nullptr;
-    t.params["lang"] = name_of(p.lang);
-    t.params["section"] = p.section.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.section);
+    t.params = {{"seed", ctx.seed},
+                {"dtype", std::string(name_of(ctx.dtype))},
+                {"tol", ctx.tol ? ParamValue(*ctx.tol) : ParamValue()},
+                {"lang", std::string(name_of(p.lang))},
+                {"section", p.section.empty() ? ParamValue() : ParamValue(p.section)}};
     // Sections are numbered by their place in the tour, so a section added between two others
     // renumbers the rest and a single --section keeps its number.
     for (std::size_t i = 0; i < sections().size(); ++i) {

@@ -1,6 +1,7 @@
 #include "attnlab/render/render.hpp"
 
 #include "attnlab/core/half.hpp"
+#include "attnlab/core/params_json.hpp"
 
 #include <fmt/color.h>
 #include <fmt/format.h>
@@ -301,7 +302,8 @@ std::string render_text(const Report& report, const RenderOptions& opts)
         for (const auto& n : report.notes) out += fmt::format("{}{}\n", opts.lang == Lang::zh ? "注：" : "note: ", n);
         if (!report.notes.empty()) out += '\n';
     }
-    for (const auto& [name, value] : report.measurements.items())
+    const nlohmann::ordered_json measurements = params_json(report.measurements);
+    for (const auto& [name, value] : measurements.items())
         out += fmt::format("{:<26} {}\n", name, value.is_number_float() ? fmt::format("{:.4g}", value.get<double>()) : value.is_string() ? value.get<std::string>() : value.dump());
     if (!report.measurements.empty()) out += '\n';
     const bool against = report.against.has_value();
@@ -461,7 +463,7 @@ nlohmann::ordered_json to_json(const Report& report, bool with_tensors)
 {
     nlohmann::ordered_json doc;
     doc["command"] = report.command;
-    doc["params"] = report.params;
+    doc["params"] = params_json(report.params);
     doc["main_tensor"] = report.main_tensor;
     auto tensors = nlohmann::ordered_json::array();
     if (with_tensors) {
@@ -480,7 +482,7 @@ nlohmann::ordered_json to_json(const Report& report, bool with_tensors)
     for (const auto& c : report.checks) checks.push_back(check_json(c));
     doc["checks"] = std::move(checks);
     doc["notes"] = report.notes;
-    if (!report.measurements.empty()) doc["measurements"] = report.measurements;
+    if (!report.measurements.empty()) doc["measurements"] = params_json(report.measurements);
     doc["passed"] = report.passed();
     if (report.against) doc["against"] = against_json(*report.against);
     return doc;

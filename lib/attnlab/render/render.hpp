@@ -3,6 +3,8 @@
 
 #include "attnlab/core/report.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 namespace attnlab {

@@ -1,5 +1,6 @@
 #include "attnlab/render/tour.hpp"
 
+#include "attnlab/core/params_json.hpp"
 #include "attnlab/render/render.hpp"
 
 #include <fmt/color.h>
@@ -69,7 +70,7 @@ nlohmann::ordered_json run_json(const TourRun& run, bool with_tensors)
     for (auto& c : j["checks"]) c["command"] = run.command;
     nlohmann::ordered_json out;
     out["command"] = run.command;
-    out["params"] = run.params;
+    out["params"] = params_json(run.params);
     out["tensors"] = j["tensors"];
     out["checks"] = j["checks"];
     out["notes"] = j["notes"];
@@ -96,7 +97,7 @@ nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors)
 {
     nlohmann::ordered_json doc;
     doc["command"] = "tour";
-    doc["params"] = t.params;
+    doc["params"] = params_json(t.params);
     auto secs = nlohmann::ordered_json::array();
     for (const auto& s : t.sections) {
         nlohmann::ordered_json sec;

@@ -3,6 +3,8 @@
 
 #include "attnlab/core/tour_report.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <functional>
 #include <string>
 
