@@ -35,7 +35,6 @@ struct ChoiceRef {
 using OptionRef = std::variant<long*, double*, bool*, unsigned*, std::string*, std::optional<long>*,
                                std::optional<double>*, std::vector<long>*, ChoiceRef>;
 
-
 // What a value must be, besides its type.
 struct Limits {
     enum class Kind { none, whole_range, positive } kind = Kind::none;
