@@ -162,3 +162,33 @@ TEST_CASE("--against: an attention output one ulp from ours passes, and no check
         CHECK(check.name != "causal_rows_unchanged");
     }
 }
+
+TEST_CASE("--against: a mistake computed in float64 another way is named as matching, at the precision an answer is accepted at")
+{
+    // A float64 run accepts a right answer at float32 precision; a catalogued mistake made in
+    // numpy's float64 differs from ours by a few ulps the same way, and is named "matches".
+    RopeParams p;
+    p.len = 8;
+    p.dim = 8;
+    p.heads = 2;
+    RunContext ctx;
+    ctx.dtype = DType::float64;
+    const Run run = compute_all(rope_experiment(), p, ctx);
+    const auto& mistakes = rope_experiment().mistakes;
+    const auto reversed = std::find_if(mistakes.begin(), mistakes.end(), [](const auto& m) { return m.id == "rotation_reversed"; });
+    REQUIRE(reversed != mistakes.end());
+    Tensor wrong = reversed->build(p, run);
+    for (std::size_t i = 0; i < wrong.size(); ++i) wrong.values[i] *= 1.0 + 8e-16;  // a few ulps: the same float64 operations in another order
+    ctx.against = AgainstRequest{write_temp(wrong, "ulps-off-mistake"), "q_rot", {}, {}};
+    const Report r = run_judged(rope_experiment(), p, ctx);
+    REQUIRE(r.against.has_value());
+    CHECK_FALSE(r.against->passed);
+    REQUIRE_FALSE(r.against->diagnosis.empty());
+    CHECK(r.against->diagnosis.front().id == "rotation_reversed");
+    CHECK(r.against->diagnosis.front().certainty == Certainty::matches);
+    // the right answer, the same few ulps off, passes (at float32 precision)
+    Tensor right = run.at("q_rot");
+    for (std::size_t i = 0; i < right.size(); ++i) right.values[i] *= 1.0 + 8e-16;
+    ctx.against = AgainstRequest{write_temp(right, "ulps-off-right"), "q_rot", {}, {}};
+    CHECK(run_judged(rope_experiment(), p, ctx).against->passed);
+}

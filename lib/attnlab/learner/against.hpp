@@ -115,6 +115,21 @@ Precision judge_precision(References<P>& refs, const Tensor& expected, const Ten
     return at;
 }
 
+// The tolerance a catalogued mistake is named within: the comparison's own, except that
+// against a float64 run, where an answer is accepted at float32 precision, a mistake is named
+// at that precision too (a mistake computed in numpy's float64 differs from ours by rounding
+// a few ulps, which float64's own tolerance does not cover).
+template <class P>
+Tolerance naming_tolerance(References<P>& refs, const Comparison& c, const Tolerance& tol, Precision at, bool exact, const RunContext& ctx)
+{
+    const AgainstRequest& req = *ctx.against;
+    const bool half = at.storage == DType::float16 || at.storage == DType::bfloat16;
+    if (ctx.dtype != DType::float64 || half || exact || req.rtol || req.atol) {
+        return Tolerance{c.rtol, c.atol, tol.fill_rtol};
+    }
+    return tolerance_at(refs, {DType::float32, DType::float32}, ctx.dtype, req);
+}
+
 }  // namespace detail
 
 // Whether a check may read `other` beside the learner's `name`: an input the learner was
@@ -200,7 +215,7 @@ Comparison compare_against(const Experiment<P>& e, const P& p, const Run& run, c
     if (!c.passed && !exact && !req.rtol && !req.atol) at = detail::judge_precision(refs, expected, got, at, ctx, c);
     if (!c.passed) detect_kinds(expected, got, tol, ctx.lang, c);
     if (got.shape == expected.shape) c.properties = learner_properties(e, p, run, got, c.tensor, ctx, coarser(at.storage, at.compute), c.notes);
-    if (!c.passed) c.diagnosis = diagnose(e, p, run, got, c.tensor, Tolerance{c.rtol, c.atol, tol.fill_rtol}, c.max_abs_diff, ctx.lang);
+    if (!c.passed) c.diagnosis = diagnose(e, p, run, got, c.tensor, detail::naming_tolerance(refs, c, tol, at, exact, ctx), c.max_abs_diff, ctx.lang);
     return c;
 }
 
