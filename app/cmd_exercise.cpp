@@ -5,6 +5,7 @@
 #include "attnlab/core/params_json.hpp"
 #include "attnlab/exercise/exercise.hpp"
 #include "attnlab/exercise/exercise_file.hpp"
+#include "attnlab/exercise/gradebook.hpp"
 #include "attnlab/experiments/experiment.hpp"
 #include "attnlab/learner/registry.hpp"
 #include "attnlab/io/files.hpp"
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 namespace attnlab::app {
@@ -40,6 +42,7 @@ struct ExerciseOpts {
     std::uint64_t seed = 0;
     std::map<std::string, long> sizes;
     bool force = false;
+    bool hidden_seeds = false;
     std::string mistake;
 };
 
@@ -85,6 +88,7 @@ void write_exercise_files(const MadeExercise& m, const OutputFolder& root, const
 {
     const OutputFolder inputs = root.subfolder("inputs");
     for (const auto& in : m.inputs) inputs.write(fs::path(in.file).filename().string(), npy_file_bytes(in.tensor));
+    inputs.write("params.json", exercise_params_text(m));
     root.write("README.md", texts.readme);
     root.write("starter.py", texts.starter);
     root.write("exercise.json", texts.json);
@@ -156,23 +160,80 @@ ExerciseRequest request_from(const std::string& name, const fs::path& dir)
 
 // --- the three subcommands ---
 
+// "len 16 (1..32)": each size the exercise takes, its default and the range grading draws from.
+std::vector<std::string> size_words(const ExerciseInfo& e)
+{
+    std::vector<std::string> out;
+    for (const auto& key : e.sizes) {
+        const auto& [lo, hi] = e.size_range.at(key);
+        out.push_back(fmt::format("{} {} ({}..{})", key, e.defaults.at(key), lo, hi));
+    }
+    return out;
+}
+
+// The catalogued mistakes its check names at the default sizes.
+std::vector<std::string> mistake_ids(const ExerciseInfo& e)
+{
+    std::vector<std::string> out;
+    for (const auto& m : make_exercise({e.name, {}, 0, {}}).mistakes) out.push_back(m.id);
+    return out;
+}
+
+std::string list_csv(Lang lang)
+{
+    std::string out = "name,subcommand,sizes,mistakes,title\n";
+    for (const auto& e : exercise_list())
+        out += fmt::format("{},{},{},{},{}\n", e.name, e.subcommand, csv_cell(fmt::format("{}", fmt::join(size_words(e), "; "))),
+                           fmt::format("{}", fmt::join(mistake_ids(e), " ")), csv_cell(e.title(lang)));
+    return out;
+}
+
+nlohmann::ordered_json list_json(Lang lang)
+{
+    nlohmann::ordered_json j;
+    j["exercises"] = nlohmann::ordered_json::array();
+    for (const auto& e : exercise_list()) {
+        nlohmann::ordered_json sizes = nlohmann::ordered_json::object();
+        for (const auto& key : e.sizes) sizes[key] = {{"default", e.defaults.at(key)}, {"min", e.size_range.at(key).first}, {"max", e.size_range.at(key).second}};
+        j["exercises"].push_back({{"name", e.name}, {"title", e.title(lang)}, {"subcommand", e.subcommand}, {"sizes", sizes}, {"mistakes", mistake_ids(e)}});
+    }
+    return j;
+}
+
 void run_list(const ExerciseOpts& o)
 {
     const Lang lang = o.lang.value_or(lang_from_env());
-    if (o.format == Format::json) {
-        nlohmann::ordered_json j;
-        j["exercises"] = nlohmann::ordered_json::array();
-        for (const auto& e : exercise_list()) j["exercises"].push_back({{"name", e.name}, {"title", e.title(lang)}, {"subcommand", e.subcommand}});
-        write_stdout(j.dump(2) + "\n");
-        return;
-    }
-    if (o.format == Format::csv) throw InputError("exercise list prints text or json");
+    if (o.format == Format::json) return write_stdout(list_json(lang).dump(2) + "\n");
+    if (o.format == Format::csv) return write_stdout(list_csv(lang));
     std::size_t name_width = 0, command_width = 0;  // the columns fit the longest entries
     for (const auto& e : exercise_list()) name_width = std::max(name_width, e.name.size()), command_width = std::max(command_width, e.subcommand.size());
+    const bool zh = lang == Lang::zh;
     std::string out;
-    for (const auto& e : exercise_list())
+    for (const auto& e : exercise_list()) {
         out += fmt::format("{:<{}} {:<{}} {}\n", e.name, name_width + 1, e.subcommand, command_width + 1, e.title(lang));
+        out += fmt::format("{:<{}} {}{}\n", "", name_width + 1, zh ? "尺寸（默认值，评分范围）：" : "sizes (default, grading range): ", fmt::join(size_words(e), ", "));
+        out += fmt::format("{:<{}} {}{}\n", "", name_width + 1, zh ? "能认出的错误：" : "mistakes it names: ", fmt::join(mistake_ids(e), ", "));
+    }
     write_stdout(out);
+}
+
+// DIR.grading.json, beside DIR (never inside it, where the class would see it).
+fs::path grading_path(const std::string& dir)
+{
+    fs::path p = fs::path(dir).lexically_normal();
+    if (!p.has_filename()) p = p.parent_path();
+    if (p.empty() || p.filename() == "." || p.filename() == "..") p = fs::absolute(p).lexically_normal();
+    if (!p.has_filename()) p = p.parent_path();
+    return p.parent_path() / (p.filename().string() + ".grading.json");
+}
+
+// Seeds nobody can work out from the folder: from the system's random source.
+std::vector<std::uint64_t> secret_seeds(std::size_t n)
+{
+    std::random_device source;
+    std::vector<std::uint64_t> out;
+    for (std::size_t i = 0; i < n; ++i) out.push_back((std::uint64_t{source()} << 32) | source());
+    return out;
 }
 
 void run_new(const ExerciseOpts& o)
@@ -182,10 +243,19 @@ void run_new(const ExerciseOpts& o)
     const bool fresh = fresh_dir(o.dir, o.force);
     const MadeExercise m = make_exercise({o.name, o.sizes, o.seed, {}});
     const bool zh = lang == Lang::zh;
-    write_exercise(m, o.dir, lang, fresh,
-                   fmt::format(zh ? "已写入 {}：练习 {}（{}）。\n接下来：cd {} && python3 starter.py && ./check.sh\n"
-                                  : "wrote {}: exercise {} ({}).\nnext: cd {} && python3 starter.py && ./check.sh\n",
-                               o.dir, m.info.name, m.info.title(lang), o.dir));
+    std::string message = fmt::format(zh ? "已写入 {}：练习 {}（{}）。\n接下来：cd {} && python3 starter.py && ./check.sh\n"
+                                         : "wrote {}: exercise {} ({}).\nnext: cd {} && python3 starter.py && ./check.sh\n",
+                                      o.dir, m.info.name, m.info.title(lang), o.dir);
+    if (o.hidden_seeds) {
+        const fs::path file = grading_path(o.dir);
+        GradingFile g{m.info.name, m.seed, {}, secret_seeds(kKeptHiddenSeeds), kExerciseRun};
+        for (const auto& key : m.info.sizes) g.sizes[key] = m.sizes.at(key);
+        write_file_atomic(file.string(), grading_file_text(g), "exercise new");
+        message += fmt::format(zh ? "隐藏用例的种子只保存在 {}（给老师，不要发给学生）：attnlab exercise grade {} SUBMISSION... --grading {}\n"
+                                  : "the hidden cases' seeds are only in {} (yours, not the class's): attnlab exercise grade {} SUBMISSION... --grading {}\n",
+                               file.string(), m.info.name, file.string());
+    }
+    write_exercise(m, o.dir, lang, fresh, message);
 }
 
 void run_solve(const ExerciseOpts& o)
@@ -206,8 +276,11 @@ void run_solve(const ExerciseOpts& o)
         }
         if (answer == nullptr) throw InputError(fmt::format("exercise {} has no mistake '{}'; it has {}", m.info.name, o.mistake, fmt::join(ids, ", ")));
     }
-    const fs::path path = fs::path(o.dir) / m.answer_file;
-    OutputFolder(o.dir, "exercise solve", false).write(m.answer_file, npy_file_bytes(*answer));
+    // the student's own answer file stays: the solution goes to DIR/solution/ unless --force
+    const fs::path path = o.force ? fs::path(o.dir) / m.answer_file : fs::path(o.dir) / "solution" / m.answer_file;
+    const OutputFolder dir(o.dir, "exercise solve", false);
+    if (o.force) dir.write(m.answer_file, npy_file_bytes(*answer));
+    else dir.subfolder("solution").write(m.answer_file, npy_file_bytes(*answer));
     write_stdout(fmt::format(zh ? "已写入 {}：{}\n" : "wrote {}: {}\n", path.string(), what));
 }
 
@@ -228,7 +301,7 @@ void setup_exercise(CLI::App& app)
     auto* ex = app.add_subcommand("exercise", "Ready-made, self-grading exercises: list them, make one in a folder, solve one");
     ex->require_subcommand(1);
     auto* list = ex->add_subcommand("list", "Each exercise's name, the subcommand that checks it, and its title");
-    add_enum_option(*list, "--format", opts->format, "Output format (text or json)");
+    add_enum_option(*list, "--format", opts->format, "Output format: text, csv or json");
     add_optional_enum(*list, "--lang", opts->lang, "Language of the titles, en or zh (default: from the locale)");
     list->callback([opts] { run_list(*opts), exit_status() = 0; });
 
@@ -239,16 +312,20 @@ void setup_exercise(CLI::App& app)
     made->add_option("--seed", opts->seed, "Seed of the inputs")->check(seed_number);
     add_sizes(*made, *opts);
     made->add_flag("--force", opts->force, "Write into DIR even when it is not empty");
+    made->add_flag("--hidden-seeds", opts->hidden_seeds,
+                   "Keep the seeds of the hidden cases of grading in DIR.grading.json, beside DIR (for exercise grade --grading)");
     made->callback([opts] { run_new(*opts), exit_status() = 0; });
 
-    auto* solve = ex->add_subcommand("solve", "For teachers: write the reference answer (or a catalogued mistake) into DIR");
+    auto* solve = ex->add_subcommand("solve", "For teachers: write the reference answer (or a catalogued mistake) into DIR/solution/");
     solve->add_option("NAME", opts->name, "Exercise name")->required();
     solve->add_option("DIR", opts->dir, "The exercise's folder (made by exercise new)")->required()->check(non_empty_path);
+    solve->add_flag("--force", opts->force, "Write the answer into DIR itself, over the student's (default: DIR/solution/)");
     solve->add_option("--mistake", opts->mistake, "Write the wrong answer of this catalogued mistake (its README lists them)");
     add_optional_enum(*solve, "--lang", opts->lang, "Language of the line it prints, en or zh (default: from the locale)");
     solve->callback([opts] { run_solve(*opts), exit_status() = 0; });
+    setup_grade(*ex);
     ex->footer("Example:\n  attnlab exercise new attention hw1 --lang en\n  cd hw1 && python3 starter.py && ./check.sh\n"
-               "  attnlab exercise solve attention hw1 --mistake no_scale && hw1/check.sh");
+               "  attnlab exercise solve attention hw1 --mistake no_scale && hw1/check.sh hw1/solution/answer.npy");
 }
 
 }  // namespace attnlab::app

@@ -18,6 +18,8 @@ namespace attnlab::app {
 // options, which saves building some 80 options that a run does not read.
 void setup_experiments(CLI::App& app, const std::string& bound);
 void setup_exercise(CLI::App& app);
+// exercise grade (cmd_grade.cpp), under the exercise subcommand.
+void setup_grade(CLI::App& exercise);
 void setup_tour(CLI::App& app);
 
 // Binds an invocation's options to a subcommand's parser.

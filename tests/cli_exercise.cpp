@@ -24,18 +24,29 @@ std::string fresh(const std::string& tag)
 
 }  // namespace
 
-TEST_CASE("exercise list: one line per exercise, and JSON with name, title, subcommand")
+TEST_CASE("exercise list: each exercise's sizes, grading ranges and mistakes, in text, CSV and JSON")
 {
     const auto r = run_cli({"exercise", "list", "--lang", "en"});
     CHECK(r.status == 0);
-    CHECK(count_lines(r.out) == 16);
+    CHECK(count_lines(r.out) == 3 * 16);
     // columns as wide as the longest name and subcommand, plus one space
-    CHECK(r.out.find("attention            attend        the attention block from given x and weights\n") != std::string::npos);
+    CHECK(r.out.find("attention            attend        the attention block from given x and weights\n"
+                     "                     sizes (default, grading range): batch 1 (1..3), len 5 (1..10), dim 8 (2..16), heads 2 (1..4)\n"
+                     "                     mistakes it names: ") != std::string::npos);
     CHECK(r.out.find("position-without-pe  nope          the causal output of equal scores") != std::string::npos);
+    CHECK(r.out.find("pe                   pe            the sinusoidal table [L, D]\n                     sizes (default, grading range): len 16 (1..32), dim 16 (2..32)\n"
+                     "                     mistakes it names: sin_cos_swapped, missing_factor_2, positions_from_1, concat_halves, transposed\n") == 0);
     const auto j = run_json({"exercise", "list", "--lang", "zh"});
     REQUIRE(j["exercises"].size() == 16);
-    CHECK(j["exercises"][0] == nlohmann::json{{"name", "pe"}, {"title", "正弦位置编码表 [L, D]"}, {"subcommand", "pe"}});
-    expect_usage_error({"exercise", "list", "--format", "csv"}, "exercise list prints text or json");
+    CHECK(j["exercises"][0] == nlohmann::json::parse(R"({"name": "pe", "title": "正弦位置编码表 [L, D]", "subcommand": "pe",
+        "sizes": {"len": {"default": 16, "min": 1, "max": 32}, "dim": {"default": 16, "min": 2, "max": 32}},
+        "mistakes": ["sin_cos_swapped", "missing_factor_2", "positions_from_1", "concat_halves", "transposed"]})"));
+    const auto csv = run_cli({"exercise", "list", "--format", "csv", "--lang", "en"});
+    CHECK(csv.status == 0);
+    CHECK(count_lines(csv.out) == 17);
+    CHECK(csv.out.rfind("name,subcommand,sizes,mistakes,title\n"
+                        "pe,pe,len 16 (1..32); dim 16 (2..32),sin_cos_swapped missing_factor_2 positions_from_1 concat_halves transposed,"
+                        "\"the sinusoidal table [L, D]\"\n", 0) == 0);
 }
 
 TEST_CASE("exercise new: the folder, and exercise.json with every option of the reference command")
@@ -104,18 +115,20 @@ TEST_CASE("exercise solve writes the reference, or the catalogued mistake asked 
 {
     const std::string dir = fresh("solve");
     REQUIRE(run_cli({"exercise", "new", "alibi-slopes", dir}).status == 0);
+    std::ofstream(dir + "/answer.npy") << "the student's own";
     const auto ref = run_cli({"exercise", "solve", "alibi-slopes", dir});
     CHECK(ref.status == 0);
-    CHECK(ref.out == "wrote " + dir + "/answer.npy: the reference answer, slopes [6]\n");
+    CHECK(ref.out == "wrote " + dir + "/solution/answer.npy: the reference answer, slopes [6]\n");
+    CHECK(slurp(dir + "/answer.npy") == "the student's own");  // never overwritten without --force
     // The reference command of exercise.json grades it.
-    CHECK(run_cli({"alibi", "--heads", "6", "--dtype", "float64", "--against", dir + "/answer.npy", "--against-tensor", "slopes", "--quiet"}).status == 0);
-    const auto wrong = run_cli({"exercise", "solve", "alibi-slopes", dir, "--mistake", "simple_slopes"});
+    CHECK(run_cli({"alibi", "--heads", "6", "--dtype", "float64", "--against", dir + "/solution/answer.npy", "--against-tensor", "slopes", "--quiet"}).status == 0);
+    const auto wrong = run_cli({"exercise", "solve", "alibi-slopes", dir, "--mistake", "simple_slopes", "--force"});
     CHECK(wrong.status == 0);
     CHECK(wrong.out.find("the wrong answer of mistake simple_slopes") != std::string::npos);
     CHECK(run_cli({"alibi", "--heads", "6", "--dtype", "float64", "--against", dir + "/answer.npy", "--against-tensor", "slopes", "--quiet"}).status == 1);
     // An answer that cannot be written: exit 2, one line naming it.
     REQUIRE(std::system(("rm -f '" + dir + "/answer.npy' && mkdir '" + dir + "/answer.npy'").c_str()) == 0);
-    expect_usage_error({"exercise", "solve", "alibi-slopes", dir}, "exercise solve: cannot write " + dir + "/answer.npy");
+    expect_usage_error({"exercise", "solve", "alibi-slopes", dir, "--force"}, "exercise solve: cannot write " + dir + "/answer.npy");
 }
 
 TEST_CASE("exercise solve: a tampered exercise.json is refused with one line, never read outside the folder")

@@ -87,12 +87,12 @@ TEST_CASE("files: a link in the folder is replaced, never followed (exercise sol
     std::ofstream(dir + "/outside.txt") << "outside";
     REQUIRE(run_cli({"exercise", "new", "attention", dir + "/hw", "--lang", "en"}).status == 0);
     fs::create_symlink("../outside.txt", dir + "/hw/answer.npy");
-    CHECK(run_cli({"exercise", "solve", "attention", dir + "/hw"}).status == 0);
+    CHECK(run_cli({"exercise", "solve", "attention", dir + "/hw", "--force"}).status == 0);
     CHECK(slurp(dir + "/outside.txt") == "outside");
     CHECK(fs::is_regular_file(fs::symlink_status(dir + "/hw/answer.npy")));
     fs::remove(dir + "/hw/answer.npy");
     fs::create_symlink("../created.txt", dir + "/hw/answer.npy");  // dangling: must not create its target
-    CHECK(run_cli({"exercise", "solve", "attention", dir + "/hw"}).status == 0);
+    CHECK(run_cli({"exercise", "solve", "attention", dir + "/hw", "--force"}).status == 0);
     CHECK_FALSE(fs::exists(dir + "/created.txt"));
 
     fs::create_directory(dir + "/s");
@@ -299,7 +299,7 @@ TEST_CASE("files: a symlinked check.sh grades the answer in the exercise's folde
 {
     const std::string dir = fresh("checklink");
     REQUIRE(run_cli({"exercise", "new", "pe", dir + "/hw", "--lang", "en"}).status == 0);
-    REQUIRE(run_cli({"exercise", "solve", "pe", dir + "/hw"}).status == 0);
+    REQUIRE(run_cli({"exercise", "solve", "pe", dir + "/hw", "--force"}).status == 0);
     fs::create_directory(dir + "/elsewhere");
     fs::create_symlink("../hw/check.sh", dir + "/elsewhere/check.sh");
     auto r = shell(dir + "/elsewhere", "PATH=\"$(dirname \"$A\"):$PATH\" ./check.sh");

@@ -164,7 +164,11 @@ TEST_CASE("exercise: the task text gives the formula, its source, the shapes and
     CHECK(has(zh, "- `missing_factor_2`: 指数少了因子 2"));
     CHECK_FALSE(has(en, "构造"));
     const std::string starter = exercise_starter(m, Lang::en);
-    CHECK(has(starter, "L = 10\nD = 6\n"));
+    // the sizes come from inputs/params.json (the hidden cases of grading have others), never constants
+    CHECK(has(starter, "with open(os.path.join(HERE, \"inputs\", \"params.json\")) as f:\n    SIZES = json.load(f)"));
+    CHECK(has(starter, "L = SIZES[\"len\"]\nD = SIZES[\"dim\"]\n"));
+    CHECK_FALSE(has(starter, "L = 10"));
+    CHECK(exercise_params_text(m) == "{\n  \"dim\": 6,\n  \"len\": 10\n}\n");
     CHECK(has(starter, "def sinusoidal_table(L, D):"));
     CHECK(has(starter, "    # --- your code: start ---\n    return np.zeros((L, D))\n    # --- your code: end ---\n"));
     CHECK(has(exercise_starter(m, Lang::zh), "你的代码"));

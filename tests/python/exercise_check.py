@@ -41,8 +41,11 @@ def main():
                 fail(f"exercise.json has no {key}")
         if spec["name"] != name or spec["command"][0] != spec["subcommand"]:
             fail(f"exercise.json names {spec['name']} / {spec['command'][0]}")
-        if sorted(os.listdir(os.path.join(folder, "inputs"))) != sorted(os.path.basename(i["file"]) for i in spec["inputs"]):
-            fail("inputs/ holds other files than exercise.json lists")
+        if sorted(os.listdir(os.path.join(folder, "inputs"))) != sorted([os.path.basename(i["file"]) for i in spec["inputs"]] + ["params.json"]):
+            fail("inputs/ holds other files than exercise.json lists, and params.json")
+        sizes = json.load(open(os.path.join(folder, "inputs", "params.json")))
+        if sizes != spec["sizes"] or any(not spec["size_range"][k][0] <= sizes[k] <= spec["size_range"][k][1] for k in spec["size_range"]):
+            fail(f"inputs/params.json {sizes} is not exercise.json's sizes {spec['sizes']} within {spec['size_range']}")
         if any(os.path.isabs(i["file"]) for i in spec["inputs"]) or os.path.isabs(spec["answer"]["file"]):
             fail("a path in exercise.json is absolute")
         if any(i["name"] == spec["answer"]["tensor"] for i in spec["inputs"]):
@@ -55,8 +58,14 @@ def main():
             fail(f"check.sh without an answer: exit {missing.returncode}, stderr {missing.stderr!r}")
 
         solved = run([attnlab, "exercise", "solve", name, folder], env)
-        if solved.returncode != 0:
-            fail(f"exercise solve exited {solved.returncode}: {solved.stderr}")
+        if solved.returncode != 0 or os.path.exists(os.path.join(folder, "answer.npy")):
+            fail(f"exercise solve exited {solved.returncode} ({solved.stderr}) or wrote the student's answer.npy")
+        beside = run([check, os.path.join(folder, "solution", "answer.npy")], env)
+        if beside.returncode != 0 or "MATCH" not in beside.stdout:
+            fail(f"check.sh on solution/answer.npy exited {beside.returncode}: {beside.stdout[-600:]} {beside.stderr}")
+        forced = run([attnlab, "exercise", "solve", name, folder, "--force"], env)
+        if forced.returncode != 0:
+            fail(f"exercise solve --force exited {forced.returncode}: {forced.stderr}")
         right = run([check], env)
         if right.returncode != 0 or "MATCH" not in right.stdout:
             fail(f"check.sh on the reference answer exited {right.returncode}: {right.stdout[-600:]} {right.stderr}")
@@ -71,7 +80,7 @@ def main():
         if not spec["mistakes"]:
             fail("no catalogued mistake")
         for mistake in spec["mistakes"]:
-            wrong = run([attnlab, "exercise", "solve", name, folder, "--mistake", mistake["id"]], env)
+            wrong = run([attnlab, "exercise", "solve", name, folder, "--mistake", mistake["id"], "--force"], env)
             if wrong.returncode != 0:
                 fail(f"solve --mistake {mistake['id']} exited {wrong.returncode}: {wrong.stderr}")
             graded = run([check], env)

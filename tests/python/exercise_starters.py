@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The starters as a student meets them: run unfilled, they give an answer check.sh rejects;
-filled in with a solution written from the task's text alone, check.sh accepts it.
+filled in with a solution written from the task's text alone, check.sh accepts it, and
+`exercise grade` gives it full marks on the visible case and five hidden ones.
 
 Usage: exercise_starters.py ATTNLAB [NAME ...]   (default: every exercise)
 Exits 77 (skipped) when numpy is missing: the starters need it, attnlab does not.
@@ -187,6 +188,14 @@ def one(attnlab, name, env, tmp):
     graded = run([os.path.join(folder, "check.sh")], env)
     if graded.returncode != 0:
         return f"{name}: check.sh rejected the solution (exit {graded.returncode}): {graded.stdout[-800:]}"
+    # The same solution on hidden cases: other seeds and sizes, read from inputs/params.json.
+    book = run([attnlab, "exercise", "grade", name, folder, "--seed", "5", "--python", sys.executable, "--format", "json"], env)
+    if book.returncode != 0:
+        return f"{name}: exercise grade exited {book.returncode}: {book.stderr}"
+    cases = json.loads(book.stdout)["submissions"][0]["cases"]
+    wrong = [f"{c['name']} {c['config']}: {c['verdict']}: {c['detail']}" for c in cases if c["verdict"] != "match"]
+    if wrong or len(cases) != 6:
+        return f"{name}: exercise grade did not give full marks on {len(cases)} cases: {wrong}"
     return None
 
 

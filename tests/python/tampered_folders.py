@@ -123,7 +123,7 @@ def tamper_json(rng, folder, outside):
 
 def tamper_input(rng, folder, outside):
     inputs = os.path.join(folder, "inputs")
-    names = sorted(os.listdir(inputs))
+    names = sorted(n for n in os.listdir(inputs) if n != "params.json")  # the sizes, read by the student's program only
     if not names:  # an exercise without inputs: its exercise.json instead
         return tamper_json(rng, folder, outside)
     if rng.random() < 0.15:

@@ -53,6 +53,7 @@ void build_with(MadeExercise& m, const Experiment<P>& e, const P& p, const std::
     const Run run = compute_all(e, p, ctx);
     m.answer_tensor = tensor;
     m.answer = run.at(tensor);
+    m.judge = [&e, p](const RunContext& c) { return run_judged(e, p, c); };
     m.command.push_back("--dtype");
     m.command.push_back("float64");
     m.command.push_back("--seed");

@@ -85,7 +85,8 @@ ExerciseDef pe_exercise()
     t.doc_zh = "返回 pe: [L, D]（pos, dim），PE(pos, 2i) = sin(pos / 10000^(2i/D))，PE(pos, 2i+1) = cos(...)。";
     t.stub = "return np.zeros((L, D))";
     t.call = "sinusoidal_table(L, D)";
-    return {{"pe", "pe", "the sinusoidal table [L, D]", "正弦位置编码表 [L, D]", {"len", "dim"}, {{"len", 16}, {"dim", 16}}},
+    return {{"pe", "pe", "the sinusoidal table [L, D]", "正弦位置编码表 [L, D]", {"len", "dim"}, {{"len", 16}, {"dim", 16}},
+             {{"len", {1, 32}}, {"dim", {2, 32}}}},
             t,
             [](MadeExercise& m, const Given& given) {
                 PeParams p;
@@ -118,7 +119,8 @@ ExerciseDef pe_module_exercise()
     t.stub = "return np.zeros_like(x)";
     t.call = "positional_encoding_forward(x, MAX_LEN)";
     return {{"pe-module", "pe", "the module's forward, x + PE sliced to L, on given x [batch, L, D]",
-             "模块的 forward：在给定的 x [batch, L, D] 上加切片到 L 的 PE", {"batch", "len", "dim"}, {{"batch", 2}, {"len", 6}, {"dim", 8}}},
+             "模块的 forward：在给定的 x [batch, L, D] 上加切片到 L 的 PE", {"batch", "len", "dim"}, {{"batch", 2}, {"len", 6}, {"dim", 8}},
+             {{"batch", {1, 3}}, {"len", {1, 16}}, {"dim", {2, 16}}}},
             t,
             [](MadeExercise& m, const Given& given) {
                 m.sizes["max_len"] = std::max(64L, size(m, "len"));
@@ -171,7 +173,8 @@ ExerciseDef rope_exercise(RopeStyle style)
                       half ? "q rotated with rotate_half pairs (i, i+d/2)" : "q rotated with pairs (2i, 2i+1)",
                       half ? "用 rotate_half 配对 (i, i+d/2) 旋转 q" : "用配对 (2i, 2i+1) 旋转 q",
                       {"len", "dim", "heads"},
-                      {{"len", 8}, {"dim", 8}, {"heads", 2}}};
+                      {{"len", 8}, {"dim", 8}, {"heads", 2}},
+             {{"len", {1, 16}}, {"dim", {2, 16}}, {"heads", {1, 4}}}};
     return {info, t, [style](MadeExercise& m, const Given& given) {
                 RopeParams p;
                 p.len = size(m, "len");
@@ -210,7 +213,8 @@ ExerciseDef alibi_slopes_exercise()
     t.stub = "return np.zeros(H)";
     t.call = "alibi_slopes(H)";
     return {{"alibi-slopes", "alibi", "the reference code's slopes for a head count that is not a power of two",
-             "头数不是 2 的幂时参考代码的斜率", {"heads"}, {{"heads", 6}}},
+             "头数不是 2 的幂时参考代码的斜率", {"heads"}, {{"heads", 6}},
+             {{"heads", {3, 24}}}},
             t,
             [](MadeExercise& m, const Given& given) {
                 const long H = size(m, "heads");
@@ -246,7 +250,8 @@ ExerciseDef alibi_bias_exercise()
     t.stub = "return np.zeros((H, L, L))";
     t.call = "alibi_bias(H, L)";
     return {{"alibi-bias", "alibi", "the symmetric bias -m|i-j| [H, L, L] with the reference code's slopes",
-             "对称偏置 -m|i-j| [H, L, L]，用参考代码的斜率", {"heads", "len"}, {{"heads", 6}, {"len", 8}}},
+             "对称偏置 -m|i-j| [H, L, L]，用参考代码的斜率", {"heads", "len"}, {{"heads", 6}, {"len", 8}},
+             {{"heads", {1, 12}}, {"len", {1, 16}}}},
             t,
             [](MadeExercise& m, const Given& given) {
                 AlibiParams p;
@@ -276,7 +281,8 @@ ExerciseDef causal_mask_exercise()
     t.doc_zh = "返回加性掩码：[L, L]（query, key），可见处为 0，不可见处为 -inf。";
     t.stub = "return np.zeros((L, L))";
     t.call = "causal_mask(L)";
-    return {{"causal-mask", "mask", "the additive causal mask [L, L]", "加性因果掩码 [L, L]", {"len"}, {{"len", 6}}},
+    return {{"causal-mask", "mask", "the additive causal mask [L, L]", "加性因果掩码 [L, L]", {"len"}, {{"len", 6}},
+             {{"len", {1, 16}}}},
             t,
             [](MadeExercise& m, const Given& given) {
                 MaskParams p;
@@ -328,7 +334,8 @@ ExerciseDef padding_mask_exercise()
     t.stub = "return np.zeros((len(lengths), L), dtype=bool)";
     t.call = "key_padding_mask(lengths, L)";
     return {{"padding-mask", "mask", "key_padding_mask from given lengths", "由给定的长度构造 key_padding_mask",
-             {"batch", "len"}, {{"batch", 3}, {"len", 6}}},
+             {"batch", "len"}, {{"batch", 3}, {"len", 6}},
+             {{"batch", {2, 6}}, {"len", {3, 16}}}},
             t,
             [](MadeExercise& m, const Given& given) {
                 MaskParams p;
@@ -365,7 +372,8 @@ ExerciseDef attention_exercise(bool causal)
                       causal ? "the attention block with a causal mask" : "the attention block from given x and weights",
                       causal ? "带因果掩码的注意力块" : "由给定的 x 和权重计算注意力块",
                       {"batch", "len", "dim", "heads"},
-                      {{"batch", 1}, {"len", 5}, {"dim", 8}, {"heads", 2}}};
+                      {{"batch", 1}, {"len", 5}, {"dim", 8}, {"heads", 2}},
+             {{"batch", {1, 3}}, {"len", {1, 10}}, {"dim", {2, 16}}, {"heads", {1, 4}}}};
     return {info, t, [causal](MadeExercise& m, const Given& given) {
                 AttendParams p;
                 p.batch = size(m, "batch");
@@ -407,7 +415,8 @@ ExerciseDef permutation_exercise()
     t.stub = "return np.zeros_like(x)";
     t.call = "attention_of_permuted(x, perm, w_q, w_k, w_v, H)";
     return {{"permutation", "permute-test", "the attention output for the permuted input, out_perm", "置换后输入的注意力输出 out_perm",
-             {"len", "dim", "heads"}, {{"len", 6}, {"dim", 8}, {"heads", 2}}},
+             {"len", "dim", "heads"}, {{"len", 6}, {"dim", 8}, {"heads", 2}},
+             {{"len", {1, 10}}, {"dim", {2, 16}}, {"heads", {1, 4}}}},
             t,
             [](MadeExercise& m, const Given& given) {
                 PermuteParams p;

@@ -29,7 +29,8 @@ ExerciseDef learned_exercise()
     t.stub = "return np.zeros_like(x)";
     t.call = "add_learned_positions(x, pos_emb)";
     return {{"learned-pe", "learned", "learned absolute positions: x + pos_emb[:L] from a given table",
-             "可学习的绝对位置：用给定的表计算 x + pos_emb[:L]", {"batch", "len", "dim"}, {{"batch", 2}, {"len", 6}, {"dim", 8}}},
+             "可学习的绝对位置：用给定的表计算 x + pos_emb[:L]", {"batch", "len", "dim"}, {{"batch", 2}, {"len", 6}, {"dim", 8}},
+             {{"batch", {1, 3}}, {"len", {1, 16}}, {"dim", {2, 16}}}},
             t,
             [](MadeExercise& m, const Given& given) {
                 m.sizes["max_len"] = size(m, "len") + 4;  // longer than L, so the table must be sliced
@@ -67,7 +68,8 @@ ExerciseDef shaw_exercise()
     t.stub = "return np.zeros(q.shape[:3] + (q.shape[2],))";
     t.call = "shaw_scores(q, k, rel_k, K)";
     return {{"shaw-scores", "shaw", "relative position representations: the scores with rel_k from given q, k",
-             "相对位置表示：用给定的 q、k 计算带 rel_k 的得分", {"batch", "len", "dim", "heads"}, {{"batch", 1}, {"len", 6}, {"dim", 8}, {"heads", 2}}},
+             "相对位置表示：用给定的 q、k 计算带 rel_k 的得分", {"batch", "len", "dim", "heads"}, {{"batch", 1}, {"len", 6}, {"dim", 8}, {"heads", 2}},
+             {{"batch", {1, 2}}, {"len", {1, 10}}, {"dim", {2, 16}}, {"heads", {1, 4}}}},
             t,
             [](MadeExercise& m, const Given& given) {
                 ShawParams p;
@@ -103,7 +105,8 @@ ExerciseDef t5_exercise()
     t.doc_zh = "返回 bucket: [L, L]（query, key），每个偏移 j - i 的双向 T5 桶号。";
     t.stub = "return np.zeros((L, L), dtype=np.int64)";
     t.call = "t5_buckets(L, NUM_BUCKETS, MAX_DISTANCE)";
-    return {{"t5-buckets", "t5", "T5's bidirectional relative position buckets [L, L]", "T5 的双向相对位置分桶 [L, L]", {"len"}, {{"len", 40}}},
+    return {{"t5-buckets", "t5", "T5's bidirectional relative position buckets [L, L]", "T5 的双向相对位置分桶 [L, L]", {"len"}, {{"len", 40}},
+             {{"len", {1, 64}}}},
             t,
             [](MadeExercise& m, const Given& given) {
                 T5Params p;
@@ -142,7 +145,8 @@ ExerciseDef nope_exercise()
     t.stub = "return np.zeros(L)";
     t.call = "causal_output(L)";
     return {{"position-without-pe", "nope", "the causal output of equal scores: position without any encoding",
-             "得分全相等时的因果输出：没有位置编码也有位置", {"len"}, {{"len", 6}}},
+             "得分全相等时的因果输出：没有位置编码也有位置", {"len"}, {{"len", 6}},
+             {{"len", {1, 16}}}},
             t,
             [](MadeExercise& m, const Given& given) {
                 NopeParams p;
@@ -177,7 +181,8 @@ ExerciseDef decode_exercise()
     t.stub = "return np.zeros(q.shape[:2] + (q.shape[2] - P, q.shape[3]))";
     t.call = "decode_steps(q, k, v, P)";
     return {{"decode-step", "decode", "a decoder's steps against its KV cache, RoPE at each token's own position",
-             "解码器对 KV 缓存的逐步计算，RoPE 用每个 token 自己的位置", {"batch", "heads", "dim"}, {{"batch", 1}, {"heads", 2}, {"dim", 8}}},
+             "解码器对 KV 缓存的逐步计算，RoPE 用每个 token 自己的位置", {"batch", "heads", "dim"}, {{"batch", 1}, {"heads", 2}, {"dim", 8}},
+             {{"batch", {1, 2}}, {"heads", {1, 4}}, {"dim", {2, 16}}}},
             t,
             [](MadeExercise& m, const Given& given) {
                 DecodeParams p;

@@ -113,7 +113,9 @@ std::string exercise_readme(const MadeExercise& m, Lang lang)
     for (const auto& in : m.inputs)
         out += fmt::format(zh ? "- `{}`：{}，形状 {}（{}），{}\n" : "- `{}`: {}, shape {} ({}), {}\n", in.file, in.name,
                            shape_text(in.tensor.shape), fmt::join(in.tensor.axes, ", "), dtype_text(in.tensor));
-    if (m.inputs.empty()) out += zh ? "- 没有输入文件：所需的只有上面的尺寸。\n" : "- No input file: the sizes above are all it takes.\n";
+    out += zh ? "- `inputs/params.json`：本例的各个尺寸（starter.py 从这里读取，不写成常数：评分时的隐藏用例用别的尺寸）。\n"
+              : "- `inputs/params.json`: this case's sizes (starter.py reads them from there, never as constants: the hidden "
+                "cases of grading have other sizes).\n";
     out += zh ? "- `starter.py`：只用 numpy，可直接运行。它读入输入，留出一个待你填写的函数，并把答案保存到 `answer.npy`。\n"
               : "- `starter.py`: numpy only, runnable as it is. It loads the inputs, holds the function you fill in, and "
                 "saves the answer to `answer.npy`.\n";
@@ -145,8 +147,12 @@ std::string exercise_starter(const MadeExercise& m, Lang lang)
     out += fmt::format("\"\"\"attnlab exercise '{}': {}.\n\n{}\n\"\"\"\n", m.info.name, m.info.title(lang),
                        zh ? "填写下面的函数，运行本文件（python3 starter.py），然后运行 ./check.sh。"
                           : "Fill in the function below, run this file (python3 starter.py), then ./check.sh.");
-    out += "import os\n\nimport numpy as np\n\nHERE = os.path.dirname(os.path.abspath(__file__))\n\n";
-    for (const auto& [name, key] : t.constants) out += fmt::format("{} = {}\n", name, m.sizes.at(key));
+    out += "import json\nimport os\n\nimport numpy as np\n\nHERE = os.path.dirname(os.path.abspath(__file__))\n\n";
+    if (!t.constants.empty()) {
+        out += fmt::format("with open(os.path.join(HERE, \"inputs\", \"params.json\")) as f:\n    SIZES = json.load(f)  # {}\n",
+                           zh ? "本例的尺寸；评分时的隐藏用例用别的尺寸" : "this case's sizes; the hidden cases of grading have others");
+    }
+    for (const auto& [name, key] : t.constants) out += fmt::format("{} = SIZES[\"{}\"]\n", name, key);
     for (const auto& in : m.inputs)
         out += fmt::format("{} = np.load(os.path.join(HERE, \"inputs\", \"{}.npy\"))  # {} ({})\n", in.name, in.name,
                            shape_text(in.tensor.shape), fmt::join(in.tensor.axes, ", "));
@@ -197,6 +203,8 @@ std::string exercise_check_script(const MadeExercise& m, Lang lang)
     return out;
 }
 
+std::string exercise_params_text(const MadeExercise& m) { return nlohmann::ordered_json(m.sizes).dump(2) + "\n"; }
+
 nlohmann::ordered_json exercise_json(const MadeExercise& m, const nlohmann::ordered_json& params, Lang lang)
 {
     nlohmann::ordered_json j;
@@ -214,6 +222,9 @@ nlohmann::ordered_json exercise_json(const MadeExercise& m, const nlohmann::orde
     j["mistakes"] = nlohmann::ordered_json::array();
     for (const auto& mistake : m.mistakes) j["mistakes"].push_back({{"id", mistake.id}, {"what", lang == Lang::zh ? mistake.zh : mistake.en}});
     j["sizes"] = m.sizes;
+    j["size_range"] = nlohmann::ordered_json::object();
+    for (const auto& [key, range] : m.info.size_range) j["size_range"][key] = {range.first, range.second};
+    j["run"] = kExerciseRun;
     j["seed"] = m.seed;
     j["lang"] = lang == Lang::zh ? "zh" : "en";
     return j;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,6 +25,8 @@ struct ExerciseInfo {
     std::string title_zh;
     std::vector<std::string> sizes;  // the size options it takes: len, dim, heads, batch
     std::map<std::string, long> defaults;
+    // The sizes a hidden case of `exercise grade` is drawn from, each inclusive.
+    std::map<std::string, std::pair<long, long>> size_range;
 
     const std::string& title(Lang lang) const { return lang == Lang::zh ? title_zh : title_en; }
 };
@@ -61,7 +64,13 @@ struct MadeExercise {
     Tensor answer;                       // the reference answer
     std::vector<ExerciseInput> inputs;
     std::vector<ExerciseMistake> mistakes;
+    // Runs the reference command in-process, as it would run from the exercise's folder: with
+    // ctx.against set, the report's comparison is what check.sh would say.
+    std::function<Report(const RunContext& ctx)> judge;
 };
+
+// How a student's program is run, as exercise.json says: from its folder, reading inputs/.
+inline const char* const kExerciseRun = "python3 starter.py";
 
 struct ExerciseRequest {
     std::string name;
@@ -74,6 +83,9 @@ struct ExerciseRequest {
 // Throws InputError for a size the exercise does not take or cannot hold.
 MadeExercise make_exercise(const ExerciseRequest& request);
 
+// inputs/params.json: every size of the exercise (those it takes and those its builder
+// derives, max_len, buckets, ...), which the starter reads instead of constants.
+std::string exercise_params_text(const MadeExercise& m);
 // The files of DIR, as text.
 std::string exercise_readme(const MadeExercise& m, Lang lang);
 std::string exercise_starter(const MadeExercise& m, Lang lang);

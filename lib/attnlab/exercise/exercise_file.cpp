@@ -20,6 +20,15 @@ using json = nlohmann::json;
     throw InputError(fmt::format("{}: {} {}; make the exercise again with attnlab exercise new", what, field, problem));
 }
 
+nlohmann::json parse_object(const std::string& text, const std::string& what)
+{
+    if (text.size() > kMaxExerciseFile) refuse(what, "the file", "is larger than 1 MiB");
+    if (json_nesting(text) > 64) refuse(what, "the document", "is nested more than 64 deep");
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object()) throw InputError(fmt::format("{}: not an exercise file written by attnlab exercise new (not a JSON object)", what));
+    return j;
+}
+
 // The member key of object (named field in messages) when it is there with the type asked for.
 const json& member(const json& object, const char* key, json::value_t type, const std::string& what, const std::string& field)
 {
@@ -42,6 +51,18 @@ std::string plain_string(const json& value, std::size_t max, const std::string& 
     return s;
 }
 
+// The string member KEY of object j, plain and at most max bytes.
+std::string plain_member(const json& j, const char* key, std::size_t max, const std::string& what)
+{
+    const std::string field = fmt::format("\"{}\"", key);
+    return plain_string(member(j, key, json::value_t::string, what, field), max, what, field);
+}
+
+std::uint64_t seed_member(const json& j, const std::string& what)
+{
+    return member(j, "seed", json::value_t::number_unsigned, what, "\"seed\"").get<std::uint64_t>();
+}
+
 // A relative path with no ".." part and no empty part.
 bool relative_inside(const std::string& path)
 {
@@ -53,6 +74,19 @@ bool relative_inside(const std::string& path)
         start = slash + 1;
     }
     return true;
+}
+
+std::map<std::string, long> read_sizes(const json& j, const std::string& what)
+{
+    std::map<std::string, long> out;
+    for (const auto& [key, size] : member(j, "sizes", json::value_t::object, what, "\"sizes\"").items()) {
+        const std::string field = fmt::format("\"sizes\".\"{}\"", excerpt(key, 32));
+        if (!size.is_number_integer()) refuse(what, field, "is not a whole number");
+        const auto wide = size.is_number_unsigned() ? static_cast<double>(size.get<std::uint64_t>()) : static_cast<double>(size.get<std::int64_t>());
+        if (wide < 0 || wide > static_cast<double>(std::numeric_limits<int>::max())) refuse(what, field, "is out of range");
+        out[key] = size.get<long>();
+    }
+    return out;
 }
 
 void read_inputs(const json& inputs, const std::string& what, ExerciseFile& out)
@@ -72,21 +106,35 @@ void read_inputs(const json& inputs, const std::string& what, ExerciseFile& out)
 
 ExerciseFile parse_exercise_file(const std::string& text, const std::string& what)
 {
-    if (text.size() > kMaxExerciseFile) refuse(what, "the file", "is larger than 1 MiB");
-    if (json_nesting(text) > 64) refuse(what, "the document", "is nested more than 64 deep");
-    const json j = json::parse(text, nullptr, false);
-    if (!j.is_object()) throw InputError(fmt::format("{}: not an exercise file written by attnlab exercise new (not a JSON object)", what));
+    const json j = parse_object(text, what);
     ExerciseFile out;
-    out.name = plain_string(member(j, "name", json::value_t::string, what, "\"name\""), 64, what, "\"name\"");
-    out.seed = member(j, "seed", json::value_t::number_unsigned, what, "\"seed\"").get<std::uint64_t>();
-    for (const auto& [key, size] : member(j, "sizes", json::value_t::object, what, "\"sizes\"").items()) {
-        const std::string field = fmt::format("\"sizes\".\"{}\"", excerpt(key, 32));
-        if (!size.is_number_integer()) refuse(what, field, "is not a whole number");
-        const auto wide = size.is_number_unsigned() ? static_cast<double>(size.get<std::uint64_t>()) : static_cast<double>(size.get<std::int64_t>());
-        if (wide < 0 || wide > static_cast<double>(std::numeric_limits<int>::max())) refuse(what, field, "is out of range");
-        out.sizes[key] = size.get<long>();
-    }
+    out.name = plain_member(j, "name", 64, what);
+    out.seed = seed_member(j, what);
+    out.sizes = read_sizes(j, what);
     read_inputs(member(j, "inputs", json::value_t::array, what, "\"inputs\""), what, out);
+    return out;
+}
+
+std::string grading_file_text(const GradingFile& g)
+{
+    nlohmann::ordered_json j{{"exercise", g.exercise}, {"seed", g.seed}, {"sizes", g.sizes}, {"hidden_seeds", g.hidden_seeds}, {"run", g.run}};
+    return j.dump(2) + "\n";
+}
+
+GradingFile parse_grading_file(const std::string& text, const std::string& what)
+{
+    const json j = parse_object(text, what);
+    GradingFile out;
+    out.exercise = plain_member(j, "exercise", 64, what);
+    out.seed = seed_member(j, what);
+    out.sizes = read_sizes(j, what);
+    const json& seeds = member(j, "hidden_seeds", json::value_t::array, what, "\"hidden_seeds\"");
+    if (seeds.size() > 100) refuse(what, "\"hidden_seeds\"", "has more than 100 entries");
+    for (const auto& seed : seeds) {
+        if (!seed.is_number_unsigned()) refuse(what, "\"hidden_seeds\"", "holds something other than a seed");
+        out.hidden_seeds.push_back(seed.get<std::uint64_t>());
+    }
+    out.run = plain_member(j, "run", 1024, what);
     return out;
 }
 

@@ -26,4 +26,18 @@ struct ExerciseFile {
 // exercise file written by attnlab exercise new.
 ExerciseFile parse_exercise_file(const std::string& text, const std::string& what);
 
+// The teacher's file that exercise new --hidden-seeds writes beside the folder (DIR.grading.json,
+// never inside DIR): the visible case and the seeds of the hidden cases, kept from the class.
+struct GradingFile {
+    std::string exercise;
+    std::uint64_t seed = 0;
+    std::map<std::string, long> sizes;  // those the exercise takes
+    std::vector<std::uint64_t> hidden_seeds;
+    std::string run;
+};
+// How many hidden seeds exercise new --hidden-seeds keeps: exercise grade --hidden takes up to that.
+constexpr std::size_t kKeptHiddenSeeds = 10;
+std::string grading_file_text(const GradingFile& g);
+GradingFile parse_grading_file(const std::string& text, const std::string& what);
+
 }  // namespace attnlab

@@ -1,0 +1,181 @@
+// attnlab exercise grade: a class's submissions run on the visible and hidden cases, into a
+// gradebook.
+#include "commands.hpp"
+#include "common.hpp"
+
+#include "attnlab/core/parallel.hpp"
+#include "attnlab/exercise/exercise_file.hpp"
+#include "attnlab/exercise/grade.hpp"
+#include "attnlab/exercise/gradebook.hpp"
+#include "attnlab/io/files.hpp"
+#include "attnlab/io/read.hpp"
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <ctime>
+#include <filesystem>
+#include <set>
+
+namespace attnlab::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class GradeFormat { text, csv, json, junit, gradescope };
+constexpr auto enum_names(GradeFormat)
+{
+    return std::array{std::pair{GradeFormat::text, std::string_view("text")}, std::pair{GradeFormat::csv, std::string_view("csv")},
+                      std::pair{GradeFormat::json, std::string_view("json")}, std::pair{GradeFormat::junit, std::string_view("junit")},
+                      std::pair{GradeFormat::gradescope, std::string_view("gradescope")}};
+}
+
+struct GradeOpts {
+    std::string name;
+    std::vector<std::string> submissions;
+    int hidden = 5;
+    std::uint64_t seed = 0;
+    std::map<std::string, long> sizes;
+    std::string grading, points, out, run;
+    GradeFormat format = GradeFormat::text;
+    std::optional<Lang> lang;
+    GradeSettings settings;
+    double memory_gib = 2.0;
+    bool isolate = false;
+};
+
+// A small JSON file of the teacher's (grading.json, --points): a regular file of at most 1 MiB.
+std::string small_file(const std::string& path)
+{
+    const auto bytes = read_input_file(path, [](std::string_view) { return ReadLimit{1 << 20, "a JSON file of at most 1 MiB"}; });
+    return std::string(bytes.begin(), bytes.end());
+}
+
+// The visible case, and the hidden seeds when grading.json keeps them.
+GradeCase visible_case(const GradeOpts& o, std::vector<std::uint64_t>& seeds, std::string& run)
+{
+    if (o.grading.empty()) return {"visible", false, o.seed, o.sizes};
+    const GradingFile g = parse_grading_file(small_file(o.grading), o.grading);
+    if (g.exercise != o.name) throw InputError(fmt::format("{} is the grading file of exercise '{}', not {}", o.grading, excerpt(g.exercise), o.name));
+    if (static_cast<std::size_t>(o.hidden) > g.hidden_seeds.size()) {
+        throw InputError(fmt::format("--hidden {}: {} keeps {} hidden seeds", o.hidden, o.grading, g.hidden_seeds.size()));
+    }
+    seeds = g.hidden_seeds;
+    if (run.empty()) run = g.run;
+    return {"visible", false, g.seed, g.sizes};
+}
+
+// Everything that can be refused is refused before the first program runs.
+void check_request(const GradeOpts& o)
+{
+    for (const auto& s : o.submissions) {
+        std::error_code ec;
+        if (!fs::is_directory(s, ec)) throw InputError(fmt::format("{}: not a folder (a submission is the folder that holds the student's program)", excerpt(s)));
+    }
+    if (!o.settings.python.empty() && access(o.settings.python.c_str(), X_OK) != 0) {
+        throw InputError(fmt::format("--python {}: not an executable file", excerpt(o.settings.python)));
+    }
+    if (!o.out.empty() && o.format != GradeFormat::gradescope) throw InputError("--out DIR goes with --format gradescope (the other formats go to standard output)");
+    if (o.format == GradeFormat::gradescope && o.submissions.size() > 1) {
+        if (o.out.empty()) throw InputError("--format gradescope with several submissions writes DIR/NAME/results.json: give --out DIR");
+        std::set<std::string> names;
+        for (const auto& s : o.submissions)
+            if (!names.insert(fs::path(s).lexically_normal().filename().string()).second) {
+                throw InputError(fmt::format("--out: two submissions are named {}; each needs a folder of its own name", excerpt(s)));
+            }
+    }
+    if (!o.out.empty()) check_output_folder(o.out, "exercise grade");
+    if (o.isolate && !can_isolate()) throw InputError("--isolate needs root or unprivileged user namespaces (unshare), which this machine does not allow");
+}
+
+std::string utc_timestamp()
+{
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
+    return text;
+}
+
+std::string host_name()
+{
+    char name[256] = {};
+    return gethostname(name, sizeof name - 1) == 0 && name[0] ? name : "localhost";
+}
+
+void write_gradebook(const GradeOpts& o, const Gradebook& g)
+{
+    switch (o.format) {
+    case GradeFormat::text: return write_stdout(gradebook_text(g));
+    case GradeFormat::csv: return write_stdout(gradebook_csv(g));
+    case GradeFormat::json: return write_stdout(gradebook_json(g).dump(2) + "\n");
+    case GradeFormat::junit: return write_stdout(gradebook_junit(g, utc_timestamp(), host_name()));
+    case GradeFormat::gradescope:
+        if (o.out.empty()) return write_stdout(gradescope_results(g, g.submissions.front()).dump(2) + "\n");
+        const OutputFolder out(o.out, "exercise grade", true);
+        for (const auto& s : g.submissions)
+            out.subfolder(fs::path(s.path).lexically_normal().filename().string()).write("results.json", gradescope_results(g, s).dump(2) + "\n");
+        return write_stdout(fmt::format("wrote {}/NAME/results.json for {} submissions\n", o.out, g.submissions.size()));
+    }
+}
+
+void run_grade(GradeOpts o)
+{
+    if (!o.grading.empty() && (o.seed != 0 || !o.sizes.empty())) throw InputError("--grading FILE sets the seed and sizes; give it without --seed and sizes");
+    check_request(o);
+    GradeSettings& s = o.settings;
+    s.lang = o.lang.value_or(lang_from_env());
+    s.limits.memory_bytes = o.memory_gib * 1024 * 1024 * 1024;
+    s.limits.isolate = o.isolate;
+    if (!o.points.empty()) s.points = parse_points(small_file(o.points), o.points);
+    std::vector<std::uint64_t> seeds;
+    std::string run = o.run;
+    const GradeCase visible = visible_case(o, seeds, run);
+    s.run = run.empty() ? kExerciseRun : run;
+    const std::vector<PreparedCase> cases = grade_cases(o.name, visible, o.hidden, seeds);
+    case_points(cases, s);  // a points file naming no case is refused before anything runs
+    Gradebook g{o.name, &cases, grade_submissions(o.name, o.submissions, cases, s), s.lang};
+    write_gradebook(o, g);
+}
+
+}  // namespace
+
+void setup_grade(CLI::App& exercise)
+{
+    auto o = std::make_shared<GradeOpts>();
+    auto* g = exercise.add_subcommand("grade", "For teachers: run each submission on the visible case and on hidden ones, into a gradebook");
+    g->add_option("NAME", o->name, "Exercise name (attnlab exercise list)")->required();
+    g->add_option("SUBMISSION", o->submissions, "A student's folder (its program reads inputs/ and writes the answer)")->required()->check(non_empty_path);
+    g->add_option("--hidden", o->hidden, "Hidden cases: fresh seeds and other sizes within the exercise's size_range")->check(whole_in(0, 100))->default_str("5");
+    g->add_option("--seed", o->seed, "Seed of the visible case (as given to exercise new)")->check(seed_number);
+    for (const char* key : {"len", "dim", "heads", "batch"}) {
+        g->add_option_function<long>(std::string("--") + key, [o, key](long v) { o->sizes[key] = v; }, "Size of the visible case (as given to exercise new)")
+            ->check(whole_number);
+    }
+    g->add_option("--grading", o->grading, "The teacher's file from exercise new --hidden-seeds: the visible case and the hidden seeds")->check(non_empty_path);
+    g->add_option("--run", o->run, "How to run a submission, from its folder (default: exercise.json's run, python3 starter.py)");
+    g->add_option("--python", o->settings.python, "The interpreter that python3 in the run command means (the first python3 on PATH may lack numpy)")
+        ->check(non_empty_path);
+    g->add_option("--timeout", o->settings.limits.timeout_s, "Seconds a run may take before it is killed")->check(finite_positive)->default_str("20");
+    g->add_option("--memory", o->memory_gib, "Address space a run may use, in GiB")->check(finite_positive)->default_str("2");
+    g->add_option("--points", o->points, "JSON file: case name (visible, hidden-1, ...) -> points; other cases keep their share")->check(non_empty_path);
+    g->add_option("--max-score", o->settings.max_score, "Points of a whole submission, shared equally by the cases")
+        ->check(finite_positive)
+        ->default_str("1 per case");
+    add_enum_option(*g, "--format", o->format, "Gradebook format: text, csv, json, junit or gradescope");
+    g->add_option("--out", o->out, "With --format gradescope: write DIR/NAME/results.json for each submission")->check(non_empty_path);
+    o->settings.jobs = static_cast<int>(thread_count(0));
+    g->add_option("--jobs", o->settings.jobs, "Runs at a time")->check(whole_in(1, 256))->default_str("the cores");
+    g->add_flag("--isolate", o->isolate, "Run each program in a network namespace of its own: no network (root or user namespaces)");
+    add_optional_enum(*g, "--lang", o->lang, "Language of the text gradebook, en or zh (default: from the locale)");
+    g->callback([o] { run_grade(*o), exit_status() = 0; });
+    g->footer("Not a security sandbox: a submission runs as you, with a time and memory limit, an empty environment apart from PATH,\n"
+              "HOME and the locale, and no standard input; it can read what you can. Grade untrusted code in a container or VM.\n"
+              "Exit status: 0 when the grading ran, whatever the grades; 2 for a usage error or an unreadable exercise.\n"
+              "Example:\n  attnlab exercise grade rope-interleaved subs/* --grading hw1.grading.json --python /usr/bin/python3 --format csv");
+}
+
+}  // namespace attnlab::app

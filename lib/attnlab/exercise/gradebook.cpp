@@ -1,0 +1,188 @@
+#include "attnlab/exercise/gradebook.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+namespace attnlab {
+
+namespace {
+
+// "seed 7, len 8, dim 8, heads 2": the sizes in the order the exercise takes them.
+std::string config_text(const Gradebook& g, const GradeCase& c)
+{
+    std::vector<std::string> parts{fmt::format("seed {}", c.seed)};
+    for (const auto& key : find_exercise(g.exercise).sizes) parts.push_back(fmt::format("{} {}", key, c.sizes.at(key)));
+    return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+nlohmann::ordered_json config_json(const GradeCase& c)
+{
+    nlohmann::ordered_json j{{"seed", c.seed}};
+    for (const auto& [key, value] : c.sizes) j[key] = value;
+    return j;
+}
+
+std::string diagnosis_text(const std::vector<Diagnosis>& diagnosis, Lang lang)
+{
+    std::vector<std::string> ids;
+    for (const auto& d : diagnosis) ids.push_back(d.certainty == Certainty::matches ? d.id : d.id + (lang == Lang::zh ? "（最接近）" : " (closest)"));
+    if (ids.empty()) return "";
+    return fmt::format(lang == Lang::zh ? "；已知错误：{}" : "; mistake: {}", fmt::join(ids, ", "));
+}
+
+// One line for a case: its verdict, why, and the catalogued mistake it matches.
+std::string case_line(const Gradebook& g, const CaseResult& c)
+{
+    return fmt::format("{} ({}): {}: {}{}", c.config.name, config_text(g, c.config), verdict_text(c.verdict, g.lang), c.detail,
+                       diagnosis_text(c.diagnosis, g.lang));
+}
+
+std::string smallest_line(const Shrunk& s, Lang lang)
+{
+    return fmt::format(lang == Lang::zh ? "最小的失败配置（{}，{} 次运行）：{}" : "smallest failing case ({}, {} runs): {}", name_of(s.verdict), s.runs,
+                       s.command);
+}
+
+std::string number(double v) { return fmt::format("{:g}", v); }
+
+std::string xml_escaped(const std::string& s)
+{
+    std::string out;
+    for (unsigned char ch : s) {
+        switch (ch) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&quot;"; break;
+        case '\'': out += "&apos;"; break;
+        default: out += ch < 0x20 && ch != '\t' && ch != '\n' ? '?' : static_cast<char>(ch);  // XML 1.0 has no other controls
+        }
+    }
+    return out;
+}
+
+bool is_error(CaseVerdict v) { return v == CaseVerdict::crash || v == CaseVerdict::timeout; }
+
+std::string junit_suite(const Gradebook& g, const SubmissionResult& s, std::size_t id, const std::string& timestamp, const std::string& hostname)
+{
+    const auto errors = std::count_if(s.cases.begin(), s.cases.end(), [](const CaseResult& c) { return is_error(c.verdict); });
+    const auto failures = std::count_if(s.cases.begin(), s.cases.end(), [](const CaseResult& c) { return c.verdict != CaseVerdict::match && !is_error(c.verdict); });
+    std::string out = fmt::format(
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\" time=\"{:.3f}\" timestamp=\"{}\" hostname=\"{}\" id=\"{}\" package=\"{}\">\n",
+        xml_escaped(s.path), s.cases.size(), failures, errors, s.time_s, timestamp, xml_escaped(hostname), id, xml_escaped(g.exercise));
+    out += fmt::format("    <properties>\n      <property name=\"score\" value=\"{}\"/>\n      <property name=\"max_score\" value=\"{}\"/>\n    </properties>\n",
+                       number(s.score), number(s.max_score));
+    for (const auto& c : s.cases) {
+        out += fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"{:.3f}\"", c.config.name, xml_escaped(g.exercise + "." + s.path), c.time_s);
+        if (c.verdict == CaseVerdict::match) {
+            out += "/>\n";
+            continue;
+        }
+        const char* tag = is_error(c.verdict) ? "error" : "failure";
+        out += fmt::format(">\n      <{0} type=\"{1}\" message=\"{2}\">{3}</{0}>\n    </testcase>\n", tag, name_of(c.verdict),
+                           xml_escaped(c.detail + diagnosis_text(c.diagnosis, g.lang)), xml_escaped(case_line(g, c)));
+    }
+    out += fmt::format("    <system-out>{}</system-out>\n    <system-err></system-err>\n  </testsuite>\n",
+                       s.smallest ? xml_escaped(smallest_line(*s.smallest, g.lang)) : "");
+    return out;
+}
+
+}  // namespace
+
+std::string csv_cell(const std::string& s)
+{
+    if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return out + "\"";
+}
+
+std::string gradebook_text(const Gradebook& g)
+{
+    const bool zh = g.lang == Lang::zh;
+    const auto& cases = *g.cases;
+    std::string out = fmt::format(zh ? "练习 {}：1 个公开用例，{} 个隐藏用例\n" : "exercise {}: 1 visible case, {} hidden\n", g.exercise, cases.size() - 1);
+    std::size_t width = zh ? 4 : 10;
+    for (const auto& s : g.submissions) width = std::max(width, s.path.size());
+    out += fmt::format("{:<{}}  {}\n", zh ? "提交" : "submission", width + (zh ? 2 : 0), zh ? "得分" : "score");
+    for (const auto& s : g.submissions) {
+        out += fmt::format("{:<{}}  {}/{}\n", s.path, width, number(s.score), number(s.max_score));
+        for (const auto& c : s.cases)
+            if (c.verdict != CaseVerdict::match) out += "  " + case_line(g, c) + "\n";
+        if (s.smallest) out += "  " + smallest_line(*s.smallest, g.lang) + "\n";
+        if (!s.left_out.empty()) out += fmt::format(zh ? "  未复制：{}\n" : "  not copied: {}\n", fmt::join(s.left_out, ", "));
+    }
+    return out;
+}
+
+std::string gradebook_csv(const Gradebook& g)
+{
+    std::vector<std::string> header{"submission", "score", "max_score"};
+    for (const auto& c : *g.cases) header.push_back(c.config.name);
+    for (const auto& c : *g.cases) header.push_back(c.config.name + "_verdict");
+    std::string out = fmt::format("{}\n", fmt::join(header, ","));
+    for (const auto& s : g.submissions) {
+        std::vector<std::string> row{csv_cell(s.path), number(s.score), number(s.max_score)};
+        for (const auto& c : s.cases) row.push_back(number(c.points));
+        for (const auto& c : s.cases) row.push_back(name_of(c.verdict));
+        out += fmt::format("{}\n", fmt::join(row, ","));
+    }
+    return out;
+}
+
+nlohmann::ordered_json gradebook_json(const Gradebook& g)
+{
+    nlohmann::ordered_json j{{"exercise", g.exercise}, {"submissions", nlohmann::ordered_json::array()}};
+    for (const auto& s : g.submissions) {
+        nlohmann::ordered_json sub{{"path", s.path}, {"score", s.score}, {"max_score", s.max_score}, {"time_s", s.time_s}, {"cases", nlohmann::ordered_json::array()}};
+        for (const auto& c : s.cases) {
+            nlohmann::ordered_json diagnosis = nlohmann::ordered_json::array();
+            for (const auto& d : c.diagnosis)
+                diagnosis.push_back({{"id", d.id}, {"what", d.explanation}, {"certainty", name_of(d.certainty)}, {"max_diff", d.max_abs_diff}});
+            sub["cases"].push_back({{"name", c.config.name}, {"hidden", c.config.hidden}, {"config", config_json(c.config)}, {"verdict", name_of(c.verdict)},
+                                    {"max_diff", c.max_diff ? nlohmann::ordered_json(*c.max_diff) : nlohmann::ordered_json()}, {"detail", c.detail},
+                                    {"diagnosis", diagnosis}, {"points", c.points}, {"max_points", c.max_points}, {"time_s", c.time_s}});
+        }
+        sub["smallest_failing"] = nullptr;
+        if (s.smallest)
+            sub["smallest_failing"] = {{"config", config_json(s.smallest->config)}, {"verdict", name_of(s.smallest->verdict)},
+                                       {"command", s.smallest->command}, {"runs", s.smallest->runs}};
+        sub["not_copied"] = s.left_out;
+        j["submissions"].push_back(std::move(sub));
+    }
+    return j;
+}
+
+std::string gradebook_junit(const Gradebook& g, const std::string& timestamp, const std::string& hostname)
+{
+    std::size_t tests = 0, errors = 0, failures = 0;
+    double time = 0.0;
+    for (const auto& s : g.submissions) {
+        time += s.time_s;
+        for (const auto& c : s.cases) ++tests, errors += is_error(c.verdict), failures += c.verdict != CaseVerdict::match && !is_error(c.verdict);
+    }
+    std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    out += fmt::format("<testsuites name=\"attnlab exercise grade {}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n", xml_escaped(g.exercise),
+                       tests, failures, errors, time);
+    for (std::size_t i = 0; i < g.submissions.size(); ++i) out += junit_suite(g, g.submissions[i], i, timestamp, hostname);
+    return out + "</testsuites>\n";
+}
+
+nlohmann::ordered_json gradescope_results(const Gradebook& g, const SubmissionResult& s)
+{
+    nlohmann::ordered_json j{{"score", s.score}, {"execution_time", s.time_s}};
+    j["output"] = s.smallest ? smallest_line(*s.smallest, g.lang) : "";
+    j["tests"] = nlohmann::ordered_json::array();
+    for (const auto& c : s.cases) {
+        j["tests"].push_back({{"name", c.config.name},
+                              {"score", c.points},
+                              {"max_score", c.max_points},
+                              {"status", c.verdict == CaseVerdict::match ? "passed" : "failed"},
+                              {"output", case_line(g, c)}});
+    }
+    return j;
+}
+
+}  // namespace attnlab
