@@ -156,3 +156,42 @@ TEST_CASE("exercise grade: usage errors are refused before any program runs, exi
     expect_usage_error({"exercise", "grade", "causal-mask", sub, "--len", "2000"}, "--len 2000 is outside 1..1024");
     CHECK_FALSE(fs::exists(sub + "/ran"));  // the program itself is never run in place
 }
+
+TEST_CASE("exercise grade: the gradebook is the same for any --jobs, in argument order")
+{
+    const std::string dir = fresh("jobs");
+    std::vector<std::string> args = {"exercise", "grade", "causal-mask"};
+    for (int i = 0; i < 6; ++i)  // exit statuses 0..5: missing, then crashes with their own status
+        args.push_back(submission(dir, "s" + std::to_string(i), "sleep 0.0" + std::to_string(5 - i) + "; exit " + std::to_string(i)));
+    for (const char* a : {"--run", "sh run.sh", "--hidden", "2"}) args.emplace_back(a);
+    auto strip_times = [](nlohmann::json j) {
+        for (auto& s : j["submissions"]) {
+            s.erase("time_s");
+            for (auto& c : s["cases"]) c.erase("time_s");
+        }
+        return j;
+    };
+    auto one = args, four = args;
+    one.insert(one.end(), {"--jobs", "1"});
+    four.insert(four.end(), {"--jobs", "4"});
+    const auto a = strip_times(run_json(one)), b = strip_times(run_json(four));
+    CHECK(a == b);
+    REQUIRE(a["submissions"].size() == 6);
+    CHECK(a["submissions"][0]["cases"][0]["verdict"] == "missing");
+    for (int i = 1; i < 6; ++i) CHECK(a["submissions"][i]["cases"][2]["detail"] == "exit status " + std::to_string(i));
+}
+
+TEST_CASE("exercise grade --isolate: no network inside, or a plain refusal where the machine cannot")
+{
+    const std::string dir = fresh("isolate");
+    // in a network namespace of its own a program sees the loopback interface alone
+    const std::string sub = submission(dir, "net", "[ \"$(grep -c ':' /proc/net/dev)\" -le 1 ] || exit 8");
+    const auto r = run_cli({"exercise", "grade", "causal-mask", sub, "--run", "sh run.sh", "--hidden", "0", "--isolate", "--format", "json"});
+    if (r.status == 2) {
+        CHECK(r.out.empty());
+        CHECK(r.err.find("--isolate needs root or unprivileged user namespaces") != std::string::npos);
+        return;
+    }
+    REQUIRE(r.status == 0);
+    CHECK(nlohmann::json::parse(r.out)["submissions"][0]["cases"][0]["verdict"] == "missing");  // not crash: exit 8 never ran
+}

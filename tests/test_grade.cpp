@@ -1,5 +1,6 @@
 // exercise grade's parts: the hidden cases drawn for every exercise, the points, the copy of a
 // submission folder and the limits a program runs under.
+#include "attnlab/exercise/exercise_file.hpp"
 #include "attnlab/exercise/grade.hpp"
 #include "attnlab/exercise/gradebook.hpp"
 #include "attnlab/exercise/program.hpp"

@@ -1,6 +1,7 @@
 // libFuzzer harness for exercise.json as exercise solve reads it: every input is accepted as
 // an exercise file whose input paths are relative with no ".." part, or refused with an
-// InputError; nothing else (no crash, no other exception, no unbounded recursion).
+// InputError; nothing else (no crash, no other exception, no unbounded recursion). The same
+// bytes go to exercise grade's readers of the teacher's files: DIR.grading.json and --points.
 #include "attnlab/core/report.hpp"
 #include "attnlab/exercise/exercise_file.hpp"
 
@@ -23,6 +24,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 start = slash + 1;
             }
         }
+    } catch (const attnlab::InputError&) {
+    }
+    try {
+        const attnlab::GradingFile g = attnlab::parse_grading_file(text, "fuzz");
+        if (g.exercise.empty() || g.run.empty() || g.hidden_seeds.size() > 100) std::abort();
+    } catch (const attnlab::InputError&) {
+    }
+    try {
+        for (const auto& [name, points] : attnlab::parse_points(text, "fuzz"))
+            if (!(points >= 0)) std::abort();
     } catch (const attnlab::InputError&) {
     }
     return 0;

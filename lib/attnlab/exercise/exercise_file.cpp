@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <limits>
 
 namespace attnlab {
@@ -135,6 +136,21 @@ GradingFile parse_grading_file(const std::string& text, const std::string& what)
         out.hidden_seeds.push_back(seed.get<std::uint64_t>());
     }
     out.run = plain_member(j, "run", 1024, what);
+    return out;
+}
+
+std::map<std::string, double> parse_points(const std::string& text, const std::string& what)
+{
+    if (text.size() > (std::size_t{1} << 20) || json_nesting(text) > 8) throw InputError(fmt::format("{}: larger than 1 MiB or nested too deep", what));
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object()) throw InputError(fmt::format("{}: not a JSON object of case name -> points", what));
+    std::map<std::string, double> out;
+    for (const auto& [name, value] : j.items()) {
+        if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0) {
+            throw InputError(fmt::format("{}: the points of \"{}\" are not a number >= 0", what, excerpt(name, 32)));
+        }
+        out[name] = value.get<double>();
+    }
     return out;
 }
 

@@ -40,4 +40,7 @@ constexpr std::size_t kKeptHiddenSeeds = 10;
 std::string grading_file_text(const GradingFile& g);
 GradingFile parse_grading_file(const std::string& text, const std::string& what);
 
+// exercise grade --points FILE: a JSON object, case name -> points >= 0.
+std::map<std::string, double> parse_points(const std::string& text, const std::string& what);
+
 }  // namespace attnlab

@@ -4,11 +4,9 @@
 #include "attnlab/experiments/command_line.hpp"
 #include "attnlab/io/files.hpp"
 #include "attnlab/io/npy.hpp"
-#include "attnlab/io/read.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
 
@@ -116,21 +114,6 @@ std::string case_command(const std::string& exercise, const GradeCase& c)
 }
 
 // --- points ---
-
-std::map<std::string, double> parse_points(const std::string& text, const std::string& what)
-{
-    if (text.size() > (std::size_t{1} << 20) || json_nesting(text) > 8) throw InputError(fmt::format("{}: larger than 1 MiB or nested too deep", what));
-    const auto j = nlohmann::json::parse(text, nullptr, false);
-    if (!j.is_object()) throw InputError(fmt::format("{}: not a JSON object of case name -> points", what));
-    std::map<std::string, double> out;
-    for (const auto& [name, value] : j.items()) {
-        if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0) {
-            throw InputError(fmt::format("{}: the points of \"{}\" are not a number >= 0", what, excerpt(name, 32)));
-        }
-        out[name] = value.get<double>();
-    }
-    return out;
-}
 
 std::vector<double> case_points(const std::vector<PreparedCase>& cases, const GradeSettings& s)
 {

@@ -99,8 +99,6 @@ struct SubmissionResult {
 // Each case's points: from settings.points, else max_score / cases (1 each when 0). Throws
 // InputError for a points file naming a case there is not.
 std::vector<double> case_points(const std::vector<PreparedCase>& cases, const GradeSettings& s);
-// A points file: a JSON object, case name -> points >= 0.
-std::map<std::string, double> parse_points(const std::string& text, const std::string& what);
 
 // Grades every submission (a folder each, checked to be one before), on settings.jobs
 // threads; the results are in argument order and do not depend on the thread count.
