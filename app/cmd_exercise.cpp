@@ -220,10 +220,7 @@ void run_list(const ExerciseOpts& o)
 // DIR.grading.json, beside DIR (never inside it, where the class would see it).
 fs::path grading_path(const std::string& dir)
 {
-    fs::path p = fs::path(dir).lexically_normal();
-    if (!p.has_filename()) p = p.parent_path();
-    if (p.empty() || p.filename() == "." || p.filename() == "..") p = fs::absolute(p).lexically_normal();
-    if (!p.has_filename()) p = p.parent_path();
+    const fs::path p = named_folder(dir);
     return p.parent_path() / (p.filename().string() + ".grading.json");
 }
 

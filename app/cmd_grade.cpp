@@ -67,6 +67,9 @@ GradeCase visible_case(const GradeOpts& o, std::vector<std::uint64_t>& seeds, st
     return {"visible", false, g.seed, g.sizes};
 }
 
+// The folder name a submission's results.json goes under: "subs/alice/" and "subs/alice" are alice.
+std::string submission_name(const std::string& path) { return named_folder(path).filename().string(); }
+
 // Everything that can be refused is refused before the first program runs.
 void check_request(const GradeOpts& o)
 {
@@ -82,7 +85,7 @@ void check_request(const GradeOpts& o)
         if (o.out.empty()) throw InputError("--format gradescope with several submissions writes DIR/NAME/results.json: give --out DIR");
         std::set<std::string> names;
         for (const auto& s : o.submissions)
-            if (!names.insert(fs::path(s).lexically_normal().filename().string()).second) {
+            if (!names.insert(submission_name(s)).second) {
                 throw InputError(fmt::format("--out: two submissions are named {}; each needs a folder of its own name", excerpt(s)));
             }
     }
@@ -117,7 +120,7 @@ void write_gradebook(const GradeOpts& o, const Gradebook& g)
         if (o.out.empty()) return write_stdout(gradescope_results(g, g.submissions.front()).dump(2) + "\n");
         const OutputFolder out(o.out, "exercise grade", true);
         for (const auto& s : g.submissions)
-            out.subfolder(fs::path(s.path).lexically_normal().filename().string()).write("results.json", gradescope_results(g, s).dump(2) + "\n");
+            out.subfolder(submission_name(s.path)).write("results.json", gradescope_results(g, s).dump(2) + "\n");
         return write_stdout(fmt::format("wrote {}/NAME/results.json for {} submissions\n", o.out, g.submissions.size()));
     }
 }

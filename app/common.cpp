@@ -331,6 +331,16 @@ void refuse_loose_lists(const CLI::App& sub, const std::vector<std::string>& arg
     }
 }
 
+std::filesystem::path named_folder(const std::string& dir)
+{
+    namespace fs = std::filesystem;
+    fs::path p = fs::path(dir).lexically_normal();
+    if (!p.has_filename()) p = p.parent_path();
+    if (p.empty() || p.filename() == "." || p.filename() == "..") p = fs::absolute(p).lexically_normal();
+    if (!p.has_filename()) p = p.parent_path();
+    return p;
+}
+
 std::string npy_file_bytes(const Tensor& t)
 {
     const auto bytes = write_npy(t);

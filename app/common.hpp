@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -134,6 +135,9 @@ void guard_standard_streams();
 
 // A tensor as the bytes of an NPY file.
 std::string npy_file_bytes(const Tensor& t);
+
+// A folder's path ending in its own name: "hw1/" is hw1, "." and ".." are made absolute.
+std::filesystem::path named_folder(const std::string& dir);
 
 // The program's own arguments, for run.json.
 void set_command_line(int argc, char** argv);

@@ -195,3 +195,28 @@ TEST_CASE("exercise grade --isolate: no network inside, or a plain refusal where
     REQUIRE(r.status == 0);
     CHECK(nlohmann::json::parse(r.out)["submissions"][0]["cases"][0]["verdict"] == "missing");  // not crash: exit 8 never ran
 }
+
+TEST_CASE("exercise grade --format gradescope: one submission to stdout, several to DIR/NAME/results.json")
+{
+    const std::string dir = fresh("gradescope");
+    const std::string a = submission(dir, "alice", "exit 1"), b = submission(dir, "bob", "true");
+    const auto one = run_cli({"exercise", "grade", "causal-mask", a, "--run", "sh run.sh", "--hidden", "1", "--format", "gradescope"});
+    REQUIRE(one.status == 0);
+    const auto j = nlohmann::json::parse(one.out);
+    CHECK(j["score"] == 0);
+    CHECK(j["execution_time"].is_number());
+    REQUIRE(j["tests"].size() == 2);
+    CHECK(j["tests"][0]["name"] == "visible");
+    CHECK(j["tests"][0]["max_score"] == 1);
+    CHECK(j["tests"][0]["status"] == "failed");
+    CHECK(j["tests"][0]["output"].get<std::string>().rfind("visible (seed 0, len 6): crash: exit status 1", 0) == 0);
+    // a folder named with a trailing slash, as a shell glob gives it, keeps its name
+    const auto several = run_cli({"exercise", "grade", "causal-mask", a + "/", b, "--run", "sh run.sh", "--hidden", "1", "--format", "gradescope",
+                                  "--out", dir + "/results"});
+    REQUIRE(several.status == 0);
+    CHECK(several.out == "wrote " + dir + "/results/NAME/results.json for 2 submissions\n");
+    CHECK(nlohmann::json::parse(slurp(dir + "/results/alice/results.json"))["tests"][1]["name"] == "hidden-1");
+    CHECK(nlohmann::json::parse(slurp(dir + "/results/bob/results.json"))["tests"][0]["output"].get<std::string>().find("missing") != std::string::npos);
+    REQUIRE(run_cli({"exercise", "new", "causal-mask", dir + "/hw/", "--hidden-seeds"}).status == 0);
+    CHECK(fs::is_regular_file(dir + "/hw.grading.json"));
+}
