@@ -106,7 +106,7 @@ std::string gradebook_text(const Gradebook& g)
     std::string out = fmt::format(zh ? "练习 {}：1 个公开用例，{} 个隐藏用例\n" : "exercise {}: 1 visible case, {} hidden\n", g.exercise, cases.size() - 1);
     std::size_t width = zh ? 4 : 10;
     for (const auto& s : g.submissions) width = std::max(width, s.path.size());
-    out += fmt::format("{:<{}}  {}\n", zh ? "提交" : "submission", width + (zh ? 2 : 0), zh ? "得分" : "score");
+    out += fmt::format("{:<{}}  {}\n", zh ? "提交" : "submission", width, zh ? "得分" : "score");  // fmt pads by display width
     for (const auto& s : g.submissions) {
         out += fmt::format("{:<{}}  {}/{}\n", s.path, width, number(s.score), number(s.max_score));
         for (const auto& c : s.cases)
