@@ -31,6 +31,10 @@ std::string fresh(const std::string& tag)
     return dir;
 }
 
+// A submission that runs attnlab itself: under the sanitizers it reserves terabytes of address
+// space for its shadow memory, which the default limit of 2 GiB refuses.
+const char* const kAttnlabChildMemory = ATTNLAB_PROGRAM_SANITIZED ? "100000" : "2";
+
 std::vector<std::string> verdicts(const nlohmann::json& sub)
 {
     std::vector<std::string> out;
@@ -93,7 +97,7 @@ TEST_CASE("exercise grade: right only at the visible size, with points from a fi
     std::ofstream(dir + "/visible/run.sh") << "'" << ATTNLAB_EXE << "' exercise solve causal-mask . --force\n";
     std::ofstream(dir + "/points.json") << R"({"visible": 4})";
     const auto j = run_json({"exercise", "grade", "causal-mask", dir + "/visible", "--len", "6", "--run", "sh run.sh", "--hidden", "2",
-                             "--max-score", "6", "--points", dir + "/points.json"});
+                             "--max-score", "6", "--points", dir + "/points.json", "--memory", kAttnlabChildMemory});
     const auto& sub = j["submissions"][0];
     CHECK(verdicts(sub) == std::vector<std::string>{"match", "wrong_shape", "wrong_shape"});
     CHECK(sub["cases"][0]["points"] == 4);
@@ -105,10 +109,11 @@ TEST_CASE("exercise grade: right only at the visible size, with points from a fi
     CHECK(sub["cases"][1]["config"]["len"] == 1);  // hidden-1: the smallest size
     CHECK(sub["cases"][2]["config"]["len"] != 6);  // every hidden case differs from the visible one
     const auto csv = run_cli({"exercise", "grade", "causal-mask", dir + "/visible", "--len", "6", "--run", "sh run.sh", "--hidden", "2",
-                              "--max-score", "6", "--points", dir + "/points.json", "--format", "csv"});
+                              "--max-score", "6", "--points", dir + "/points.json", "--format", "csv", "--memory", kAttnlabChildMemory});
     CHECK(csv.out == "submission,score,max_score,visible,hidden-1,hidden-2,visible_verdict,hidden-1_verdict,hidden-2_verdict\n" + dir +
                          "/visible,4,8,4,0,0,match,wrong_shape,wrong_shape\n");
-    const auto zh = run_cli({"exercise", "grade", "causal-mask", dir + "/visible", "--len", "6", "--run", "sh run.sh", "--hidden", "1", "--lang", "zh"});
+    const auto zh = run_cli({"exercise", "grade", "causal-mask", dir + "/visible", "--len", "6", "--run", "sh run.sh", "--hidden", "1", "--lang", "zh",
+                             "--memory", kAttnlabChildMemory});
     CHECK(zh.out.find("提交") != std::string::npos);
     CHECK(zh.out.find("形状不对（wrong_shape）") != std::string::npos);
 }
