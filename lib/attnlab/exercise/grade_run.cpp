@@ -156,8 +156,10 @@ struct Grader {
             smaller = false;
             for (const auto& key : info.sizes) {
                 const long lo = info.size_range.at(key).first, now = best.config.sizes.at(key);
+                long tried = now;  // the candidates rise: one already tried is the one before
                 for (long v : {lo, (lo + now) / 2, now - 1}) {
-                    if (v >= now || v < lo || smaller || best.runs >= 16) continue;
+                    if (v >= now || v < lo || v == tried || smaller || best.runs >= 16) continue;
+                    tried = v;
                     GradeCase c = best.config;
                     c.sizes[key] = v;
                     std::optional<PreparedCase> made;
