@@ -139,6 +139,32 @@ TEST_CASE("text output names shape and axes, and summarises large tensors")
     CHECK(full.find("...") == std::string::npos);
 }
 
+TEST_CASE("text output wraps a long vector at 100 columns, each line headed by its first index")
+{
+    Report r;
+    r.tensors.push_back(tensor("short", {"pos"}, Elem::float64, {3}, {1, 2, 3}));
+    std::vector<double> values;
+    for (int i = 0; i < 25; ++i) values.push_back(i * 1.25);
+    r.tensors.push_back(tensor("long", {"pos"}, Elem::float64, {25}, values));
+    RenderOptions o;
+    const std::string text = render(r, o);
+    // 25 numbers of 7 characters ("30.0000"): 8 columns each, 11 to a line after "  [24]"
+    CHECK(text == "short  shape [3]  (pos)  float64\n   1 2 3\n\n"
+                  "long  shape [25]  (pos)  float64\n"
+                  "  [ 0]       0  1.2500  2.5000  3.7500  5.0000  6.2500  7.5000  8.7500 10.0000 11.2500 12.5000\n"
+                  "  [11] 13.7500 15.0000 16.2500 17.5000 18.7500 20.0000 21.2500 22.5000 23.7500 25.0000 26.2500\n"
+                  "  [22] 27.5000 28.7500 30.0000\n\n");
+    // a vector over the summary threshold keeps one summarised line; --full wraps all of it
+    r.tensors = {tensor("huge", {"pos"}, Elem::float64, {2000}, std::vector<double>(2000, 1.0))};
+    CHECK(render(r, o) == "huge  shape [2000]  (pos)  float64\n     1   1   1 ...   1   1   1\n\n");
+    o.full = true;
+    const std::string full = render(r, o);
+    std::size_t lines = 0, longest = 0;
+    for (std::size_t at = 0, nl; (nl = full.find('\n', at)) != std::string::npos; at = nl + 1) ++lines, longest = std::max(longest, nl - at);
+    CHECK(longest <= 100);
+    CHECK(lines == 2 + (2000 + 45) / 46);  // the title, 46 numbers a line ("  [1999]" then 46 of " 1"), the blank line
+}
+
 TEST_CASE("text output of rank 3 heads each matrix with its leading index")
 {
     Report r;

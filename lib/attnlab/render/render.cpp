@@ -14,6 +14,9 @@ namespace {
 
 constexpr std::size_t kSummariseAbove = 1000;  // elements, as numpy's print threshold
 constexpr std::size_t kEdgeItems = 3;
+// Columns a vector's line may take before it wraps: a vector of 8 numbers in scientific
+// notation (90 columns) stays on one line, a position axis of 1000 does not.
+constexpr std::size_t kLineWidth = 100;
 
 std::string non_finite(double v)
 {
@@ -106,6 +109,28 @@ void text_matrix(const Tensor& t, std::size_t offset, std::size_t rows, std::siz
     }
 }
 
+// Rank 1: one line when it fits in kLineWidth columns; otherwise wrapped, each line headed by
+// the index of its first element, so that a reader finds their place in a long vector.
+void text_vector(const Tensor& t, bool summarise, const NumberStyle& style, std::string& out)
+{
+    const std::size_t n = t.shape[0];
+    std::string line;
+    text_matrix(t, 0, 1, n, summarise, style, line);
+    if (summarise || line.size() <= kLineWidth + 1) {  // short, or summarised to 3 + ... + 3
+        out += line;
+        return;
+    }
+    std::size_t width = 0;
+    for (std::size_t i = 0; i < n; ++i) width = std::max(width, style(t.values[i]).size());
+    const std::size_t digits = std::to_string(n - 1).size();
+    const std::size_t per_line = std::max<std::size_t>(1, (kLineWidth - 4 - digits) / (width + 1));
+    for (std::size_t first = 0; first < n; first += per_line) {
+        out += fmt::format("  [{:>{}}]", first, digits);
+        for (std::size_t i = first; i < std::min(n, first + per_line); ++i) out += fmt::format(" {:>{}}", style(t.values[i]), width);
+        out += '\n';
+    }
+}
+
 // Rank >= 2: one matrix per index of the leading axes, headed by that index ("[batch=0, head=1]").
 void text_block(const Tensor& t, std::size_t axis, std::size_t offset,
                 std::vector<std::string> labels, bool summarise, const NumberStyle& style,
@@ -145,7 +170,7 @@ void text_tensor(const Tensor& t, const RenderOptions& opts, std::string& out)
         return;
     }
     if (rank == 1) {
-        text_matrix(t, 0, 1, t.shape[0], summarise, style, out);
+        text_vector(t, summarise, style, out);
         return;
     }
     text_block(t, 0, 0, {}, summarise, style, out);
