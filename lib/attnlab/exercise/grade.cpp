@@ -49,21 +49,12 @@ std::uint64_t derived_hidden_seed(std::uint64_t seed, int i)
 
 namespace {
 
-std::optional<PreparedCase> prepared(const std::string& exercise, const GradeCase& c)
-{
-    try {
-        return PreparedCase{c, make_exercise({exercise, c.sizes, c.seed, {}})};
-    } catch (const InputError&) {
-        return std::nullopt;  // sizes the exercise cannot hold together (dim not a multiple of heads, ...)
-    }
-}
-
 // The smallest sizes of the range that the exercise takes, raised together until it takes them.
 std::optional<PreparedCase> smallest_case(const std::string& exercise, const ExerciseInfo& info, GradeCase c)
 {
     for (long k = 0; k < 64; ++k) {
         for (const auto& [key, range] : info.size_range) c.sizes[key] = std::min(range.first + k, range.second);
-        if (auto made = prepared(exercise, c)) return made;
+        if (auto made = prepare_case(exercise, c)) return made;
     }
     return std::nullopt;
 }
@@ -76,12 +67,21 @@ std::optional<PreparedCase> drawn_case(const std::string& exercise, const Exerci
         for (const auto& [key, range] : info.size_range)
             c.sizes[key] = range.first + static_cast<long>(rng.below(static_cast<std::uint32_t>(range.second - range.first + 1)));
         if (c.sizes == visible) continue;
-        if (auto made = prepared(exercise, c)) return made;
+        if (auto made = prepare_case(exercise, c)) return made;
     }
     return std::nullopt;
 }
 
 }  // namespace
+
+std::optional<PreparedCase> prepare_case(const std::string& exercise, const GradeCase& c)
+{
+    try {
+        return PreparedCase{c, make_exercise({exercise, c.sizes, c.seed, {}})};
+    } catch (const InputError&) {
+        return std::nullopt;  // sizes the exercise cannot hold together (dim not a multiple of heads, ...)
+    }
+}
 
 std::vector<PreparedCase> grade_cases(const std::string& exercise, const GradeCase& visible, int hidden,
                                       const std::vector<std::uint64_t>& seeds)

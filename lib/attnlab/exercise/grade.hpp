@@ -45,6 +45,10 @@ struct PreparedCase {
     MadeExercise made;
 };
 
+// The case made, or nothing for sizes the exercise cannot hold together (dim not a multiple
+// of heads, ...).
+std::optional<PreparedCase> prepare_case(const std::string& exercise, const GradeCase& c);
+
 // The hidden case i (from 1) of an exercise made with SEED when no seeds were kept apart.
 std::uint64_t derived_hidden_seed(std::uint64_t seed, int i);
 

@@ -21,6 +21,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A file of the grader's own temporary folder. Not OutputFolder: its stack of temporary files
+// for signal cleanup is one per process, and cases are laid out on several threads.
 void write_bytes(const fs::path& path, const std::string& bytes)
 {
     std::ofstream out(path, std::ios::binary);
@@ -162,12 +164,8 @@ struct Grader {
                     tried = v;
                     GradeCase c = best.config;
                     c.sizes[key] = v;
-                    std::optional<PreparedCase> made;
-                    try {
-                        made = PreparedCase{c, make_exercise({exercise, c.sizes, c.seed, {}})};
-                    } catch (const InputError&) {
-                        continue;
-                    }
+                    const std::optional<PreparedCase> made = prepare_case(exercise, c);
+                    if (!made) continue;
                     const CaseResult r = run_case(*made, submission, fmt::format("s{}-shrink-{}", index, best.runs), nullptr);
                     ++best.runs;
                     if (r.verdict != CaseVerdict::match) best.config = c, best.verdict = r.verdict, smaller = true;
