@@ -35,17 +35,24 @@ Rgb series_color(int i)
     return c[static_cast<std::size_t>(i) % 8];
 }
 
-double scale_position(const Picture& pic, double v)
+double scale_position(const Scale& s, double v)
 {
-    if (pic.diverging) return v / std::max(std::abs(pic.lo), std::abs(pic.hi));
-    return pic.hi > pic.lo ? (v - pic.lo) / (pic.hi - pic.lo) : 1.0;
+    if (s.diverging) {
+        const double m = std::max(std::abs(s.lo), std::abs(s.hi));
+        return m > 0.0 ? v / m : 0.0;
+    }
+    return s.hi > s.lo ? (v - s.lo) / (s.hi - s.lo) : 1.0;
 }
 
-Rgb cell_color(const Picture& pic, double v)
+Rgb cell_color(const Scale& s, double v)
 {
     if (std::isnan(v)) return {0, 230, 0};           // NaN: green
     if (std::isinf(v)) return v < 0 ? Rgb{64, 64, 64} : Rgb{230, 0, 230};  // -inf: dark grey, +inf: magenta
-    return pic.diverging ? diverging_color(scale_position(pic, v)) : sequential_color(scale_position(pic, v));
+    return s.diverging ? diverging_color(scale_position(s, v)) : sequential_color(scale_position(s, v));
 }
+
+Scale panel_scale(const Picture& pic, const Panel& p) { return p.own ? *p.own : Scale{pic.lo, pic.hi, pic.diverging}; }
+double scale_position(const Picture& pic, double v) { return scale_position(Scale{pic.lo, pic.hi, pic.diverging}, v); }
+Rgb cell_color(const Picture& pic, double v) { return cell_color(Scale{pic.lo, pic.hi, pic.diverging}, v); }
 
 }  // namespace attnlab

@@ -35,7 +35,7 @@ double block_value(const std::vector<double>& v, std::size_t cols, std::size_t r
 Panel downsample(const Tensor& t, std::size_t k, std::size_t rows, std::size_t cols, std::size_t row_step, std::size_t col_step, std::string label)
 {
     const std::vector<double> v = t.values.slice(k * rows * cols, (k + 1) * rows * cols);
-    Panel p{std::move(label), (rows + row_step - 1) / row_step, (cols + col_step - 1) / col_step, {}};
+    Panel p{std::move(label), (rows + row_step - 1) / row_step, (cols + col_step - 1) / col_step, {}, {}, std::nullopt};
     for (std::size_t r = 0; r < p.rows; ++r)
         for (std::size_t c = 0; c < p.cols; ++c)
             p.values.push_back(block_value(v, cols, r * row_step, std::min(rows, (r + 1) * row_step), c * col_step, std::min(cols, (c + 1) * col_step)));

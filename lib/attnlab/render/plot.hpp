@@ -4,9 +4,11 @@
 #pragma once
 
 #include "attnlab/core/enums.hpp"
+#include "attnlab/core/params.hpp"
 #include "attnlab/core/tensor.hpp"
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,11 +40,19 @@ struct Rgb {
     unsigned char r, g, b;
 };
 
+// A colour scale: the finite range it spans, and whether it is centred on 0.
+struct Scale {
+    double lo = 0.0, hi = 0.0;
+    bool diverging = false;
+};
+
 // One 2-D slice of the tensor, already downsampled to what fits.
 struct Panel {
     std::string label;  // "head=1" for a panel of a rank-3 or rank-4 tensor; empty otherwise
     std::size_t rows = 0, cols = 0;
     std::vector<double> values;  // row-major
+    std::string title;  // in the picture's language: "head 1", or the tensor a --compare panel shows
+    std::optional<Scale> own;  // a scale of its own (per-panel scale, a difference panel)
 };
 
 struct Series {
@@ -50,8 +60,17 @@ struct Series {
     std::vector<double> y;  // against x = 0, 1, ...
 };
 
+// How a tensor's colours are chosen: by what it means (weights and masks one-sided, scores,
+// encodings and biases centred on 0), else by its data (both signs: centred on 0).
+enum class Palette { by_data, sequential, diverging };
+// One scale for every panel, or each panel its own (ALiBi's bias: its heads' slopes differ
+// 128-fold, so on one scale the shallow heads look flat).
+enum class ScaleMode { shared, per_panel };
+
 struct Picture {
     std::string title;   // "pe [16, 8] (pos, dim)"
+    std::string heading; // what is shown, in the picture's language: "Attention weights (causal mask)"
+    std::string y_label; // lines: what the curves measure
     PlotKind kind = PlotKind::heatmap;
     std::string row_axis, col_axis;  // heatmap: the axis down and the axis across; lines: x axis
     std::size_t data_rows = 0, data_cols = 0;  // before downsampling
@@ -61,6 +80,8 @@ struct Picture {
     std::vector<Series> series;
     bool diverging = false;  // signed data: a palette centred on 0
     double lo = 0.0, hi = 0.0;  // finite range (lines: of every series)
+    ScaleMode scale = ScaleMode::shared;
+    std::vector<std::string> row_labels, col_labels;  // --tokens: one label per row or column
     bool neg_inf = false, pos_inf = false, nan = false;
 };
 
@@ -68,6 +89,34 @@ struct Picture {
 // NaN is NaN, with only one kind of infinity that infinity, with both NaN). Throws
 // InputError for a picture the tensor cannot give (lines of a rank-3 tensor, an empty tensor).
 Picture make_picture(const Tensor& t, PlotKind kind, std::size_t max_cols, std::size_t max_rows, std::size_t max_panels = 6);
+
+// What a picture says beyond the tensor: its language, the run's setting that changes what is
+// shown ("causal mask"), and the learner's tokens for the position axes.
+struct PictureLabels {
+    Lang lang = Lang::en;
+    std::string context;
+    std::vector<std::string> tokens;
+    std::size_t max_cols = 160, max_rows = 160;  // cells of a panel, at most (a file's; the terminal fits its width)
+};
+// The tensor's picture with its heading, palette, scale and axis labels for a file or a page.
+// Tokens label an axis named pos, query or key; a count that differs from that axis's length
+// is an InputError.
+Picture make_labelled_picture(const Tensor& t, PlotKind kind, const PictureLabels& labels, std::size_t max_panels = 6);
+// The same labels on a picture already made (the terminal's, fitted to its width).
+void label_picture(Picture& pic, const Tensor& t, const PictureLabels& labels);
+// The run's settings that change what a picture shows, as its heading's context: the mask
+// ("causal mask") and the position scheme ("position: rope"); empty when neither is set.
+std::string picture_context(const ParamList& params, Lang lang);
+// --compare A,B: two tensors side by side on one colour scale, each panel titled; with
+// difference, a third panel holds b - a on a scale of its own. A rank-3 or rank-4 tensor gives
+// its first panel. Panels of different shapes are an InputError.
+Picture make_compare_picture(const Tensor& a, const Tensor& b, const PictureLabels& labels, bool difference);
+// One tensor's picture, or a pair side by side (the tour's pictures).
+Picture make_run_picture(const std::vector<Tensor>& drawn, const PictureLabels& labels);
+// The words a picture of tensor NAME uses (its heading, a panel title), in LANG.
+std::string tensor_heading(const std::string& name, Lang lang);
+Palette tensor_palette(const std::string& name);
+ScaleMode tensor_scale(const std::string& name);
 
 struct PlotOptions {
     PlotStyle style = PlotStyle::unicode;
@@ -81,23 +130,29 @@ std::string plot_text(const Picture& pic, const PlotOptions& opts);
 // The tensor's picture fitted to the terminal opts describes (its width; two rows a cell with
 // half blocks), as terminal text.
 std::string plot_tensor_text(const Tensor& t, PlotKind kind, const PlotOptions& opts);
+// The cells across and down a panel that fit the terminal opts describes.
+std::pair<std::size_t, std::size_t> terminal_cells(const PlotOptions& opts);
 
 // The palettes: diverging (blue, white, red) for t in [-1, 1]; sequential (dark blue to
 // yellow, viridis-like) for t in [0, 1]; the marked colours of -inf, +inf and NaN.
 Rgb diverging_color(double t);
 Rgb sequential_color(double t);
 Rgb cell_color(const Picture& pic, double v);
+Rgb cell_color(const Scale& s, double v);
 // Where a finite value sits on the picture's scale: [-1, 1] diverging, [0, 1] sequential.
 double scale_position(const Picture& pic, double v);
+double scale_position(const Scale& s, double v);
+// The scale a panel is drawn on: its own, or the picture's.
+Scale panel_scale(const Picture& pic, const Panel& p);
 // The colour of curve i.
 Rgb series_color(int i);
 
-// The picture as the bytes of a PNG or SVG file (cairo), with the same title, axes and colour
-// bar; text in --lang's language.
+// The picture as the bytes of a PNG (cairo, scale times 1280 x 720 pixels) or SVG file
+// (written directly, its text kept as <text>), laid out by figure.hpp; text in LANG.
 enum class PictureFormat { png, svg };
-std::string picture_file_bytes(const Picture& pic, PictureFormat format, Lang lang);
+std::string picture_file_bytes(const Picture& pic, PictureFormat format, Lang lang, double scale = 1.0);
 // Writes the picture to PATH.png or PATH.svg, whole or not at all (OutputError when it cannot).
-void plot_file(const Picture& pic, const std::string& path, Lang lang);
+void plot_file(const Picture& pic, const std::string& path, Lang lang, double scale = 1.0);
 // Refuses (InputError) a --plot-file path that is not .png or .svg or whose folder does not
 // exist or cannot be written, before anything runs.
 void require_plot_path(const std::string& path);

@@ -1,5 +1,7 @@
-// Picture files: the path checks and the whole-or-nothing write here; the drawing in the
-// picture module (picture_cairo.cpp), loaded the first time a run asks for a picture file.
+// Picture files: the path checks and the whole-or-nothing write here; SVG written directly
+// (figure_svg.cpp), PNG drawn by the picture module (picture_cairo.cpp), loaded the first time
+// a run asks for one.
+#include "attnlab/render/figure.hpp"
 #include "attnlab/render/picture_module.hpp"
 #include "attnlab/render/plot.hpp"
 
@@ -61,22 +63,22 @@ void require_plot_path(const std::string& path)
 {
     if (!ends_with(path, ".png") && !ends_with(path, ".svg")) throw InputError(fmt::format("--plot-file {}: the name must end in .png or .svg", path));
     check_output_file(path, "--plot-file");
-    picture_module();  // a missing module is refused before any work
+    if (ends_with(path, ".png")) picture_module();  // a missing module is refused before any work
 }
 
-std::string picture_file_bytes(const Picture& pic, PictureFormat format, Lang lang)
+std::string picture_file_bytes(const Picture& pic, PictureFormat format, Lang lang, double scale)
 {
+    const Figure fig = lay_out(pic, lang);
+    if (format == PictureFormat::svg) return figure_svg(fig);
     std::string bytes, error;
-    if (!picture_module()(&pic, format == PictureFormat::svg, lang == Lang::zh, &bytes, &error)) {
-        throw OutputError(fmt::format("--plot-file: cannot draw the picture: {}", error));
-    }
+    if (!picture_module()(&fig, scale, &bytes, &error)) throw OutputError(fmt::format("--plot-file: cannot draw the picture: {}", error));
     return bytes;
 }
 
-void plot_file(const Picture& pic, const std::string& path, Lang lang)
+void plot_file(const Picture& pic, const std::string& path, Lang lang, double scale)
 {
     require_plot_path(path);
-    write_file_atomic(path, picture_file_bytes(pic, ends_with(path, ".svg") ? PictureFormat::svg : PictureFormat::png, lang), "--plot-file");
+    write_file_atomic(path, picture_file_bytes(pic, ends_with(path, ".svg") ? PictureFormat::svg : PictureFormat::png, lang, scale), "--plot-file");
 }
 
 }  // namespace attnlab

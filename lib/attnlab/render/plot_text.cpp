@@ -95,8 +95,13 @@ std::string colour_bar(const Picture& pic, const PlotOptions& o)
     const bool zh = o.lang == Lang::zh;
     std::string bar;
     for (int i = 0; i < 16; ++i) bar += cell(pic, o, pic.lo + (pic.hi - pic.lo) * i / 15.0);
-    std::string out = fmt::format("{} {} {} {}{}\n", zh ? "色标:" : "scale:", number(pic.lo), bar, number(pic.hi),
-                                  pic.diverging ? (zh ? "（以 0 为中心）" : " (centred on 0)") : "");
+    const bool per_panel = pic.scale == ScaleMode::per_panel;
+    std::string out = !per_panel && pic.lo == pic.hi
+                          ? fmt::format(zh ? "色标: {} {}（所有有限值）\n" : "scale: {} {} (every finite value)\n", cell(pic, o, pic.lo), number(pic.lo))
+                          : fmt::format("{} {} {} {}{}{}\n", zh ? "色标:" : "scale:", per_panel ? (zh ? "最小" : "min") : number(pic.lo), bar,
+                                  per_panel ? (zh ? "最大" : "max") : number(pic.hi),
+                                  pic.diverging ? (zh ? "（以 0 为中心）" : " (centred on 0)") : "",
+                                  per_panel ? (zh ? "；每个面板一个色标，范围见面板标题" : "; one scale per panel, its range beside the panel's label") : "");
     std::vector<std::string> marks;
     if (pic.neg_inf) marks.push_back(fmt::format("{} -inf", cell(pic, o, -INFINITY)));
     if (pic.pos_inf) marks.push_back(fmt::format("{} +inf", cell(pic, o, INFINITY)));
@@ -111,7 +116,19 @@ std::string heatmap_text(const Picture& pic, const PlotOptions& o)
     std::string out = fmt::format(zh ? "{}：热图，行 {}，列 {}\n" : "{}: heatmap, rows {}, columns {}\n", pic.title, pic.row_axis.empty() ? "-" : pic.row_axis, pic.col_axis);
     if (pic.row_step > 1 || pic.col_step > 1)
         out += fmt::format(zh ? "降采样：每格是 {} x {} 个值的平均（行 x 列）\n" : "downsampled: each cell is the mean of {} x {} values (rows x columns)\n", pic.row_step, pic.col_step);
-    for (const auto& p : pic.panels) heatmap_panel(pic, p, o, out);
+    const auto& tokens = pic.col_labels.empty() ? pic.row_labels : pic.col_labels;
+    for (std::size_t i = 0; i < tokens.size(); ++i) out += fmt::format("{}{}={}{}", i == 0 ? (zh ? "词元：" : "tokens: ") : "", i, tokens[i], i + 1 == tokens.size() ? "\n" : "  ");
+    for (const auto& p : pic.panels) {
+        if (!p.own) {
+            heatmap_panel(pic, p, o, out);
+            continue;
+        }
+        Picture view = pic;  // the panel on its own scale, its range beside its label
+        view.lo = p.own->lo, view.hi = p.own->hi, view.diverging = p.own->diverging;
+        Panel labelled = p;
+        labelled.label = fmt::format(zh ? "{}（色标 {} … {}）" : "{} (scale {} to {})", p.label, number(p.own->lo), number(p.own->hi));
+        heatmap_panel(view, labelled, o, out);
+    }
     if (pic.panels_left_out > 0) out += fmt::format(zh ? "（另有 {} 个面板未画出）\n" : "({} more panels left out)\n", pic.panels_left_out);
     return out + colour_bar(pic, o);
 }
@@ -193,10 +210,17 @@ std::string curves_text(const Picture& pic, const PlotOptions& o)
 
 }  // namespace
 
+std::pair<std::size_t, std::size_t> terminal_cells(const PlotOptions& opts)
+{
+    return {opts.width > 16 ? opts.width - 8 : 8, half_blocks(opts) ? 2 * kHeatmapLines : kHeatmapLines};
+}
+
 std::string plot_tensor_text(const Tensor& t, PlotKind kind, const PlotOptions& opts)
 {
-    const std::size_t cols = opts.width > 16 ? opts.width - 8 : 8, rows = half_blocks(opts) ? 2 * kHeatmapLines : kHeatmapLines;
-    return plot_text(make_picture(t, kind, cols, rows), opts);
+    const auto [cols, rows] = terminal_cells(opts);
+    Picture pic = make_picture(t, kind, cols, rows);
+    label_picture(pic, t, PictureLabels{opts.lang, {}, {}, cols, rows});
+    return plot_text(pic, opts);
 }
 
 std::string plot_text(const Picture& pic, const PlotOptions& opts)
