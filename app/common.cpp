@@ -377,14 +377,15 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
                                      o.tensor.empty() ? "--show" : o.show.empty() ? "--tensor" : "--tensor and --show",
                                      fmt::join(named, ", ")));
     }
-    check_plot_request(o.plot, o.format == Format::text);
+    check_plot_request(o.plot, o.format == Format::text, !o.against.empty());
     RunContext ctx = run_context(o);
     ctx.show = o.show;
     if (!o.tensor.empty()) ctx.show.push_back(o.tensor);
     ctx.main_only = o.format == Format::csv && ctx.show.empty();
     if (o.quiet) ctx.main_only = true;  // tensors are not printed
-    const bool plotted = o.plot.plot || !o.plot.file.empty();
+    const bool plotted = o.plot.drawn();
     if (plotted && !o.tensor.empty()) ctx.main_only = false, ctx.show = {o.tensor};  // kept to be drawn
+    if (plotted && !o.plot.compare.empty()) ctx.main_only = false, ctx.show = o.plot.compared_tensors();
     ctx.keep_none = o.quiet && !plotted;  // an on-demand main tensor is not even computed
     if (!o.against_tensor.empty() && o.against.empty()) throw InputError("--against-tensor names the tensor --against compares; give --against FILE");
     if (!o.against.empty()) ctx.against = AgainstRequest{o.against, o.against_tensor, o.rtol, o.atol};
@@ -412,7 +413,7 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     ropts.color = o.format == Format::text && use_color();
     ropts.lang = ctx.lang;
     std::string out = render(report, ropts);
-    out += plot_report(report, ropts.tensor, o.plot, ctx.lang);
+    out += plot_report(report, ropts.tensor, o.plot, ctx.lang, o.against);
     write_stdout(out);
     if (report.against)
         for (const auto& n : report.against->read_notes) note_on_stderr(n);

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <tuple>
 
 namespace attnlab::app {
 
@@ -38,7 +39,68 @@ std::size_t terminal_width()
 
 PlotKind kind_of(const std::string& text) { return text.empty() ? PlotKind::automatic : enum_map<PlotKind>().at(text); }
 
+constexpr const char* kLearner = "against";
+
+std::vector<std::string> split_on(const std::string& text, char sep)
+{
+    std::vector<std::string> parts;
+    std::string part;
+    for (char c : text + sep) {
+        if (c != sep) part += c;
+        else if (!part.empty() || sep == ',') parts.push_back(part), part.clear();
+    }
+    return parts;
+}
+
+std::vector<std::string> compare_names(const std::string& compare)
+{
+    const auto names = split_on(compare, ',');
+    if (names.size() != 2 || names[0].empty() || names[1].empty() || names[0] == names[1]) {
+        throw InputError(fmt::format("--compare takes two different tensor names A,B (got '{}')", compare));
+    }
+    return names;
+}
+
+const Tensor& tensor_to_draw(const Report& report, const std::string& name)
+{
+    const Tensor* t = report.find(name);
+    if (t == nullptr) throw InputError(fmt::format("--plot: {} has no tensor {} to draw here", report.command, name));
+    return *t;
+}
+
+// The learner's tensor, named "yours" in the picture.
+Tensor learner_tensor(const std::string& file, const Report& report)
+{
+    Tensor t = read_tensor_file(file, report.against ? report.against->tensor : "", 2.0 * 1024 * 1024 * 1024, nullptr);
+    t.name = "yours";
+    return t;
+}
+
+Picture picture_of(const Report& report, const std::string& tensor, const PlotOpts& o, const PictureLabels& labels, const std::string& against_file)
+{
+    if (o.compare.empty()) {
+        const Tensor& t = tensor_to_draw(report, tensor.empty() ? report.main_tensor : tensor);
+        return make_labelled_picture(t, kind_of(o.plot.value_or("")), labels);
+    }
+    const auto names = compare_names(o.compare);
+    std::vector<Tensor> pair;
+    for (const auto& n : names) pair.push_back(n == kLearner ? learner_tensor(against_file, report) : tensor_to_draw(report, n));
+    Tensor& yours = pair[names[0] == kLearner ? 0 : 1];
+    const Tensor& other = pair[names[0] == kLearner ? 1 : 0];
+    if (yours.name == "yours" && yours.shape == other.shape) yours.axes = other.axes;  // a file's axes are a0, a1, ...
+    return make_compare_picture(pair[0], pair[1], labels, names[0] == kLearner || names[1] == kLearner);
+}
+
 }  // namespace
+
+std::vector<std::string> PlotOpts::compared_tensors() const
+{
+    std::vector<std::string> names;
+    if (compare.empty()) return names;
+    for (const auto& n : compare_names(compare))
+        if (n != kLearner) names.push_back(n);
+    return names;
+}
 
 void add_plot_options(CLI::App& sub, PlotOpts& o)
 {
@@ -48,6 +110,12 @@ void add_plot_options(CLI::App& sub, PlotOpts& o)
         ->type_name("[auto|heatmap|lines]");
     add_optional_enum(sub, "--plot-style", o.style, "Glyphs of --plot: unicode or ascii (default: unicode in a UTF-8 locale)");
     sub.add_option("--plot-file", o.file, "Write the same picture to PATH.png or PATH.svg (the folder must exist)")->type_name("PATH")->check(non_empty_path);
+    sub.add_option("--plot-scale", o.scale, "A --plot-file PNG at this many times 1280 x 720 pixels (2 for slides)")->check(CLI::Range(1.0, 4.0));
+    sub.add_option("--tokens", o.tokens, "Label the position axes (pos, query, key) of the picture with these tokens, separated by spaces")
+        ->type_name("\"T1 T2 ...\"");
+    sub.add_option("--compare", o.compare, "Draw two tensors side by side on one colour scale; 'against' is your --against tensor "
+                                           "(a third panel shows the difference)")
+        ->type_name("A,B");
 }
 
 PlotOptions terminal_plot_options(const PlotOpts& o, Lang lang)
@@ -64,23 +132,31 @@ PlotOptions terminal_plot_options(const PlotOpts& o, Lang lang)
     return p;
 }
 
-void check_plot_request(const PlotOpts& o, bool text_format)
+void check_plot_request(const PlotOpts& o, bool text_format, bool against)
 {
     if (o.plot && !text_format) throw InputError("--plot draws in the text output; with --format json or csv, use --plot-file PATH.png|PATH.svg");
     if (o.style && !o.plot) throw InputError("--plot-style chooses the glyphs of --plot; give --plot too");
     if (!o.file.empty()) require_plot_path(o.file);
+    const bool png = o.file.size() >= 4 && o.file.compare(o.file.size() - 4, 4, ".png") == 0;
+    if (o.scale != 1.0 && !png) throw InputError("--plot-scale sizes a PNG; give --plot-file PATH.png");
+    if (!o.tokens.empty() && !o.drawn()) throw InputError("--tokens labels a picture; give --plot or --plot-file");
+    if (!o.tokens.empty() && split_on(o.tokens, ' ').empty()) throw InputError("--tokens: no tokens given");
+    if (o.compare.empty()) return;
+    if (!o.drawn()) throw InputError("--compare draws a picture; give --plot or --plot-file");
+    const auto names = compare_names(o.compare);
+    if (!against && (names[0] == kLearner || names[1] == kLearner)) throw InputError("--compare against draws your --against tensor; give --against FILE");
 }
 
-std::string plot_report(const Report& report, const std::string& tensor, const PlotOpts& o, Lang lang)
+std::string plot_report(const Report& report, const std::string& tensor, const PlotOpts& o, Lang lang, const std::string& against_file)
 {
-    if (!o.plot && o.file.empty()) return "";
-    const std::string name = tensor.empty() ? report.main_tensor : tensor;
-    const Tensor* t = report.find(name);
-    if (t == nullptr) throw InputError(fmt::format("--plot: {} has no tensor {} to draw here", report.command, name));
-    const PlotKind kind = kind_of(o.plot.value_or(""));
-    if (!o.file.empty()) plot_file(make_picture(*t, kind, 160, 160), o.file, lang);
+    if (!o.drawn()) return "";
+    const PictureLabels labels{lang, picture_context(report.params, lang), split_on(o.tokens, ' ')};
+    if (!o.file.empty()) plot_file(picture_of(report, tensor, o, labels, against_file), o.file, lang, o.scale);
     if (!o.plot) return "";
-    return "\n" + plot_tensor_text(*t, kind, terminal_plot_options(o, lang));
+    const PlotOptions term = terminal_plot_options(o, lang);
+    PictureLabels fitted = labels;
+    std::tie(fitted.max_cols, fitted.max_rows) = terminal_cells(term);
+    return "\n" + plot_text(picture_of(report, tensor, o, fitted, against_file), term);
 }
 
 }  // namespace attnlab::app

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attnlab::app {
 
@@ -16,6 +17,13 @@ struct PlotOpts {
     std::optional<std::string> plot;  // --plot[=auto|heatmap|lines]: "" means auto
     std::optional<PlotStyle> style;   // default: unicode in a UTF-8 locale, ASCII otherwise
     std::string file;                 // --plot-file PATH.png|PATH.svg
+    double scale = 1.0;               // --plot-scale: a PNG at this many times 1280 x 720
+    std::string tokens;               // --tokens "狗 咬 人": labels of the position axes
+    std::string compare;              // --compare A,B: two tensors side by side ("against": the learner's)
+
+    bool drawn() const { return plot.has_value() || !file.empty(); }
+    // The run's tensors --compare draws (not the learner's).
+    std::vector<std::string> compared_tensors() const;
 };
 
 void add_plot_options(CLI::App& sub, PlotOpts& o);
@@ -25,11 +33,14 @@ void add_plot_options(CLI::App& sub, PlotOpts& o);
 // glyphs (Unicode in a UTF-8 locale).
 PlotOptions terminal_plot_options(const PlotOpts& o, Lang lang);
 
-// Refuses what cannot work before anything runs: a --plot-file path, --plot outside text.
-void check_plot_request(const PlotOpts& o, bool text_format);
+// Refuses what cannot work before anything runs: a --plot-file path, --plot outside text,
+// --plot-scale without a PNG, --tokens or --compare with nothing drawn, --compare naming the
+// learner's tensor without --against.
+void check_plot_request(const PlotOpts& o, bool text_format, bool against);
 
-// The picture of `tensor` (the report's main tensor when empty): the terminal text (empty
-// without --plot), and the file when --plot-file is given.
-std::string plot_report(const Report& report, const std::string& tensor, const PlotOpts& o, Lang lang);
+// The picture of `tensor` (the report's main tensor when empty), or of --compare's pair: the
+// terminal text (empty without --plot), and the file when --plot-file is given. against_file:
+// the learner's file (--against), read when --compare names it.
+std::string plot_report(const Report& report, const std::string& tensor, const PlotOpts& o, Lang lang, const std::string& against_file = "");
 
 }  // namespace attnlab::app

@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -25,7 +27,7 @@ TEST_CASE("--plot draws the main tensor after the check lines, without colour in
     CHECK(r.status == 0);
     const std::string picture = "\nmask [5, 5] (query, key): heatmap, rows query, columns key\n"
                                 "0 @----\n  @@---\n  @@@--\n  @@@@-\n4 @@@@@\n  0 2 4\n"
-                                "scale: 0 @@@@@@@@@@@@@@@@ 0\nmarks: - -inf\n";
+                                "scale: @ 0 (every finite value)\nmarks: - -inf\n";
     CHECK(r.out.size() > picture.size());
     CHECK(r.out.substr(r.out.size() - picture.size()) == picture);
     CHECK(r.out.find('\x1b') == std::string::npos);
@@ -57,6 +59,61 @@ TEST_CASE("--plot-file writes PNG or SVG, and what it refuses is refused before 
     expect_usage_error({"pe", "--plot", "bars"}, "--plot");
 }
 
+TEST_CASE("--compare, --tokens and --plot-scale: the picture a slide needs, and what they refuse")
+{
+    const std::string svg = scratch("cli-compare.svg"), png = scratch("cli-scale.png");
+    const auto pair = run_cli({"permute-test", "--quiet", "--compare", "weights,weights_perm", "--plot-file", svg});
+    CHECK(pair.status == 0);
+    const std::string doc = slurp(svg);
+    CHECK(doc.find(">Attention weights vs attention weights, input permuted</text>") != std::string::npos);
+    std::size_t panels = 0;
+    for (std::size_t at = doc.find("<g class=\"panel\""); at != std::string::npos; at = doc.find("<g class=\"panel\"", at + 1)) ++panels;
+    CHECK(panels == 2);
+    const auto tokens = run_cli({"attend", "--len", "3", "--heads", "1", "--dim", "4", "--mask", "causal", "--tensor", "weights", "--quiet", "--plot",
+                                 "--plot-style", "ascii", "--tokens", "狗 咬 人", "--plot-file", png, "--plot-scale", "2"});
+    CHECK(tokens.status == 0);
+    CHECK(tokens.out.find("tokens: 0=狗  1=咬  2=人\n") != std::string::npos);
+    const std::string bytes = slurp(png);
+    REQUIRE(bytes.size() > 24);
+    const auto be32 = [&](std::size_t at) { return (static_cast<unsigned char>(bytes[at]) << 24) | (static_cast<unsigned char>(bytes[at + 1]) << 16) |
+                                                   (static_cast<unsigned char>(bytes[at + 2]) << 8) | static_cast<unsigned char>(bytes[at + 3]); };
+    CHECK(be32(16) == 2560);  // the IHDR's width and height
+    CHECK(be32(20) == 1440);
+    std::remove(svg.c_str());
+    std::remove(png.c_str());
+    expect_usage_error({"attend", "--len", "4", "--tensor", "weights", "--plot", "--tokens", "a b c"}, "--tokens gives 3 tokens, but the picture has 4 positions");
+    expect_usage_error({"attend", "--len", "4", "--tokens", "a b c d"}, "--tokens labels a picture; give --plot or --plot-file");
+    expect_usage_error({"pe", "--plot-file", svg, "--plot-scale", "2"}, "--plot-scale sizes a PNG; give --plot-file PATH.png");
+    expect_usage_error({"pe", "--plot-file", png, "--plot-scale", "9"}, "--plot-scale");
+    expect_usage_error({"permute-test", "--compare", "weights", "--plot"}, "--compare takes two different tensor names A,B (got 'weights')");
+    expect_usage_error({"permute-test", "--compare", "weights,weights"}, "--compare draws a picture; give --plot or --plot-file");
+    expect_usage_error({"permute-test", "--compare", "weights,against", "--plot"}, "--compare against draws your --against tensor; give --against FILE");
+    expect_usage_error({"permute-test", "--compare", "weights,out", "--plot"}, "--compare: weights [6, 6] and out [6, 8] differ in shape");
+    expect_usage_error({"permute-test", "--compare", "weights,nothing", "--plot"}, "unknown tensor 'nothing' for permute-test");
+    CHECK_FALSE(exists(svg));
+}
+
+TEST_CASE("--compare against draws your tensor beside the run's and their difference")
+{
+    const std::string dir = scratch("cli-compare-f16"), svg = scratch("cli-compare-yours.svg");
+    const std::vector<std::string> run{"attend", "--len", "6", "--heads", "1", "--dim", "4", "--mask", "causal", "--quiet"};
+    auto save = run;
+    save.insert(save.end(), {"--dtype", "float64", "--save", dir});
+    REQUIRE(run_cli(save).status == 0);
+    auto cmp = run;
+    cmp.insert(cmp.end(), {"--against", dir + "/weights.npy", "--against-tensor", "weights", "--compare", "weights,against", "--plot-file", svg});
+    const auto r = run_cli(cmp);
+    CHECK(r.status == 0);  // a float64 run's weights match the float32 run's
+    const std::string doc = slurp(svg);
+    CHECK(doc.find(">Attention weights vs your tensor (causal mask)</text>") != std::string::npos);
+    CHECK(doc.find(">Your tensor, batch 0, head 0</text>") != std::string::npos);
+    CHECK(doc.find(">difference: yours - weights</text>") != std::string::npos);
+    CHECK(doc.find("(this panel&apos;s own)") == std::string::npos);
+    CHECK(doc.find("this panel's own)</text>") != std::string::npos);
+    std::filesystem::remove_all(dir);
+    std::remove(svg.c_str());
+}
+
 TEST_CASE("tour: no pictures in a pipe, and --no-plot is accepted")
 {
     const auto r = run_cli({"tour", "--section", "mask", "--no-plot"});
@@ -72,6 +129,12 @@ TEST_CASE("cairo is loaded only by a run that writes a picture file")
     CHECK(plain.status == 0);
     CHECK(plain.err.find("libattnlab_picture") == std::string::npos);
     CHECK(plain.err.find("libcairo") == std::string::npos);
+    const std::string svg = scratch("cli-loaded.svg");
+    const auto text = run_cli({"pe", "--quiet", "--plot-file", svg}, {"LD_DEBUG=libs"});  // SVG is written without cairo
+    CHECK(text.status == 0);
+    CHECK(text.err.find("libcairo") == std::string::npos);
+    CHECK(slurp(svg).find("<text") != std::string::npos);
+    std::remove(svg.c_str());
     const std::string png = scratch("cli-loaded.png");
     const auto drawn = run_cli({"pe", "--quiet", "--plot-file", png}, {"LD_DEBUG=libs"});
     CHECK(drawn.status == 0);
