@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <unistd.h>
 
+#include <tuple>
+
 namespace attnlab::app {
 
 namespace {
@@ -41,10 +43,14 @@ void setup_tour(CLI::App& app)
         const TourReport t = run_tour(opts->tour, ctx);
         const bool color = o.format == Format::text && use_color();
         // On a terminal each section's tensor is drawn too (--no-plot: not).
-        std::function<std::string(const Tensor&)> picture;
+        std::function<std::string(const TourRun&)> picture;
         if (o.format == Format::text && !o.quiet && !opts->no_plot && isatty(STDOUT_FILENO) == 1) {
             const PlotOptions term = terminal_plot_options(PlotOpts{}, ctx.lang);
-            picture = [term](const Tensor& tensor) { return plot_tensor_text(tensor, PlotKind::automatic, term); };
+            picture = [term](const TourRun& run) {
+                PictureLabels labels{term.lang, picture_context(run.params, term.lang), {}};
+                std::tie(labels.max_cols, labels.max_rows) = terminal_cells(term);
+                return plot_text(make_run_picture(run.picture, labels), term);
+            };
         }
         write_stdout(o.format == Format::json ? tour_to_json(t, !o.quiet).dump() + "\n" : render_tour_text(t, color, o.quiet, picture));
         std::vector<std::string> failed;

@@ -74,6 +74,25 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
     CHECK(wrong >= 8);  // the articles' claims the measurements refute
 }
 
+TEST_CASE("tour: each section draws one picture, the tensor or pair its author chose, listed in the JSON")
+{
+    const auto j = run_json({"tour"});
+    std::vector<std::string> drawn;
+    for (const auto& s : j["sections"]) {
+        int pictures = 0;
+        for (const auto& run : s["runs"]) {
+            if (run["picture"].empty()) continue;
+            ++pictures;
+            std::string names;
+            for (const auto& n : run["picture"]) names += (names.empty() ? "" : ",") + n.get<std::string>();
+            drawn.push_back(s["name"].get<std::string>() + ":" + names);
+        }
+        CHECK(pictures == 1);
+    }
+    CHECK(drawn == std::vector<std::string>{"order:weights,weights_perm", "pe:pe", "learned:pos_emb", "relative:bucket", "rope:dots",
+                                            "alibi:bias", "mask:weights,multiplied_weights", "decode:positions", "encoder_decoder:weights"});
+}
+
 TEST_CASE("tour: the facts table: statements about models and papers, each with its source, in both languages")
 {
     const auto j = run_json({"tour"});

@@ -24,6 +24,9 @@ struct TourRun {
     std::string command;
     ParamList params;
     std::vector<Tensor> tensors;  // the one small tensor that shows the point, if any
+    // The section's picture, when this run draws it: the tensor, or the pair side by side,
+    // that shows the section's point (one run of each section).
+    std::vector<Tensor> picture;
     std::vector<Check> checks;    // the claims, and any failed invariant
     std::vector<std::string> notes;
 };

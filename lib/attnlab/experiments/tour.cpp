@@ -63,7 +63,8 @@ public:
         CommandLine context("");
         context.context(ctx_);
         args.insert(args.end(), context.args().begin() + 1, context.args().end());
-        TourRun run{command_text(args), r.params, {}, {}, {}};
+        TourRun run{command_text(args), r.params, {}, {}, {}, {}};
+        last_tensors_ = r.tensors;
         if (!tensor.empty()) {
             const Tensor* t = r.find(tensor);
             if (t == nullptr) throw std::logic_error(fmt::format("tour section {}: {} has no tensor {}", s_.name, r.command, tensor));
@@ -85,6 +86,15 @@ public:
     }
     // A note of the run used last.
     void note(std::string n) { s_.runs.back().notes.push_back(std::move(n)); }
+    // The section's picture: the tensor, or the pair, of the run used last that shows the point.
+    void draw(const std::vector<std::string>& names)
+    {
+        for (const auto& name : names) {
+            const auto it = std::find_if(last_tensors_.begin(), last_tensors_.end(), [&](const Tensor& t) { return t.name == name; });
+            if (it == last_tensors_.end()) throw std::logic_error(fmt::format("tour section {}: no tensor {} to draw", s_.name, name));
+            s_.runs.back().picture.push_back(*it);
+        }
+    }
     // The section's facts (statements about models and papers) join the facts table.
     void finish()
     {
@@ -96,6 +106,7 @@ private:
     TourReport& tour_;
     RunContext ctx_;
     TourSection s_;
+    std::vector<Tensor> last_tensors_;
 };
 
 // Each experiment runs with every tensor kept (they are all small) and the tour's seed/dtype.
@@ -128,6 +139,7 @@ void section_order(TourReport& t, const RunContext& ctx)
            {"nn_transformer_adds_sinusoidal_pe", "\"Attention 的两个补丁\", API list (torch.nn.Transformer)",
             "torch.nn.Transformer 默认使用正弦位置编码"}},
           "out_perm");
+    s.draw({"weights", "weights_perm"});  // A(PX) = P A(X) P^T: the same pattern, rows and columns permuted
     // §1.1's own experiment is right: with its projections, it un-permutes with argsort first.
     PermuteParams written;
     written.example = true;
@@ -184,6 +196,7 @@ void section_pe(TourReport& t, const RunContext& ctx)
            {"unsliced_table_shape_error", "\"Transformer（四）\" §6.2 (the notebook that forgot to slice: x + self.pe)",
             "不切片直接相加 x + self.pe，只要 L ≠ max_len 就会出错：形状不匹配，或 L = 1 时悄悄广播成 [B, max_len, D]"}},
           "freq");
+    s.draw({"pe"});  // the articles' frequency figure: the first four dimensions against position
     // The longest wavelength and which frequency form is more accurate are measured at the
     // articles' own D = 512.
     PeParams big;
@@ -230,6 +243,7 @@ void section_learned(TourReport& t, const RunContext& ctx)
            {"learned_has_no_linear_shift", "\"Attention 的两个补丁\" §2.2 and FAQ Q4, at 8 rows of 8 (BERT-base: 512 rows of 768)",
             "可学习位置表没有线性的 PE(pos+1) = M(1) PE(pos)：至多 D + 1 行时任何表都有"}},
           "pos_emb");
+    s.draw({"pos_emb"});
     // A table with more rows than dimensions, as GPT-2's (1024 rows of 768).
     LearnedParams tall;
     tall.max_len = 32;
@@ -271,6 +285,7 @@ void section_relative(TourReport& t, const RunContext& ctx)
            {"far_distances_share_a_bucket", "\"Attention 的两个补丁\" §1 (问题二: distance 5 and distance 10 told apart)",
             "远的距离共用一个桶：距离 5 和 10 分得开，远处的许多距离分不开"}},
           "bucket");
+    s.draw({"bucket"});  // exact near the diagonal, logarithmic far from it, constant along diagonals
     s.finish();
 }
 
@@ -297,6 +312,7 @@ void section_rope(TourReport& t, const RunContext& ctx)
            {"norm_preserved", "RoFormer §3.2 (rotations are orthogonal)", "旋转保持每个向量的范数"},
            {"rope_absorbs_into_kv_compression", "\"Attention 的两个补丁\" §3.3 后果 3 and §4.3 table (与 Linear Attention / KV Cache 兼容); DeepSeek-V2 (arXiv 2405.04434) §2.1.3",
             "RoPE 与 KV Cache 压缩兼容：键的投影可以并入查询的投影"}});
+    s.draw({"dots"});  // q_m . k_n constant along every diagonal: it depends on m - n alone
     // FAQ Q17's figures against Hugging Face's Dynamic NTK formula for a Llama-2 head (d = 128,
     // trained on 4096 positions), fitted over every factor s >= 1 (the run's factor 2 is only
     // reported beside the fit).
@@ -329,6 +345,7 @@ void section_alibi(TourReport& t, const RunContext& ctx)
            {"bias_toeplitz", "Press et al. 2022, §3", "偏置只取决于 i - j"},
            {"bloom_shortcut_equivalent", "BLOOM build_alibi_tensor", "BLOOM 只依赖键位置的偏置 m*j 给出相同的因果 softmax 行"}},
           "slopes");
+    s.draw({"bias"});  // -m_h |i - j|, each head on its own scale: the slopes differ 64-fold
     AlibiParams six;
     six.heads = 6;
     s.use(run_alibi(six, all_tensors(ctx)), alibi_command(six),
@@ -362,6 +379,7 @@ void section_mask(TourReport& t, const RunContext& ctx)
             "torch.nn.Transformer 的 src_mask 就是因果掩码"},
            {"multiply_cannot_mask", "\"Attention 的两个补丁\" §7 tips (不能直接乘 attn，相加才能严格屏蔽)", "掩码不能直接乘到 attn 上，只有相加才能严格屏蔽"}},
           "mask");
+    s.draw({"weights", "multiplied_weights"});  // adding -inf zeroes the future; multiplying by 0 leaks onto it
     MaskParams fill;
     fill.fill = "-1e9";
     s.use(run_mask(fill, all_tensors(ctx)), mask_command(fill),
@@ -417,6 +435,7 @@ void section_decode(TourReport& t, const RunContext& ctx)
     s.use(run_decode(sinks, all_tensors(ctx)), decode_command(sinks),
           {{"sinks_read_cache_positions", "Xiao et al. 2024 (StreamingLLM), §3.2 (positions within the cache)", "sink 与窗口里的键按缓存下标读取"}},
           "positions");
+    s.draw({"positions"});  // the sink keeps slot 0; the window's slots are reused in turn
     DecodeParams padded;
     padded.left_pad = {2, 4};
     padded.batch = 2;
@@ -447,6 +466,7 @@ void section_encdec(TourReport& t, const RunContext& ctx)
           {{"causal_rows_unchanged", "\"Attention 的两个补丁\" §6.1", "加因果掩码时，改变位置 i 之后的 X，前面的输出行逐位不变"},
            {"main_matches_reference", "the program's reference implementation", "主实现与逐循环的参考实现一致"}},
           "weights");
+    s.draw({"weights"});  // the decoder's weights: zero above the diagonal
     AttendParams cross;
     cross.kv_len = 9;
     s.use(run_attend(cross, all_tensors(ctx)), attend_command(cross), {{"rows_sum_to_one", "\"Attention 的两个补丁\" §6.2", "每一行 softmax 权重之和为 1"}});

@@ -74,12 +74,14 @@ nlohmann::ordered_json run_json(const TourRun& run, bool with_tensors)
     out["tensors"] = j["tensors"];
     out["checks"] = j["checks"];
     out["notes"] = j["notes"];
+    out["picture"] = nlohmann::ordered_json::array();  // the section's picture, when this run draws it
+    for (const auto& t : run.picture) out["picture"].push_back(t.name);
     return out;
 }
 
 }  // namespace
 
-std::string render_tour_text(const TourReport& t, bool color, bool quiet, const std::function<std::string(const Tensor&)>& picture)
+std::string render_tour_text(const TourReport& t, bool color, bool quiet, const std::function<std::string(const TourRun&)>& picture)
 {
     std::string out;
     for (const auto& s : t.sections) {
@@ -87,7 +89,7 @@ std::string render_tour_text(const TourReport& t, bool color, bool quiet, const 
         out += "\n" + s.text + "\n\n";
         for (const auto& run : s.runs) {
             out += render_run(run, t.lang, color, quiet) + "\n";
-            if (picture && !run.tensors.empty()) out += picture(run.tensors.front()) + "\n";
+            if (picture && !run.picture.empty()) out += picture(run) + "\n";
         }
     }
     return out + render_claims(t) + render_facts(t);

@@ -11,9 +11,10 @@
 namespace attnlab {
 
 // quiet: the sections' check lines and the claims table, without tensors and notes.
-// picture: when set, draws the tensor each run shows (the terminal's --plot), after the run.
+// picture: when set, draws each section's picture (the terminal's --plot) after the run that
+// holds it.
 std::string render_tour_text(const TourReport& t, bool color, bool quiet = false,
-                             const std::function<std::string(const Tensor&)>& picture = {});
+                             const std::function<std::string(const TourRun&)>& picture = {});
 nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors = true);
 
 }  // namespace attnlab
