@@ -91,6 +91,35 @@ TEST_CASE("README console examples print exactly what the README shows")
     }
 }
 
+TEST_CASE("README pictures: each command beside a picture runs as written and draws the file shown")
+{
+    std::ifstream in(std::string(ATTNLAB_SOURCE_DIR) + "/README.md");
+    std::string line;
+    std::size_t pictures = 0;
+    while (std::getline(in, line)) {
+        const auto at = line.find("--plot-file docs/pictures/");
+        if (line.rfind("![", 0) != 0 || at == std::string::npos) continue;
+        const auto from = line.find("`attnlab ") + 9, to = line.find('`', from);
+        REQUIRE(to != std::string::npos);
+        auto args = split_args(line.substr(from, to - from));
+        const std::string file = args.back(), png = scratch("readme-picture.png");
+        CAPTURE(line);
+        CHECK(line.find("](" + file + ")") != std::string::npos);  // the command draws the picture shown
+        args.back() = png;
+        const auto r = run_cli(args);
+        CHECK(r.status == 0);
+        CHECK(slurp(png).rfind("\x89PNG", 0) == 0);
+        CHECK(slurp(std::string(ATTNLAB_SOURCE_DIR) + "/" + file).rfind("\x89PNG", 0) == 0);
+        std::remove(png.c_str());
+        ++pictures;
+    }
+    CHECK(pictures == 6);
+    std::ifstream script(std::string(ATTNLAB_SOURCE_DIR) + "/docs/pictures.sh");
+    std::stringstream text;
+    text << script.rdbuf();
+    CHECK(text.str().find("--plot-file docs/pictures/") != std::string::npos);  // it reads the README's commands
+}
+
 namespace {
 
 // The README's options table (a unit test holds it to the registered option rows): each
