@@ -52,7 +52,7 @@ void setup_tour(CLI::App& app)
                 return plot_text(make_run_picture(run.picture, labels), term);
             };
         }
-        write_stdout(o.format == Format::json ? tour_to_json(t, !o.quiet).dump() + "\n" : render_tour_text(t, color, o.quiet, picture));
+        write_stdout(o.format == Format::json ? tour_to_json(t, !o.quiet).dump() + "\n" : render_tour_text(t, color, o.quiet, picture, wrap_width()));
         std::vector<std::string> failed;
         for (const auto& section : t.sections)
             for (const auto& run : section.runs)

@@ -412,6 +412,7 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     ropts.quiet = o.quiet;
     ropts.color = o.format == Format::text && use_color();
     ropts.lang = ctx.lang;
+    ropts.width = o.format == Format::text ? wrap_width() : 0;
     std::string out = render(report, ropts);
     out += plot_report(report, ropts.tensor, o.plot, ctx.lang, o.against);
     write_stdout(out);

@@ -102,6 +102,8 @@ std::vector<std::string> PlotOpts::compared_tensors() const
     return names;
 }
 
+std::size_t wrap_width() { return isatty(STDOUT_FILENO) == 1 ? terminal_width() : 0; }
+
 void add_plot_options(CLI::App& sub, PlotOpts& o)
 {
     sub.add_option("--plot", o.plot, "Draw the tensor (--tensor, or the main one) in the terminal: auto (default), heatmap or lines")

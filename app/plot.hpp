@@ -33,6 +33,9 @@ void add_plot_options(CLI::App& sub, PlotOpts& o);
 // glyphs (Unicode in a UTF-8 locale).
 PlotOptions terminal_plot_options(const PlotOpts& o, Lang lang);
 
+// The width check lines wrap at: the terminal's on a terminal, 0 (one line each) in a pipe.
+std::size_t wrap_width();
+
 // Refuses what cannot work before anything runs: a --plot-file path, --plot outside text,
 // --plot-scale without a PNG, --tokens or --compare with nothing drawn, --compare naming the
 // learner's tensor without --against.

@@ -153,3 +153,17 @@ TEST_CASE("OpenBLAS is loaded only by a run that multiplies matrices")
     CHECK(block.status == 0);
     CHECK(block.err.find("libopenblas") != std::string::npos);
 }
+
+TEST_CASE("check lines keep one line each in a pipe, whatever COLUMNS says")
+{
+    const auto r = run_cli({"attend", "--len", "8", "--quiet"}, {"COLUMNS=40"});
+    CHECK(r.status == 0);
+    std::size_t lines = 0, at = 0;
+    for (std::size_t nl = r.out.find('\n'); nl != std::string::npos; at = nl + 1, nl = r.out.find('\n', at)) {
+        const std::string line = r.out.substr(at, nl - at);
+        CHECK((line.rfind("PASS  ", 0) == 0 || line.rfind("WRONG ", 0) == 0));  // no continuation lines
+        CHECK(line.size() > 40);
+        ++lines;
+    }
+    CHECK(lines >= 5);
+}

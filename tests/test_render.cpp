@@ -207,3 +207,21 @@ TEST_CASE("the work guard refuses past the budget and tells the caller about a l
     require_work(5e9, ctx, "long");
     CHECK(told == 5e9);
 }
+
+TEST_CASE("check lines wrap at a terminal's width between words or Chinese characters, and not at 0")
+{
+    const std::string line = "PASS  every weights row that is not fully masked sums to 1: max |sum_j w - 1| = 1.02e-07 <= 1.91e-06";
+    CHECK(wrap_text(line, 0, 6) == line);
+    CHECK(wrap_text(line, 200, 6) == line);
+    CHECK(wrap_text(line, 40, 6) == "PASS  every weights row that is not\n"          // 35 columns: "fully" would make 41
+                                    "      fully masked sums to 1: max |sum_j\n"  // 40
+                                    "      w - 1| = 1.02e-07 <= 1.91e-06");
+    // Escapes take no column, and the padding after a verdict is kept.
+    const std::string coloured = "\x1b[1mPASS \x1b[0m a b c d e f g h i j k l m n o p q r s t u v w x y z";
+    CHECK(wrap_text(coloured, 30, 6) == "\x1b[1mPASS \x1b[0m a b c d e f g h i j k l\n      m n o p q r s t u v w x\n      y z");  // 29, 29
+    // A Chinese character is two columns and a line may break between two of them.
+    CHECK(wrap_text("通过 每一行之和为 1: 1e-07 <= 2e-06", 20, 2) == "通过 每一行之和为 1:\n  1e-07 <= 2e-06");
+    CHECK(wrap_text("通过 每一行未被完全屏蔽的权重之和为一", 20, 5) == "通过 每一行未被完全\n     屏蔽的权重之和\n     为一");  // 19, 19
+    // Leading spaces stay (the properties under a comparison).
+    CHECK(wrap_text("    PASS  aaaa bbbb cccc dddd eeee", 22, 10) == "    PASS  aaaa bbbb\n          cccc dddd\n          eeee");
+}

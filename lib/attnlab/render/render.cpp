@@ -250,6 +250,70 @@ std::string check_line(const Check& c, bool color, Lang lang)
 
 namespace {
 
+// The pieces a line may break between: a word with the spaces before it, or one wide
+// (three-byte UTF-8, CJK) character. Escapes have no width; the spaces before a piece are kept
+// as they are (a verdict padded to its column stays padded).
+struct Piece {
+    std::string text;
+    std::size_t columns = 0;
+    std::size_t spaces = 0;
+};
+
+std::vector<Piece> pieces(const std::string& line)
+{
+    std::vector<Piece> out;
+    Piece cur;
+    std::size_t pending = 0;
+    auto start = [&] {
+        if (cur.text.empty()) cur.spaces = pending, pending = 0;
+    };
+    auto flush = [&] {
+        if (!cur.text.empty()) out.push_back(cur);
+        cur = Piece{};
+    };
+    for (std::size_t i = 0; i < line.size();) {
+        const auto c = static_cast<unsigned char>(line[i]);
+        if (c == 0x1b) {  // an escape, up to its final letter
+            const std::size_t end = line.find('m', i), stop = end == std::string::npos ? line.size() : end + 1;
+            start(), cur.text += line.substr(i, stop - i), i = stop;
+        } else if (c == ' ') {
+            flush(), ++pending, ++i;
+        } else if (c >= 0xE0) {  // a wide character: a piece of its own
+            const std::size_t n = c >= 0xF0 ? 4 : 3;
+            if (cur.columns > 0) flush();
+            start(), cur.text += line.substr(i, n), cur.columns += 2, i += n;
+            flush();
+        } else {
+            const std::size_t n = c >= 0xC0 ? 2 : 1;  // a two-byte character takes one column
+            start(), cur.text += line.substr(i, n), cur.columns += 1, i += n;
+        }
+    }
+    flush();
+    return out;
+}
+
+}  // namespace
+
+std::string wrap_text(const std::string& line, std::size_t width, std::size_t indent)
+{
+    if (width == 0 || width <= indent + 10) return line;
+    std::string out;
+    std::size_t col = 0;
+    for (const Piece& p : pieces(line)) {
+        if (col > indent && p.columns > 0 && col + p.spaces + p.columns > width) {
+            out += "\n" + std::string(indent, ' ');
+            col = indent;
+        } else {
+            out += std::string(p.spaces, ' ');
+            col += p.spaces;
+        }
+        out += p.text, col += p.columns;
+    }
+    return out;
+}
+
+namespace {
+
 std::string shape_text(const std::vector<std::size_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 // "they differ in head 1 only; query 3-7; every key", from the ranges along every axis.
@@ -302,7 +366,7 @@ std::string against_text(const Comparison& c, const RenderOptions& opts)
     for (const auto* list : {&c.read_notes, &c.notes})
         for (const auto& n : *list) out += fmt::format("  {}{}\n", zh ? "注：" : "note: ", n);
     if (!c.properties.empty()) out += zh ? "  你的张量的性质：\n" : "  properties of your tensor:\n";
-    for (const auto& p : c.properties) out += "    " + check_line(p, opts.color, opts.lang) + "\n";
+    for (const auto& p : c.properties) out += wrap_text("    " + check_line(p, opts.color, opts.lang), opts.width, 10) + "\n";
     for (const auto& d : c.diagnosis) {
         const bool sure = d.certainty == Certainty::matches;
         out += fmt::format("  {} {}: {} (max diff {})\n", sure ? (zh ? "符合" : "matches") : (zh ? "最接近：" : "closest:"), d.id, d.explanation,
@@ -334,7 +398,7 @@ std::string render_text(const Report& report, const RenderOptions& opts)
     const bool against = report.against.has_value();
     if (against && !opts.quiet && !report.checks.empty()) out += opts.lang == Lang::zh ? "参考运行的检查：\n" : "checks of the reference run:\n";
     if (!(against && opts.quiet))
-        for (const auto& c : report.checks) out += check_line(c, opts.color, opts.lang) + '\n';
+        for (const auto& c : report.checks) out += wrap_text(check_line(c, opts.color, opts.lang), opts.width, 6) + '\n';
     if (against) out += against_text(*report.against, opts);
     return out;
 }

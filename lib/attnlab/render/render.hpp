@@ -25,6 +25,7 @@ struct RenderOptions {
     bool quiet = false;   // text: check lines only; JSON: no tensors
     bool color = false;   // text: ANSI colour (the caller decides: terminal and no NO_COLOR)
     Lang lang = Lang::en; // text: verdict words and labels
+    std::size_t width = 0;  // text: wrap check lines at this many columns (0: one line each, as in a pipe)
 };
 
 // The whole output as one string, so that nothing is half-written when something fails.
@@ -38,6 +39,10 @@ nlohmann::ordered_json check_json(const Check& c);
 
 // One check as a text line: "PASS  claim: metric = 3.1e-07 <= 1e-05".
 std::string check_line(const Check& c, bool color, Lang lang = Lang::en);
+// A line wrapped at `width` display columns (a Chinese character takes two, colour escapes
+// none), between words or between Chinese characters; each further line is indented by
+// `indent` spaces. width 0 leaves it one line. No trailing newline.
+std::string wrap_text(const std::string& line, std::size_t width, std::size_t indent);
 
 // The verdict of a check in words: PASS/FAIL (invariants), HOLDS/WRONG (an article's
 // claim), SHOWN/NOT SHOWN (a demonstration), or their Chinese.

@@ -11,7 +11,7 @@ namespace attnlab {
 namespace {
 
 // One run of a section: the command that reproduces it, then what the section shows of it.
-std::string render_run(const TourRun& run, Lang lang, bool color, bool quiet)
+std::string render_run(const TourRun& run, Lang lang, bool color, bool quiet, std::size_t width)
 {
     Report r;
     r.tensors = run.tensors;
@@ -21,17 +21,20 @@ std::string render_run(const TourRun& run, Lang lang, bool color, bool quiet)
     o.color = color;
     o.quiet = quiet;
     o.lang = lang;
+    o.width = width;
     const std::string command = (lang == Lang::zh ? "复现命令：" : "reproduce: ") + run.command;
-    return (color ? fmt::format(fmt::emphasis::faint, "{}", command) : command) + "\n" + render_text(r, o);
+    return wrap_text(color ? fmt::format(fmt::emphasis::faint, "{}", command) : command, width, 4) + "\n" + render_text(r, o);
 }
 
-std::string render_claims(const TourReport& t)
+std::string render_claims(const TourReport& t, std::size_t width)
 {
     const bool zh = t.lang == Lang::zh;
     std::string out = zh ? "论断汇总：论断、出处、测量值与结论\n\n" : "Claims: each with its source, the measured figure and the verdict\n\n";
     for (const auto& c : t.claims) {
-        out += fmt::format("  {:<6} {}\n         {} | {} = {} {} {}\n", verdict_word(c.check, t.lang), c.claim, c.source,
-                           c.check.metric, format_figure(c.check.measured), name_of(c.check.cmp), format_figure(c.check.tolerance));
+        out += wrap_text(fmt::format("  {:<6} {}", verdict_word(c.check, t.lang), c.claim), width, 9) + "\n";
+        out += wrap_text(fmt::format("         {} | {} = {} {} {}", c.source, c.check.metric, format_figure(c.check.measured), name_of(c.check.cmp),
+                                     format_figure(c.check.tolerance)),
+                         width, 9) + "\n";
     }
     long wrong = 0;
     for (const auto& c : t.claims) wrong += c.check.role == Role::article && !c.check.passed();
@@ -81,18 +84,18 @@ nlohmann::ordered_json run_json(const TourRun& run, bool with_tensors)
 
 }  // namespace
 
-std::string render_tour_text(const TourReport& t, bool color, bool quiet, const std::function<std::string(const TourRun&)>& picture)
+std::string render_tour_text(const TourReport& t, bool color, bool quiet, const std::function<std::string(const TourRun&)>& picture, std::size_t width)
 {
     std::string out;
     for (const auto& s : t.sections) {
         out += color ? fmt::format(fmt::emphasis::bold, "{}", s.title) : s.title;
         out += "\n" + s.text + "\n\n";
         for (const auto& run : s.runs) {
-            out += render_run(run, t.lang, color, quiet) + "\n";
+            out += render_run(run, t.lang, color, quiet, width) + "\n";
             if (picture && !run.picture.empty()) out += picture(run) + "\n";
         }
     }
-    return out + render_claims(t) + render_facts(t);
+    return out + render_claims(t, width) + render_facts(t);
 }
 
 nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors)
