@@ -3,6 +3,7 @@
 #include "common.hpp"
 
 #include "attnlab/experiments/tour.hpp"
+#include "attnlab/render/report_html.hpp"
 #include "attnlab/render/tour.hpp"
 
 #include <algorithm>
@@ -38,6 +39,7 @@ void setup_tour(CLI::App& app)
     sub->footer("Example: attnlab tour --section rope --lang zh");
     sub->callback([opts] {
         const CommonOpts& o = opts->common;
+        if (!o.report.empty()) require_report_path(o.report);
         const RunContext ctx = run_context(o);
         opts->tour.lang = ctx.lang;
         const TourReport t = run_tour(opts->tour, ctx);
@@ -52,6 +54,7 @@ void setup_tour(CLI::App& app)
                 return plot_text(make_run_picture(run.picture, labels), term);
             };
         }
+        if (!o.report.empty()) write_file_atomic(o.report, tour_html(t, {ctx.lang, reported_command(), o.quiet}), "--report");
         write_stdout(o.format == Format::json ? tour_to_json(t, !o.quiet).dump() + "\n" : render_tour_text(t, color, o.quiet, picture, wrap_width()));
         std::vector<std::string> failed;
         for (const auto& section : t.sections)

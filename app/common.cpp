@@ -4,6 +4,8 @@
 #include "attnlab/io/files.hpp"
 #include "attnlab/io/npy.hpp"
 #include "attnlab/io/read.hpp"
+#include "attnlab/experiments/command_line.hpp"
+#include "attnlab/render/report_html.hpp"
 
 #include <fmt/format.h>
 
@@ -136,6 +138,9 @@ void add_run_options(CLI::App& sub, CommonOpts& o)
         ->check(seed_number);
     add_enum_option(sub, "--dtype", o.dtype, "Precision the experiment computes in (16 bits as PyTorch on the CPU; bench: 32 and 64 only)");
     sub.add_flag("--quiet", o.quiet, "Print only the check lines (JSON: no tensors)");
+    sub.add_option("--report", o.report, "Write the run as one self-contained HTML page (the folder must exist)")
+        ->type_name("FILE.html")
+        ->check(non_empty_path);
     add_optional_enum(sub, "--lang", o.lang,
                       "Language of check lines and notes, en or zh (default: from LC_ALL, LC_MESSAGES or LANG)");
     sub.add_option("--tol", o.tol, "Replace every numeric tolerance of the checks")
@@ -364,8 +369,31 @@ std::vector<std::string> split_input_specs(const std::vector<std::string>& given
     return specs;
 }
 
+void require_report_path(const std::string& path)
+{
+    const std::size_t dot = path.rfind('.');
+    const std::string ext = dot == std::string::npos ? "" : path.substr(dot);
+    if (ext != ".html" && ext != ".htm") throw InputError(fmt::format("--report {}: the name must end in .html", path));
+    check_output_file(path, "--report");
+}
+
+std::string reported_command()
+{
+    std::vector<std::string> args;  // command_text puts "attnlab" first
+    for (std::size_t i = 1; i < g_args.size(); ++i) {
+        if (g_args[i] == "--report") {
+            ++i;
+            continue;
+        }
+        if (g_args[i].rfind("--report=", 0) == 0) continue;
+        args.push_back(g_args[i]);
+    }
+    return command_text(args);
+}
+
 int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>& experiment)
 {
+    if (!o.report.empty()) require_report_path(o.report);
     if (o.format == Format::csv && o.quiet) {
         throw InputError("--quiet prints only check lines; it does not combine with --format csv");
     }
@@ -415,6 +443,7 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     ropts.width = o.format == Format::text ? wrap_width() : 0;
     std::string out = render(report, ropts);
     out += plot_report(report, ropts.tensor, o.plot, ctx.lang, o.against);
+    if (!o.report.empty()) write_file_atomic(o.report, report_html(report, {ctx.lang, reported_command(), o.quiet}), "--report");
     write_stdout(out);
     if (report.against)
         for (const auto& n : report.against->read_notes) note_on_stderr(n);

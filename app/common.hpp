@@ -36,6 +36,7 @@ struct CommonOpts {
     std::string against_tensor;
     std::optional<double> rtol, atol;
     std::string save;          // --save DIR
+    std::string report;        // --report FILE.html
     std::vector<std::string> inputs;  // --input NAME=FILE, repeatable
     PlotOpts plot;             // --plot, --plot-style, --plot-file
 };
@@ -120,6 +121,11 @@ CLI::Option* add_optional(CLI::App& sub, const std::string& flag, std::optional<
 // Runs one experiment, prints its rendering, returns the exit status (0 all invariants held,
 // 1 some failed). Input errors propagate as exceptions to main, which prints them and exits 2.
 int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>& experiment);
+
+// --report: refuses a path that is not .html or cannot be written, before anything runs.
+void require_report_path(const std::string& path);
+// The command line of this run, as a shell takes it, without --report: what the page shows.
+std::string reported_command();
 
 // Whether text output gets colour: stdout is a terminal, NO_COLOR is unset or empty, TERM is
 // not "dumb".

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -166,4 +167,28 @@ TEST_CASE("check lines keep one line each in a pipe, whatever COLUMNS says")
         ++lines;
     }
     CHECK(lines >= 5);
+}
+
+TEST_CASE("--report writes one HTML page per run, also when a check fails, and refuses a bad path first")
+{
+    const std::string page = scratch("cli-report.html");
+    const auto ok = run_cli({"attend", "--len", "4", "--quiet", "--report", page});
+    CHECK(ok.status == 0);
+    const std::string html = slurp(page);
+    CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+    CHECK(html.find("<code>attnlab attend --len 4 --quiet</code>") != std::string::npos);  // the command without --report
+    // A learner's wrong answer: exit 1, and the page says so.
+    const std::string wrong = scratch("cli-report-wrong.csv");
+    {
+        std::ofstream f(wrong);
+        f << "1,2\n3,4\n";
+    }
+    const auto failed = run_cli({"mask", "--len", "2", "--report", page, "--against", wrong});
+    CHECK(failed.status == 1);
+    CHECK(slurp(page).find("<p class=\"summary fail\">DIFFERS") != std::string::npos);
+    std::remove(wrong.c_str());
+    std::remove(page.c_str());
+    expect_usage_error({"pe", "--report", "/tmp/report.txt"}, "--report /tmp/report.txt: the name must end in .html");
+    expect_usage_error({"tour", "--report", "/tmp/attnlab-no-such-folder/t.html"}, "the folder /tmp/attnlab-no-such-folder does not exist");
+    expect_usage_error({"pe", "--report", ""}, "--report");
 }

@@ -50,7 +50,12 @@ std::string figure_fonts(bool zh);
 // square, ticks at the first, middle and last index (or the tokens), axis names, a colour bar
 // (or one swatch where every finite value is equal) with the marks of -inf, +inf and NaN, and
 // for curves a y label and a legend.
-Figure lay_out(const Picture& pic, Lang lang);
+// The canvas is 1280 x 720 for a file; a page uses a smaller one, so that its text stays
+// readable when the picture is scaled to a column.
+Figure lay_out(const Picture& pic, Lang lang, double width = 1280, double height = 720);
+
+// Text made safe for XML and HTML: & < > " escaped.
+std::string xml_escape(const std::string& s);
 
 // The figure as an SVG document; text stays <text>, and each panel is <g class="panel">.
 std::string figure_svg(const Figure& fig);

@@ -262,9 +262,10 @@ void curves(Builder& b, const Picture& pic)
 
 }  // namespace
 
-Figure lay_out(const Picture& pic, Lang lang)
+Figure lay_out(const Picture& pic, Lang lang, double width, double height)
 {
     Builder b;
+    b.fig.width = width, b.fig.height = height;
     b.zh = lang == Lang::zh;
     b.fig.zh = b.zh;
     b.fig.description = pic.heading.empty() ? pic.title : pic.heading + " - " + pic.title;

@@ -6,9 +6,7 @@
 
 namespace attnlab {
 
-namespace {
-
-std::string escaped(const std::string& s)
+std::string xml_escape(const std::string& s)
 {
     std::string out;
     for (char c : s) {
@@ -22,6 +20,8 @@ std::string escaped(const std::string& s)
     }
     return out;
 }
+
+namespace {
 
 // A coordinate with at most two decimals and no trailing zeros.
 std::string num(double v)
@@ -55,7 +55,7 @@ void mark_svg(std::string& out, const Mark& m)
         case Mark::Kind::text: {
             const std::string turn = m.rotate != 0.0 ? fmt::format(R"x( transform="rotate({} {} {})")x", num(m.rotate), num(m.x), num(m.y)) : "";
             out += fmt::format(R"(<text x="{}" y="{}" font-size="{}" text-anchor="{}" fill="{}"{}{}>{}</text>)", num(m.x), num(m.y), num(m.size),
-                               anchor_name(m.anchor), hex(m.color), m.bold ? R"( font-weight="bold")" : "", turn, escaped(m.text));
+                               anchor_name(m.anchor), hex(m.color), m.bold ? R"( font-weight="bold")" : "", turn, xml_escape(m.text));
             break;
         }
     }
@@ -65,8 +65,8 @@ void mark_svg(std::string& out, const Mark& m)
 std::string svg_body(const Figure& fig, const std::string& size_attributes)
 {
     std::string out = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" {} viewBox="0 0 {} {}" font-family="{}" role="img">)", size_attributes,
-                                  num(fig.width), num(fig.height), escaped(figure_fonts(fig.zh)));
-    out += "\n<title>" + escaped(fig.description) + "</title>\n";
+                                  num(fig.width), num(fig.height), xml_escape(figure_fonts(fig.zh)));
+    out += "\n<title>" + xml_escape(fig.description) + "</title>\n";
     out += R"(<rect width="100%" height="100%" fill="#ffffff"/>)" "\n";
     for (const auto& g : fig.groups) {
         out += fmt::format(R"(<g class="{}"{}>)", g.cls, g.cls == "panel" ? R"( shape-rendering="crispEdges")" : "");

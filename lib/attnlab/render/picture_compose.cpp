@@ -52,9 +52,11 @@ void label_tokens(Picture& pic, const std::vector<std::string>& tokens)
     if (cols) pic.col_labels = tokens;
 }
 
-std::string with_context(const std::string& heading, const PictureLabels& labels)
+// The run's context (its mask, its position scheme) belongs to what attention computes: a
+// tensor over keys. An input or a weight matrix is the same whatever the mask.
+std::string with_context(const std::string& heading, const std::vector<std::string>& axes, const PictureLabels& labels)
 {
-    if (labels.context.empty()) return heading;
+    if (labels.context.empty() || std::find(axes.begin(), axes.end(), "key") == axes.end()) return heading;
     return fmt::format(labels.lang == Lang::zh ? "{}（{}）" : "{} ({})", heading, labels.context);
 }
 
@@ -79,7 +81,7 @@ std::string first_panel_title(const Tensor& t, Lang lang)
 
 void label_picture(Picture& pic, const Tensor& t, const PictureLabels& labels)
 {
-    pic.heading = with_context(tensor_heading(t.name, labels.lang), labels);
+    pic.heading = with_context(tensor_heading(t.name, labels.lang), t.axes, labels);
     pic.y_label = pic.kind == PlotKind::lines ? tensor_heading(t.name, labels.lang) : "";
     const Palette palette = tensor_palette(t.name);
     if (palette != Palette::by_data) pic.diverging = palette == Palette::diverging;
@@ -135,7 +137,7 @@ Picture make_compare_picture(const Tensor& a, const Tensor& b, const PictureLabe
     if (second_heading.size() > 1 && std::isupper(static_cast<unsigned char>(second_heading[0])) && std::islower(static_cast<unsigned char>(second_heading[1])))
         second_heading[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(second_heading[0])));
     pic.heading = fmt::format(labels.lang == Lang::zh ? "{} 与 {}" : "{} vs {}", tensor_heading(a.name, labels.lang), second_heading);
-    pic.heading = with_context(pic.heading, labels);
+    pic.heading = with_context(pic.heading, pa.axes, labels);
     pic.panels.front().title = first_panel_title(a, labels.lang);
     pic.panels.push_back(second.panels.front());
     pic.panels.back().title = first_panel_title(b, labels.lang);
