@@ -189,8 +189,10 @@ void heatmap(Builder& b, const Picture& pic)
     const std::size_t down = (n + across - 1) / across;
     const Box area{90, 100, b.fig.width - 330, b.fig.height - 150};
     const double pw = area.w / static_cast<double>(across), ph = area.h / static_cast<double>(down);
+    const bool own = std::any_of(pic.panels.begin(), pic.panels.end(), [](const Panel& p) { return p.own.has_value(); });
+    const double below = own ? 78 : 60;  // ticks and the axis name, and a panel's own scale under them
     for (std::size_t k = 0; k < n; ++k) {
-        const Box space{area.x + static_cast<double>(k % across) * pw + 10, area.y + static_cast<double>(k / across) * ph + 20, pw - 70, ph - 60};
+        const Box space{area.x + static_cast<double>(k % across) * pw + 10, area.y + static_cast<double>(k / across) * ph + 20, pw - 70, ph - below};
         heatmap_panel(b, pic, pic.panels[k], space);
     }
     if (pic.panels_left_out > 0) {
