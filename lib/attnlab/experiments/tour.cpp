@@ -424,6 +424,7 @@ void section_decode(TourReport& t, const RunContext& ctx)
            {"positions_follow_cache_rule", "\"Attention 的两个补丁\" §3.4 (apply_rope; the cache's offset is the \"KV Cache 切片\" it leaves out)",
             "缓存里每个 token 用它自己的位置"}},
           "positions");
+    s.draw({"positions"});  // the cache filling one slot a step, each token at its own position (-1: empty)
     DecodeParams ring;
     ring.window = 3;
     s.use(run_decode(ring, all_tensors(ctx)), decode_command(ring),
@@ -435,7 +436,6 @@ void section_decode(TourReport& t, const RunContext& ctx)
     s.use(run_decode(sinks, all_tensors(ctx)), decode_command(sinks),
           {{"sinks_read_cache_positions", "Xiao et al. 2024 (StreamingLLM), §3.2 (positions within the cache)", "sink 与窗口里的键按缓存下标读取"}},
           "positions");
-    s.draw({"positions"});  // the sink keeps slot 0; the window's slots are reused in turn
     DecodeParams padded;
     padded.left_pad = {2, 4};
     padded.batch = 2;
