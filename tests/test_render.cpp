@@ -225,3 +225,32 @@ TEST_CASE("check lines wrap at a terminal's width between words or Chinese chara
     // Leading spaces stay (the properties under a comparison).
     CHECK(wrap_text("    PASS  aaaa bbbb cccc dddd eeee", 22, 10) == "    PASS  aaaa bbbb\n          cccc dddd\n          eeee");
 }
+
+TEST_CASE("the tour's text wraps at a terminal's width in both languages, and stays as it was at width 0")
+{
+    const auto columns = [](const std::string& line) {
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < line.size(); ++i) {
+            const auto c = static_cast<unsigned char>(line[i]);
+            if (c < 0x80 || c >= 0xC0) n += c >= 0xE0 ? 2 : 1;  // a lead byte; three-byte characters counted wide
+        }
+        return n;
+    };
+    for (Lang lang : {Lang::en, Lang::zh}) {
+        TourParams p;
+        p.section = "alibi";
+        p.lang = lang;
+        RunContext ctx;
+        ctx.lang = lang;
+        const TourReport t = run_tour(p, ctx);
+        const std::string wide = render_tour_text(t, false, false, {}, 0), narrow = render_tour_text(t, false, false, {}, 72);
+        std::size_t longest_wide = 0, lines = 0;
+        for (std::size_t at = 0, nl; (nl = narrow.find('\n', at)) != std::string::npos; at = nl + 1, ++lines) {
+            CAPTURE(narrow.substr(at, nl - at));
+            CHECK(columns(narrow.substr(at, nl - at)) <= 72);
+        }
+        for (std::size_t at = 0, nl; (nl = wide.find('\n', at)) != std::string::npos; at = nl + 1) longest_wide = std::max(longest_wide, columns(wide.substr(at, nl - at)));
+        CHECK(longest_wide > 100);  // unwrapped, some lines are long
+        CHECK(lines > 20);
+    }
+}

@@ -388,7 +388,7 @@ std::string render_text(const Report& report, const RenderOptions& opts)
             text_tensor(t, opts, out);
             out += '\n';
         }
-        for (const auto& n : report.notes) out += fmt::format("{}{}\n", opts.lang == Lang::zh ? "注：" : "note: ", n);
+        for (const auto& n : report.notes) out += wrap_text(fmt::format("{}{}", opts.lang == Lang::zh ? "注：" : "note: ", n), opts.width, 6) + "\n";
         if (!report.notes.empty()) out += '\n';
     }
     const nlohmann::ordered_json measurements = params_json(report.measurements);

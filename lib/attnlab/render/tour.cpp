@@ -6,6 +6,8 @@
 #include <fmt/color.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace attnlab {
 
 namespace {
@@ -39,26 +41,26 @@ std::string render_claims(const TourReport& t, std::size_t width)
     long wrong = 0;
     for (const auto& c : t.claims) wrong += c.check.role == Role::article && !c.check.passed();
     out += "\n";
-    if (zh) {
-        return out + fmt::format("{} 条文章论断与测量结果不符（见上表，附数值）；程序自身的不变量{}。\n", wrong,
-                                 t.passed() ? "全部成立" : "有不成立的");
-    }
-    return out + fmt::format("{} of the articles' claims {} with the measurement (figures above); the program's own "
-                             "invariants {}.\n",
-                             wrong, wrong == 1 ? "disagrees" : "disagree", t.passed() ? "all hold" : "do NOT all hold");
+    const std::string summary =
+        zh ? fmt::format("{} 条文章论断与测量结果不符（见上表，附数值）；程序自身的不变量{}。", wrong, t.passed() ? "全部成立" : "有不成立的")
+           : fmt::format("{} of the articles' claims {} with the measurement (figures above); the program's own invariants {}.", wrong,
+                         wrong == 1 ? "disagrees" : "disagree", t.passed() ? "all hold" : "do NOT all hold");
+    return out + wrap_text(summary, width, 0) + "\n";
 }
 
 // The statements about models and papers: a source settles them, no measurement; they are
 // not counted in the exit status.
-std::string render_facts(const TourReport& t)
+std::string render_facts(const TourReport& t, std::size_t width)
 {
     if (t.facts.empty()) return "";
     const bool zh = t.lang == Lang::zh;
-    std::string out = zh ? "\n事实：关于模型与论文的说法，由所引来源判定（不是测量，不影响退出码）\n\n"
-                         : "\nFacts: statements about models and papers, settled by the cited source (not measured; never in the exit status)\n\n";
+    std::string out = "\n" + wrap_text(zh ? "事实：关于模型与论文的说法，由所引来源判定（不是测量，不影响退出码）"
+                                          : "Facts: statements about models and papers, settled by the cited source (not measured; never in the exit status)",
+                                       width, 0) + "\n\n";
     for (const auto& f : t.facts) {
         const std::string verdict = zh ? (f.verdict == FactVerdict::confirmed ? "来源证实" : "来源否定") : name_of(f.verdict);
-        out += fmt::format("  {:<12} {}\n               {} | {}: {}\n", verdict, f.statement, f.where, f.source, f.source_value);
+        out += wrap_text(fmt::format("  {:<12} {}", verdict, f.statement), width, 15) + "\n";
+        out += wrap_text(fmt::format("               {} | {}: {}", f.where, f.source, f.source_value), width, 15) + "\n";
     }
     return out;
 }
@@ -89,13 +91,19 @@ std::string render_tour_text(const TourReport& t, bool color, bool quiet, const 
     std::string out;
     for (const auto& s : t.sections) {
         out += color ? fmt::format(fmt::emphasis::bold, "{}", s.title) : s.title;
-        out += "\n" + s.text + "\n\n";
+        out += "\n";
+        for (std::size_t at = 0; at <= s.text.size();) {  // the narration, each of its lines wrapped
+            const std::size_t nl = std::min(s.text.find('\n', at), s.text.size());
+            out += wrap_text(s.text.substr(at, nl - at), width, 0) + "\n";
+            at = nl + 1;
+        }
+        out += "\n";
         for (const auto& run : s.runs) {
             out += render_run(run, t.lang, color, quiet, width) + "\n";
             if (picture && !run.picture.empty()) out += picture(run) + "\n";
         }
     }
-    return out + render_claims(t, width) + render_facts(t);
+    return out + render_claims(t, width) + render_facts(t, width);
 }
 
 nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors)
