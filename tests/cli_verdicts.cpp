@@ -11,6 +11,7 @@
 #include <cstring>
 #include <iterator>
 #include <fstream>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -331,4 +332,26 @@ TEST_CASE("verdicts: a property your float16 file cannot show is a note that say
     CHECK(r.out.find("note: relative_shift_linear is not checked in float16") != std::string::npos);
     CHECK(r.out.find("; save your tensor as float32 to check it") != std::string::npos);
     CHECK(r.out.find("PASS  relative shift is linear") == std::string::npos);
+}
+
+TEST_CASE("verdicts: a float16 run's weights against a float32 run: DIFFERS with the --dtype that judges them, MATCH there")
+{
+    const std::string dir = kDir + "-f16run";
+    const std::vector<std::string> run = {"attend", "--len", "8", "--heads", "1", "--dim", "4", "--mask", "causal", "--quiet"};
+    auto save = run;
+    save.insert(save.end(), {"--dtype", "float16", "--save", dir});
+    REQUIRE(run_cli(save).status == 0);
+    auto against = run;
+    against.insert(against.end(), {"--against", dir + "/weights.npy", "--against-tensor", "weights"});
+    const auto f32 = run_cli(against);
+    CHECK(f32.status == 1);  // float16 arithmetic is not float32 arithmetic stored in float16
+    CHECK(f32.out.find("judged at float16 storage, float32 arithmetic:") != std::string::npos);
+    CHECK(f32.out.find("note: precision only: it matches at float16 precision (max diff ") != std::string::npos);
+    CHECK(f32.out.find("; to judge it there, run with --dtype float16\n") != std::string::npos);
+    CHECK(last_line(f32.out).find("; precision_only") != std::string::npos);
+    against.insert(against.end(), {"--dtype", "float16"});
+    const auto f16 = run_cli(against);
+    CHECK(f16.status == 0);
+    CHECK(last_line(f16.out) == "MATCH max |diff| = 0; 0 of 64 elements differ");
+    std::filesystem::remove_all(dir);
 }

@@ -82,7 +82,8 @@ bool carries(const Tensor& t, DType dtype);
 
 // float32 arithmetic is accepted for a float32 or float64 file against a float64 run, with a
 // note; a tensor whose values are all float16 or bfloat16 numbers, and that matches at that
-// precision only, is named precision_only.
+// precision's arithmetic only (a float32 file of bfloat16 values, a float16 file computed in
+// float16), is named precision_only: still DIFFERS, with the --dtype that judges it there.
 // Returns the precision the comparison ended at.
 template <class P>
 Precision judge_precision(References<P>& refs, const Tensor& expected, const Tensor& got, Precision at, const RunContext& ctx,
@@ -102,7 +103,10 @@ Precision judge_precision(References<P>& refs, const Tensor& expected, const Ten
         }
     }
     for (DType d : {DType::float16, DType::bfloat16}) {
-        if (unit_roundoff(d) <= unit_roundoff(at.storage) || !refs.available(d) || !carries(got, d)) continue;
+        // a precision no finer than the file's storage and looser than the run's arithmetic: a
+        // float16 file computed in float16 (PyTorch's half on the CPU) against a float32 run
+        if (unit_roundoff(d) < unit_roundoff(at.storage) || unit_roundoff(d) <= unit_roundoff(at.compute)) continue;
+        if (!refs.available(d) || !carries(got, d)) continue;
         double diff = 0.0;
         const Tolerance tol_d = tolerance_at(refs, {d, d}, ctx.dtype, *ctx.against);
         // a precision whose tolerance reaches the values cannot vouch for anything (the floor)
