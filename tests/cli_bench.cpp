@@ -21,7 +21,18 @@ TEST_CASE("bench: a tiny run exits 0, text and JSON")
     CHECK(m["threads"] == 2);
     CHECK(m["seconds"].get<double>() > 0.0);
     CHECK(m["dgemm_gflops"].get<double>() > 0.0);
-    CHECK(m["fraction_of_dgemm"].get<double>() == doctest::Approx(m["gflops"].get<double>() / m["dgemm_gflops"].get<double>()));
+    // one figure per interleaved pair: each the median of the pairs, inside their range
+    for (const char* name : {"seconds", "dgemm_gflops", "fraction_of_dgemm"}) {
+        CAPTURE(name);
+        CHECK(m[std::string(name) + "_min"].get<double>() <= m[name].get<double>());
+        CHECK(m[name].get<double>() <= m[std::string(name) + "_max"].get<double>());
+    }
+    CHECK(m["gflops"].get<double>() == doctest::Approx(j["params"]["useful_gflop"].get<double>() / m["seconds"].get<double>()));
+    const auto three = run_json({"bench", "--len", "96", "--heads", "2", "--head-dim", "8", "--repeat", "3", "--dtype", "float64"});
+    const auto& m3 = three["measurements"];
+    CHECK(m3["seconds_min"].get<double>() <= m3["seconds"].get<double>());
+    CHECK(m3["fraction_of_dgemm_min"].get<double>() <= m3["fraction_of_dgemm"].get<double>());
+    CHECK(m3["fraction_of_dgemm"].get<double>() <= m3["fraction_of_dgemm_max"].get<double>());
     CHECK(m["max_abs_err_vs_reference"].get<double>() < 1e-12);
     CHECK(m["peak_bytes"].get<double>() > 1e6);
     CHECK(j["passed"] == true);

@@ -11,6 +11,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -70,21 +71,43 @@ double seconds_since(std::chrono::steady_clock::time_point t0)
 }
 
 // This machine's matrix-product rate on `threads` threads, each multiplying its own n x n
-// matrices (single-threaded BLAS, as the kernel calls it): best of three, in GFLOP/s.
+// matrices (single-threaded BLAS, as the kernel calls it), one round at a time: the bench
+// times a round between every two kernel runs, so that both see the same load.
 template <class T>
-double gemm_rate(unsigned threads)
-{
-    constexpr std::size_t n = 1024;
-    std::vector<std::vector<T>> a(threads, std::vector<T>(n * n, T(0.5))), c(threads, std::vector<T>(n * n));
-    double best = std::numeric_limits<double>::infinity();
-    for (int r = 0; r < 3; ++r) {
+class GemmRate {
+public:
+    explicit GemmRate(unsigned threads) : threads_(threads), a_(threads, std::vector<T>(kN * kN, T(0.5))), c_(threads, std::vector<T>(kN * kN)) {}
+    // One round, in GFLOP/s.
+    double measure()
+    {
         const auto t0 = std::chrono::steady_clock::now();
-        parallel_for(threads, threads, [&](std::size_t t) {
-            blas::gemm_nn(n, n, n, T(1), a[t].data(), n, a[t].data(), n, T(0), c[t].data(), n);
-        });
-        best = std::min(best, seconds_since(t0));
+        parallel_for(threads_, threads_, [&](std::size_t t) { blas::gemm_nn(kN, kN, kN, T(1), a_[t].data(), kN, a_[t].data(), kN, T(0), c_[t].data(), kN); });
+        return static_cast<double>(threads_) * 2.0 * static_cast<double>(kN * kN * kN) / seconds_since(t0) / 1e9;
     }
-    return dsize(static_cast<long>(threads)) * 2.0 * static_cast<double>(n * n * n) / best / 1e9;
+
+private:
+    static constexpr std::size_t kN = 1024;
+    unsigned threads_;
+    std::vector<std::vector<T>> a_, c_;
+};
+
+// The median, least and greatest of a few figures.
+struct Spread {
+    double median = 0.0, lo = 0.0, hi = 0.0;
+};
+
+Spread spread_of(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0, v.front(), v.back()};
+}
+
+void set_spread(ParamList& list, const std::string& name, const Spread& s)
+{
+    set_param(list, name, s.median);
+    set_param(list, name + "_min", s.lo);
+    set_param(list, name + "_max", s.hi);
 }
 
 long peak_bytes()
@@ -126,25 +149,29 @@ Run compute_bench(const BenchParams& p, const Plan& plan)
     set_param(run.measurements, "threads", static_cast<long>(thread_count(p.threads)));
     set_param(run.measurements, "blas", "OpenBLAS, " + blas::kernel_name() + " kernels");
     if (!(err <= tol)) return run;  // not timed: the kernel is wrong
-    double best = std::numeric_limits<double>::infinity();
     AttentionOutput<T> full;
-    for (long r = 0; r < p.repeat; ++r) {
+    GemmRate<T> gemm(thread_count(p.threads));
+    gemm.measure();  // BLAS loaded and warm before the first pair
+    std::vector<double> seconds, rates, fractions;
+    for (long r = 0; r < p.repeat; ++r) {  // interleaved pairs: a kernel run, then a GEMM round
         const auto t0 = std::chrono::steady_clock::now();
         attention(in, Matrices::drop, {}, full);  // the output of the first repeat is reused
-        best = std::min(best, seconds_since(t0));
+        seconds.push_back(seconds_since(t0));
+        rates.push_back(gemm.measure());
+        fractions.push_back(2.0 * useful_madds(p) / seconds.back() / 1e9 / rates.back());
     }
     AttentionInputs<T> one = in;
     one.threads = 1;
     double thread_diff = 0.0;
     for (const auto& rr : rows) thread_diff = worse(thread_diff, max_abs_diff_rows(attention(one, Matrices::drop, rr).out, full.out.data(), static_cast<std::size_t>(p.len), rr));
     run.measured["thread_diff"] = thread_diff;
-    const double gflops = 2.0 * useful_madds(p) / best / 1e9, gemm = gemm_rate<T>(thread_count(p.threads));
-    const char* gemm_name = plan.dtype == DType::float32 ? "sgemm" : "dgemm";
-    run.measured["fraction"] = gflops / gemm;
-    set_param(run.measurements, "seconds", best);
-    set_param(run.measurements, "gflops", gflops);
-    set_param(run.measurements, fmt::format("{}_gflops", gemm_name), gemm);
-    set_param(run.measurements, fmt::format("fraction_of_{}", gemm_name), gflops / gemm);
+    const Spread time = spread_of(seconds), fraction = spread_of(fractions);
+    const std::string gemm_name = plan.dtype == DType::float32 ? "sgemm" : "dgemm";
+    run.measured["fraction"] = fraction.median;
+    set_spread(run.measurements, "seconds", time);
+    set_param(run.measurements, "gflops", 2.0 * useful_madds(p) / time.median / 1e9);
+    set_spread(run.measurements, gemm_name + "_gflops", spread_of(rates));
+    set_spread(run.measurements, "fraction_of_" + gemm_name, fraction);
     set_param(run.measurements, "max_abs_err_vs_reference", err);
     set_param(run.measurements, "peak_bytes", peak_bytes());
     return run;
@@ -185,7 +212,7 @@ std::vector<OptionRow<BenchParams>> bench_options()
                                    option<P>("--kv-len", "Keys S (default L)", &P::kv_len, whole_range(1, 1L << 20)),
                                    option<P>("--head-dim", "Per-head dimension d", &P::head_dim, whole_range(1, 1L << 14)),
                                    option<P>("--mask", "none, or causal (upper-left)", &P::mask),
-                                   option<P>("--repeat", "Timed runs; the best is reported", &P::repeat, whole_range(1, 1000)),
+                                   option<P>("--repeat", "Timed pairs of a kernel run and a GEMM round; the median and range are reported", &P::repeat, whole_range(1, 1000)),
                                    option<P>("--threads", "Threads of the kernel (0: every core)", &P::threads, whole_range(0, 1024))};
     row_of(rows, "--kv-heads").reported = [](const P& p) { return ParamValue(kv_heads(p)); };
     row_of(rows, "--kv-len").reported = [](const P& p) { return ParamValue(kv_len(p)); };
@@ -200,8 +227,9 @@ Experiment<BenchParams> make_bench_experiment()
     e.validate = validate;
     e.summary = "Time the attention kernel (checked against the plain-loop reference first) beside this machine's GEMM rate";
     e.example = "attnlab bench --len 4096 --heads 8 --head-dim 64 --mask causal --format json";
-    e.measurements_help = "Measurements: seconds (best of --repeat), gflops (useful work: the causal half only), sgemm_gflops\n"
-                          "(dgemm for float64) on the same threads in the same run, the kernel's fraction of it,\n"
+    e.measurements_help = "Measurements: --repeat interleaved pairs of a kernel run and a GEMM round on the same threads;\n"
+                          "seconds, sgemm_gflops (dgemm for float64) and the kernel's fraction_of_sgemm per pair, each as\n"
+                          "its median with _min and _max; gflops (useful work, the causal half only, at the median time),\n"
                           "max_abs_err_vs_reference (sampled rows), peak_bytes (the process's peak resident memory).";
     e.options = bench_options();
     e.derived_params = [](const BenchParams& p) { return ParamList{{"useful_gflop", 2.0 * useful_madds(p) / 1e9}}; };
@@ -213,7 +241,8 @@ Experiment<BenchParams> make_bench_experiment()
         return (2.0 * qo + kv + 2.0 * dsize(p.batch) * dsize(p.heads) * 96.0 * dsize(kv_len(p)) + threads * (2.0 * 1024.0 * 1024.0 + 3.0 * kBlockQ * kBlockK)) * elem;
     };
     e.work = [](const BenchParams& p, const Plan&) {
-        return (dsize(p.repeat) + 2.0) * useful_madds(p) / kKernelSpeedup + 3.0 * kCheckBudget + 4.0 * 1073741824.0 / kKernelSpeedup;
+        const double gemm_round = static_cast<double>(thread_count(p.threads)) * 1073741824.0;  // 1024^3 multiply-adds a thread
+        return (dsize(p.repeat) + 2.0) * useful_madds(p) / kKernelSpeedup + 3.0 * kCheckBudget + (dsize(p.repeat) + 1.0) * gemm_round / kKernelSpeedup;
     };
     e.work_what = [](const BenchParams& p) {
         return fmt::format("{} timed runs of attention over [{}, {}, {}, {}] with d = {}", p.repeat, p.batch, p.heads, p.len, kv_len(p), p.head_dim);
