@@ -15,10 +15,11 @@ attnlab = os.path.abspath(sys.argv[1])
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NUMBER = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
 COLOUR = re.compile(r"#[0-9a-f]{6}")
+POINTS = re.compile(r'points="[^"]*"')  # a curve's coordinates follow its data
 
 
 def shape_of(text):
-    return COLOUR.sub("#c", NUMBER.sub("N", text)).splitlines()
+    return COLOUR.sub("#c", NUMBER.sub("N", POINTS.sub('points="P"', text))).splitlines()
 
 
 with tempfile.TemporaryDirectory() as tmp:
