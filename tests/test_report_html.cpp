@@ -58,6 +58,12 @@ TEST_CASE("report page: one element per check and per tensor, escaped, self-cont
     for (const char* loads : {"<script", "<link", "<img", "<iframe", "src=", "url(", "@import"}) CHECK_MESSAGE(page.find(loads) == std::string::npos, loads);
     CHECK(page.find("attnlab mask --len 3") != std::string::npos);
     CHECK(page.find("Every checked property holds (exit status 0).") != std::string::npos);
+    CHECK(page.find("Measurements") == std::string::npos);
+    Report timed = small_report();
+    timed.measurements = {{"seconds", 0.25}, {"blas", std::string("OpenBLAS")}};
+    const std::string bench = report_html(timed, {Lang::en, "attnlab bench", false});
+    CHECK(bench.find("<details open><summary>Measurements</summary>") != std::string::npos);
+    CHECK(bench.find("<tr><th>seconds</th><td><code>0.25</code></td></tr>") != std::string::npos);
     const std::string quiet = report_html(small_report(), {Lang::en, "attnlab mask", true});
     CHECK(count(quiet, "data-tensor=") == 0);  // as the run's JSON under --quiet
 }

@@ -79,14 +79,15 @@ std::string notes_list(const std::vector<std::string>& notes)
     return out + "</ul>\n";
 }
 
-std::string params_table(const ParamList& params, Lang lang)
+std::string params_table(const ParamList& params, Lang lang, bool open)
 {
     std::string rows;
     const nlohmann::ordered_json j = params_json(params);
     for (auto it = j.begin(); it != j.end(); ++it) {
         rows += fmt::format("<tr><th>{}</th><td><code>{}</code></td></tr>\n", escape(it.key()), escape(it->is_string() ? it->get<std::string>() : it->dump()));
     }
-    return fmt::format("<details><summary>{}</summary>\n<div class=\"scroll\"><table>\n{}</table></div>\n</details>\n", word(lang, "Parameters", "参数"), rows);
+    const char* title = open ? word(lang, "Measurements", "测量值") : word(lang, "Parameters", "参数");
+    return fmt::format("<details{}><summary>{}</summary>\n<div class=\"scroll\"><table>\n{}</table></div>\n</details>\n", open ? " open" : "", title, rows);
 }
 
 // A small tensor's values: one row per index of its leading axes, the last axis across.
@@ -166,7 +167,8 @@ std::string report_html(const Report& report, const HtmlOptions& opts)
     body += fmt::format("<p class=\"summary {}\">{}</p>\n", ok ? "ok" : "fail",
                         ok ? word(lang, "Every checked property holds (exit status 0).", "所有检查的性质都成立（退出码 0）。")
                            : word(lang, "A checked property does not hold (exit status 1).", "有检查的性质不成立（退出码 1）。"));
-    body += params_table(report.params, lang);
+    body += params_table(report.params, lang, false);
+    if (!report.measurements.empty()) body += params_table(report.measurements, lang, true);  // bench: its timings
     body += fmt::format("<section class=\"checks\">\n<h2>{}</h2>\n{}</section>\n", word(lang, "Checks", "检查"), checks_list(report.checks, lang));
     if (report.against) body += against_section(*report.against, lang);
     if (!opts.quiet && !report.tensors.empty()) {

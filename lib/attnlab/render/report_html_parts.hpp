@@ -21,7 +21,8 @@ std::string page(const std::string& title, Lang lang, const std::string& body);
 std::string check_item(const Check& c, Lang lang, const std::string& attribute);
 std::string checks_list(const std::vector<Check>& checks, Lang lang);
 std::string notes_list(const std::vector<std::string>& notes);
-std::string params_table(const ParamList& params, Lang lang);
+// The params (collapsed), or with open the measurements a run reports (bench's timings).
+std::string params_table(const ParamList& params, Lang lang, bool open);
 // <figure data-tensor="NAME"> (or "A,B" for a pair) with the inline SVG, its caption and, for
 // one small tensor, its values.
 std::string figure_element(const std::vector<Tensor>& drawn, const PictureLabels& labels);
