@@ -254,3 +254,9 @@ TEST_CASE("the tour's text wraps at a terminal's width in both languages, and st
         CHECK(lines > 20);
     }
 }
+
+TEST_CASE("xml_escape: markup and quotes escaped, an apostrophe kept, a control character XML cannot hold written as ?")
+{
+    CHECK(xml_escape("a<b & \"c\" it's\x01\td\n") == "a&lt;b &amp; &quot;c&quot; it's?\td\n");
+    CHECK(xml_escape("狗 咬 人") == "狗 咬 人");
+}

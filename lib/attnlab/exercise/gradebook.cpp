@@ -1,5 +1,7 @@
 #include "attnlab/exercise/gradebook.hpp"
 
+#include "attnlab/render/render.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -47,22 +49,6 @@ std::string smallest_line(const Shrunk& s, Lang lang)
 
 std::string number(double v) { return fmt::format("{:g}", v); }
 
-std::string xml_escaped(const std::string& s)
-{
-    std::string out;
-    for (unsigned char ch : s) {
-        switch (ch) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        case '\'': out += "&apos;"; break;
-        default: out += ch < 0x20 && ch != '\t' && ch != '\n' ? '?' : static_cast<char>(ch);  // XML 1.0 has no other controls
-        }
-    }
-    return out;
-}
-
 bool is_error(CaseVerdict v) { return v == CaseVerdict::crash || v == CaseVerdict::timeout; }
 
 std::string junit_suite(const Gradebook& g, const SubmissionResult& s, std::size_t id, const std::string& timestamp, const std::string& hostname)
@@ -71,21 +57,21 @@ std::string junit_suite(const Gradebook& g, const SubmissionResult& s, std::size
     const auto failures = std::count_if(s.cases.begin(), s.cases.end(), [](const CaseResult& c) { return c.verdict != CaseVerdict::match && !is_error(c.verdict); });
     std::string out = fmt::format(
         "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\" time=\"{:.3f}\" timestamp=\"{}\" hostname=\"{}\" id=\"{}\" package=\"{}\">\n",
-        xml_escaped(s.path), s.cases.size(), failures, errors, s.time_s, timestamp, xml_escaped(hostname), id, xml_escaped(g.exercise));
+        xml_escape(s.path), s.cases.size(), failures, errors, s.time_s, timestamp, xml_escape(hostname), id, xml_escape(g.exercise));
     out += fmt::format("    <properties>\n      <property name=\"score\" value=\"{}\"/>\n      <property name=\"max_score\" value=\"{}\"/>\n    </properties>\n",
                        number(s.score), number(s.max_score));
     for (const auto& c : s.cases) {
-        out += fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"{:.3f}\"", c.config.name, xml_escaped(g.exercise + "." + s.path), c.time_s);
+        out += fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"{:.3f}\"", c.config.name, xml_escape(g.exercise + "." + s.path), c.time_s);
         if (c.verdict == CaseVerdict::match) {
             out += "/>\n";
             continue;
         }
         const char* tag = is_error(c.verdict) ? "error" : "failure";
         out += fmt::format(">\n      <{0} type=\"{1}\" message=\"{2}\">{3}</{0}>\n    </testcase>\n", tag, name_of(c.verdict),
-                           xml_escaped(c.detail + diagnosis_text(c.diagnosis, g.lang)), xml_escaped(case_line(g, c)));
+                           xml_escape(c.detail + diagnosis_text(c.diagnosis, g.lang)), xml_escape(case_line(g, c)));
     }
     out += fmt::format("    <system-out>{}</system-out>\n    <system-err></system-err>\n  </testsuite>\n",
-                       s.smallest ? xml_escaped(smallest_line(*s.smallest, g.lang)) : "");
+                       s.smallest ? xml_escape(smallest_line(*s.smallest, g.lang)) : "");
     return out;
 }
 
@@ -164,7 +150,7 @@ std::string gradebook_junit(const Gradebook& g, const std::string& timestamp, co
         for (const auto& c : s.cases) ++tests, errors += is_error(c.verdict), failures += c.verdict != CaseVerdict::match && !is_error(c.verdict);
     }
     std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    out += fmt::format("<testsuites name=\"attnlab exercise grade {}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n", xml_escaped(g.exercise),
+    out += fmt::format("<testsuites name=\"attnlab exercise grade {}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n", xml_escape(g.exercise),
                        tests, failures, errors, time);
     for (std::size_t i = 0; i < g.submissions.size(); ++i) out += junit_suite(g, g.submissions[i], i, timestamp, hostname);
     return out + "</testsuites>\n";

@@ -54,9 +54,6 @@ std::string figure_fonts(bool zh);
 // readable when the picture is scaled to a column.
 Figure lay_out(const Picture& pic, Lang lang, double width = 1280, double height = 720);
 
-// Text made safe for XML and HTML: & < > " escaped.
-std::string xml_escape(const std::string& s);
-
 // The figure as an SVG document; text stays <text>, and each panel is <g class="panel">.
 std::string figure_svg(const Figure& fig);
 // The figure as an <svg> element to place in an HTML page (no XML prologue; scales to width).

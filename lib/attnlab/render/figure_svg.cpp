@@ -1,25 +1,11 @@
 // A figure as SVG, written directly: text stays <text> in the figure's fonts, so a lecturer
 // can edit a title in any SVG editor, and a page can hold the picture inline.
 #include "attnlab/render/figure.hpp"
+#include "attnlab/render/render.hpp"
 
 #include <fmt/format.h>
 
 namespace attnlab {
-
-std::string xml_escape(const std::string& s)
-{
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += c;
-        }
-    }
-    return out;
-}
 
 namespace {
 

@@ -228,6 +228,22 @@ std::string verdict_word(const Check& c, Lang lang)
     return {};
 }
 
+std::string xml_escape(const std::string& s)
+{
+    std::string out;
+    out.reserve(s.size());
+    for (unsigned char ch : s) {
+        switch (ch) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            default: out += ch < 0x20 && ch != '\t' && ch != '\n' ? '?' : static_cast<char>(ch);
+        }
+    }
+    return out;
+}
+
 std::string check_line(const Check& c, bool color, Lang lang)
 {
     const bool ok = c.passed();

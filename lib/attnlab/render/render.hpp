@@ -37,6 +37,11 @@ nlohmann::ordered_json to_json(const Report& report, bool with_tensors);
 // One check as the JSON report lists it.
 nlohmann::ordered_json check_json(const Check& c);
 
+// Text made safe for XML and HTML content and double-quoted attributes (SVG, the report page,
+// JUnit): & < > " escaped, and a control character XML 1.0 cannot hold (all but tab and
+// newline) written as '?'.
+std::string xml_escape(const std::string& s);
+
 // One check as a text line: "PASS  claim: metric = 3.1e-07 <= 1e-05".
 std::string check_line(const Check& c, bool color, Lang lang = Lang::en);
 // A line wrapped at `width` display columns (a Chinese character takes two, colour escapes

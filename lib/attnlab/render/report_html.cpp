@@ -51,7 +51,7 @@ std::string page(const std::string& title, Lang lang, const std::string& body)
     return fmt::format("<!DOCTYPE html>\n<html lang=\"{}\">\n<head>\n<meta charset=\"utf-8\">\n"
                        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{}</style>\n"
                        "</head>\n<body>\n<main>\n{}</main>\n</body>\n</html>\n",
-                       lang == Lang::zh ? "zh-CN" : "en", escape(title), kStyle, body);
+                       lang == Lang::zh ? "zh-CN" : "en", xml_escape(title), kStyle, body);
 }
 
 std::string check_item(const Check& c, Lang lang, const std::string& attribute)
@@ -59,8 +59,8 @@ std::string check_item(const Check& c, Lang lang, const std::string& attribute)
     const std::string cls = c.passed() ? "ok" : c.role == Role::invariant ? "fail" : "wrong";
     const char* role = c.role == Role::article ? word(lang, "article's claim", "文章的论断") : c.role == Role::demonstration ? word(lang, "demonstration", "演示") : "";
     return fmt::format("<li class=\"check {}\" {}=\"{}\"><span class=\"verdict\">{}</span>{}{}<span class=\"figure\">{} = {} {} {}</span></li>\n", cls, attribute,
-                       escape(c.name), escape(verdict_word(c, lang)), escape(c.claim), *role ? fmt::format("<span class=\"role\">({})</span>", role) : "",
-                       escape(c.metric), format_figure(c.measured), escape(name_of(c.cmp)), format_figure(c.tolerance));
+                       xml_escape(c.name), xml_escape(verdict_word(c, lang)), xml_escape(c.claim), *role ? fmt::format("<span class=\"role\">({})</span>", role) : "",
+                       xml_escape(c.metric), format_figure(c.measured), xml_escape(name_of(c.cmp)), format_figure(c.tolerance));
 }
 
 std::string checks_list(const std::vector<Check>& checks, Lang lang)
@@ -75,7 +75,7 @@ std::string notes_list(const std::vector<std::string>& notes)
 {
     if (notes.empty()) return "";
     std::string out = "<ul class=\"notes\">\n";
-    for (const auto& n : notes) out += "<li>" + escape(n) + "</li>\n";
+    for (const auto& n : notes) out += "<li>" + xml_escape(n) + "</li>\n";
     return out + "</ul>\n";
 }
 
@@ -84,7 +84,7 @@ std::string params_table(const ParamList& params, Lang lang, bool open)
     std::string rows;
     const nlohmann::ordered_json j = params_json(params);
     for (auto it = j.begin(); it != j.end(); ++it) {
-        rows += fmt::format("<tr><th>{}</th><td><code>{}</code></td></tr>\n", escape(it.key()), escape(it->is_string() ? it->get<std::string>() : it->dump()));
+        rows += fmt::format("<tr><th>{}</th><td><code>{}</code></td></tr>\n", xml_escape(it.key()), xml_escape(it->is_string() ? it->get<std::string>() : it->dump()));
     }
     const char* title = open ? word(lang, "Measurements", "测量值") : word(lang, "Parameters", "参数");
     return fmt::format("<details{}><summary>{}</summary>\n<div class=\"scroll\"><table>\n{}</table></div>\n</details>\n", open ? " open" : "", title, rows);
@@ -101,8 +101,8 @@ std::string values_table(const Tensor& t, Lang lang)
     for (std::size_t r = 0; r < rows; ++r) {
         std::vector<std::size_t> index;
         for (std::size_t a = t.rank() - 1, n = r; a-- > 0; n /= t.shape[a]) index.insert(index.begin(), n % t.shape[a]);
-        out += fmt::format("<tr><th>{}</th>", escape(fmt::format("[{}]", fmt::join(index, ", "))));
-        for (std::size_t c = 0; c < cols; ++c) out += fmt::format("<td class=\"num\">{}</td>", escape(fmt::format("{:.6g}", t.values[r * cols + c])));
+        out += fmt::format("<tr><th>{}</th>", xml_escape(fmt::format("[{}]", fmt::join(index, ", "))));
+        for (std::size_t c = 0; c < cols; ++c) out += fmt::format("<td class=\"num\">{}</td>", xml_escape(fmt::format("{:.6g}", t.values[r * cols + c])));
         out += "</tr>\n";
     }
     return out + "</table></div>\n</details>\n";
@@ -114,14 +114,14 @@ std::string figure_element(const std::vector<Tensor>& drawn, const PictureLabels
     std::string names, caption, svg;
     for (const auto& t : drawn) {
         names += (names.empty() ? "" : ",") + t.name;
-        caption += fmt::format("{}<code>{}</code> [{}] ({}) {}", caption.empty() ? "" : "; ", escape(t.name), fmt::join(t.shape, ", "), escape(fmt::format("{}", fmt::join(t.axes, ", "))), name_of(t.elem));
+        caption += fmt::format("{}<code>{}</code> [{}] ({}) {}", caption.empty() ? "" : "; ", xml_escape(t.name), fmt::join(t.shape, ", "), xml_escape(fmt::format("{}", fmt::join(t.axes, ", "))), name_of(t.elem));
     }
     try {
         svg = figure_svg_inline(lay_out(make_run_picture(drawn, labels), labels.lang, 960, 600));
     } catch (const InputError& e) {  // nothing to draw (an empty tensor): said instead
-        svg = "<p>" + escape(e.what()) + "</p>";
+        svg = "<p>" + xml_escape(e.what()) + "</p>";
     }
-    return fmt::format("<figure data-tensor=\"{}\">\n{}<figcaption>{}</figcaption>\n{}</figure>\n", escape(names), svg, caption,
+    return fmt::format("<figure data-tensor=\"{}\">\n{}<figcaption>{}</figcaption>\n{}</figure>\n", xml_escape(names), svg, caption,
                        drawn.size() == 1 ? values_table(drawn.front(), labels.lang) : "");
 }
 
@@ -142,16 +142,16 @@ std::string against_section(const Comparison& c, Lang lang)
 {
     std::string out = fmt::format("<section class=\"against\">\n<h2>{}</h2>\n", word(lang, "Your tensor", "你的张量"));
     out += fmt::format("<p class=\"summary {}\">{}: <code>{}</code> ({} <code>{}</code>)</p>\n", c.passed ? "ok" : "fail",
-                       c.passed ? word(lang, "MATCH", "一致") : word(lang, "DIFFERS", "不一致"), escape(c.file), word(lang, "tensor", "张量"), escape(c.tensor));
-    out += fmt::format("<ul>\n<li>{}: {}</li>\n", word(lang, "judged at", "判定精度"), escape(c.judged_at));
+                       c.passed ? word(lang, "MATCH", "一致") : word(lang, "DIFFERS", "不一致"), xml_escape(c.file), word(lang, "tensor", "张量"), xml_escape(c.tensor));
+    out += fmt::format("<ul>\n<li>{}: {}</li>\n", word(lang, "judged at", "判定精度"), xml_escape(c.judged_at));
     out += fmt::format("<li>{}: [{}] / [{}]</li>\n", word(lang, "shape expected / yours", "期望形状 / 你的形状"), fmt::join(c.shape_expected, ", "), fmt::join(c.shape_got, ", "));
     out += fmt::format("<li>{}: |diff| &lt;= {} + {} |expected|; {} / {} {}</li>\n", word(lang, "tolerance", "容差"), format_figure(c.atol), format_figure(c.rtol),
                        c.mismatched, c.total, word(lang, "outside", "超出"));
     out += fmt::format("<li>max |diff| = {}</li>\n</ul>\n", format_figure(c.max_abs_diff));
     out += checks_list(c.properties, lang);
     for (const auto& d : c.diagnosis) {
-        out += fmt::format("<p class=\"diagnosis\" data-mistake=\"{}\"><strong>{}</strong> {}: {} (max |diff| = {})</p>\n", escape(d.id),
-                           d.certainty == Certainty::matches ? word(lang, "matches", "吻合") : word(lang, "closest", "最接近"), escape(d.id), escape(d.explanation),
+        out += fmt::format("<p class=\"diagnosis\" data-mistake=\"{}\"><strong>{}</strong> {}: {} (max |diff| = {})</p>\n", xml_escape(d.id),
+                           d.certainty == Certainty::matches ? word(lang, "matches", "吻合") : word(lang, "closest", "最接近"), xml_escape(d.id), xml_escape(d.explanation),
                            format_figure(d.max_abs_diff));
     }
     return out + notes_list(c.notes) + "</section>\n";
@@ -163,7 +163,7 @@ std::string report_html(const Report& report, const HtmlOptions& opts)
 {
     const Lang lang = opts.lang;
     const bool ok = report.against ? report.against->passed : report.passed();
-    std::string body = fmt::format("<h1>attnlab {}</h1>\n<p class=\"command\"><code>{}</code></p>\n", escape(report.command), escape(opts.command));
+    std::string body = fmt::format("<h1>attnlab {}</h1>\n<p class=\"command\"><code>{}</code></p>\n", xml_escape(report.command), xml_escape(opts.command));
     body += fmt::format("<p class=\"summary {}\">{}</p>\n", ok ? "ok" : "fail",
                         ok ? word(lang, "Every checked property holds (exit status 0).", "所有检查的性质都成立（退出码 0）。")
                            : word(lang, "A checked property does not hold (exit status 1).", "有检查的性质不成立（退出码 1）。"));

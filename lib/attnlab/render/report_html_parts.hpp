@@ -2,7 +2,6 @@
 #pragma once
 
 #include "attnlab/core/report.hpp"
-#include "attnlab/render/figure.hpp"
 #include "attnlab/render/plot.hpp"
 
 #include <string>
@@ -13,7 +12,6 @@ namespace attnlab::html {
 constexpr std::size_t kTableValues = 256;  // a tensor with at most this many values lists them
 constexpr std::size_t kPageCells = 64;     // cells across and down a picture's panel, at most
 
-inline std::string escape(const std::string& s) { return xml_escape(s); }
 const char* word(Lang lang, const char* en, const char* zh);
 // The whole page: head, inline style, the body inside <main>.
 std::string page(const std::string& title, Lang lang, const std::string& body);

@@ -16,10 +16,10 @@ using namespace html;
 
 std::string section_html(const TourSection& s, Lang lang)
 {
-    std::string out = fmt::format("<section class=\"tour-section\" id=\"{}\">\n<h2>{}</h2>\n<p class=\"narration\">{}</p>\n", escape(s.name), escape(s.title), escape(s.text));
+    std::string out = fmt::format("<section class=\"tour-section\" id=\"{}\">\n<h2>{}</h2>\n<p class=\"narration\">{}</p>\n", xml_escape(s.name), xml_escape(s.title), xml_escape(s.text));
     std::string picture;
     for (const auto& run : s.runs) {
-        out += fmt::format("<p class=\"command\">{} <code>{}</code></p>\n", word(lang, "reproduce:", "复现命令："), escape(run.command));
+        out += fmt::format("<p class=\"command\">{} <code>{}</code></p>\n", word(lang, "reproduce:", "复现命令："), xml_escape(run.command));
         out += checks_list(run.checks, lang) + notes_list(run.notes);
         if (!run.picture.empty()) picture = figure_element(run.picture, page_labels(run.params, lang));
     }
@@ -32,8 +32,8 @@ std::string claims_html(const TourReport& t)
     std::string out = fmt::format("<section class=\"claims\">\n<h2>{}</h2>\n<ol class=\"checks\">\n", word(lang, "Claims, their sources and the measurements", "论断、出处与测量结果"));
     for (const auto& c : t.claims) {
         std::string item = check_item(c.check, lang, "data-claim");
-        item.insert(item.rfind("</li>"), fmt::format("<span class=\"figure\">{} {} · <code>{}</code></span>", word(lang, "source:", "出处："), escape(c.source), escape(c.command)));
-        if (lang == Lang::zh) item.replace(item.find(escape(c.check.claim)), escape(c.check.claim).size(), escape(c.claim));
+        item.insert(item.rfind("</li>"), fmt::format("<span class=\"figure\">{} {} · <code>{}</code></span>", word(lang, "source:", "出处："), xml_escape(c.source), xml_escape(c.command)));
+        if (lang == Lang::zh) item.replace(item.find(xml_escape(c.check.claim)), xml_escape(c.check.claim).size(), xml_escape(c.claim));
         out += item;
     }
     return out + "</ol>\n</section>\n";
@@ -46,8 +46,8 @@ std::string facts_html(const TourReport& t)
     std::string out = fmt::format("<section class=\"facts\">\n<h2>{}</h2>\n<ul>\n", word(lang, "Facts: settled by the cited source, not measured", "事实：由所引来源判定，不是测量"));
     for (const auto& f : t.facts) {
         const char* verdict = f.verdict == FactVerdict::confirmed ? word(lang, "CONFIRMED", "来源证实") : word(lang, "CONTRADICTED", "来源否定");
-        out += fmt::format("<li data-fact=\"{}\"><strong>{}</strong> {} <span class=\"figure\">{} · {}: {}</span></li>\n", escape(f.id), verdict, escape(f.statement),
-                           escape(f.where), escape(f.source), escape(f.source_value));
+        out += fmt::format("<li data-fact=\"{}\"><strong>{}</strong> {} <span class=\"figure\">{} · {}: {}</span></li>\n", xml_escape(f.id), verdict, xml_escape(f.statement),
+                           xml_escape(f.where), xml_escape(f.source), xml_escape(f.source_value));
     }
     return out + "</ul>\n</section>\n";
 }
@@ -57,7 +57,7 @@ std::string facts_html(const TourReport& t)
 std::string tour_html(const TourReport& tour, const HtmlOptions& opts)
 {
     const Lang lang = tour.lang;
-    std::string body = fmt::format("<h1>{}</h1>\n<p class=\"command\"><code>{}</code></p>\n", word(lang, "attnlab tour", "attnlab 导览"), escape(opts.command));
+    std::string body = fmt::format("<h1>{}</h1>\n<p class=\"command\"><code>{}</code></p>\n", word(lang, "attnlab tour", "attnlab 导览"), xml_escape(opts.command));
     body += fmt::format("<p class=\"summary {}\">{}</p>\n", tour.passed() ? "ok" : "fail",
                         tour.passed() ? word(lang, "The program's own invariants all hold (exit status 0); the articles' claims are judged below.",
                                              "程序自身的不变量全部成立（退出码 0）；文章的论断见下文的判定。")
