@@ -139,8 +139,7 @@ void check_plot_request(const PlotOpts& o, bool text_format, bool against)
     if (o.plot && !text_format) throw InputError("--plot draws in the text output; with --format json or csv, use --plot-file PATH.png|PATH.svg");
     if (o.style && !o.plot) throw InputError("--plot-style chooses the glyphs of --plot; give --plot too");
     if (!o.file.empty()) require_plot_path(o.file);
-    const bool png = o.file.size() >= 4 && o.file.compare(o.file.size() - 4, 4, ".png") == 0;
-    if (o.scale != 1.0 && !png) throw InputError("--plot-scale sizes a PNG; give --plot-file PATH.png");
+    if (o.scale != 1.0 && (o.file.empty() || picture_format(o.file) != PictureFormat::png)) throw InputError("--plot-scale sizes a PNG; give --plot-file PATH.png");
     if (!o.tokens.empty() && !o.drawn()) throw InputError("--tokens labels a picture; give --plot or --plot-file");
     if (!o.tokens.empty() && split_on(o.tokens, ' ').empty()) throw InputError("--tokens: no tokens given");
     if (o.compare.empty()) return;

@@ -80,6 +80,10 @@ TEST_CASE("--compare, --tokens and --plot-scale: the picture a slide needs, and 
                                                    (static_cast<unsigned char>(bytes[at + 2]) << 8) | static_cast<unsigned char>(bytes[at + 3]); };
     CHECK(be32(16) == 2560);  // the IHDR's width and height
     CHECK(be32(20) == 1440);
+    const std::string upper = scratch("cli-scale-upper.PNG");  // the ending in any case, as --plot-file takes it
+    CHECK(run_cli({"pe", "--quiet", "--plot-file", upper, "--plot-scale", "2"}).status == 0);
+    CHECK(slurp(upper).rfind("\x89PNG", 0) == 0);
+    std::remove(upper.c_str());
     std::remove(svg.c_str());
     std::remove(png.c_str());
     expect_usage_error({"attend", "--len", "4", "--tensor", "weights", "--plot", "--tokens", "a b c"}, "--tokens gives 3 tokens, but the picture has 4 positions");

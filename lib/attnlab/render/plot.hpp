@@ -153,6 +153,9 @@ enum class PictureFormat { png, svg };
 std::string picture_file_bytes(const Picture& pic, PictureFormat format, Lang lang, double scale = 1.0);
 // Writes the picture to PATH.png or PATH.svg, whole or not at all (OutputError when it cannot).
 void plot_file(const Picture& pic, const std::string& path, Lang lang, double scale = 1.0);
+// The format a --plot-file path asks for, by its ending in any case (.png, .PNG, .svg);
+// InputError for any other.
+PictureFormat picture_format(const std::string& path);
 // Refuses (InputError) a --plot-file path that is not .png or .svg or whose folder does not
 // exist or cannot be written, before anything runs.
 void require_plot_path(const std::string& path);

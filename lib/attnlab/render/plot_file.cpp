@@ -20,9 +20,11 @@ namespace attnlab {
 
 namespace {
 
+// Whether s ends in tail (lower case) in any case: the path's character is the one lowered.
 bool ends_with(const std::string& s, const std::string& tail)
 {
-    return s.size() >= tail.size() && std::equal(tail.rbegin(), tail.rend(), s.rbegin(), [](char a, char b) { return std::tolower(a) == b; });
+    return s.size() >= tail.size() &&
+           std::equal(tail.rbegin(), tail.rend(), s.rbegin(), [](char t, char c) { return std::tolower(static_cast<unsigned char>(c)) == t; });
 }
 
 // The module beside the program (build/release/attnlab and its libattnlab_picture.so), then
@@ -59,11 +61,18 @@ PictureBytesFn picture_module()
 
 }  // namespace
 
+PictureFormat picture_format(const std::string& path)
+{
+    if (ends_with(path, ".png")) return PictureFormat::png;
+    if (ends_with(path, ".svg")) return PictureFormat::svg;
+    throw InputError(fmt::format("--plot-file {}: the name must end in .png or .svg", path));
+}
+
 void require_plot_path(const std::string& path)
 {
-    if (!ends_with(path, ".png") && !ends_with(path, ".svg")) throw InputError(fmt::format("--plot-file {}: the name must end in .png or .svg", path));
+    const PictureFormat format = picture_format(path);
     check_output_file(path, "--plot-file");
-    if (ends_with(path, ".png")) picture_module();  // a missing module is refused before any work
+    if (format == PictureFormat::png) picture_module();  // a missing module is refused before any work
 }
 
 std::string picture_file_bytes(const Picture& pic, PictureFormat format, Lang lang, double scale)
@@ -78,7 +87,7 @@ std::string picture_file_bytes(const Picture& pic, PictureFormat format, Lang la
 void plot_file(const Picture& pic, const std::string& path, Lang lang, double scale)
 {
     require_plot_path(path);
-    write_file_atomic(path, picture_file_bytes(pic, ends_with(path, ".svg") ? PictureFormat::svg : PictureFormat::png, lang, scale), "--plot-file");
+    write_file_atomic(path, picture_file_bytes(pic, picture_format(path), lang, scale), "--plot-file");
 }
 
 }  // namespace attnlab
