@@ -442,7 +442,7 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     ropts.lang = ctx.lang;
     ropts.width = o.format == Format::text ? wrap_width() : 0;
     std::string out = render(report, ropts);
-    out += plot_report(report, ropts.tensor, o.plot, ctx.lang, o.against);
+    out += plot_report(report, ropts.tensor, o.plot, ctx.lang, o.against, ctx.max_memory_bytes);
     if (!o.report.empty()) write_file_atomic(o.report, report_html(report, {ctx.lang, reported_command(), o.quiet}), "--report");
     write_stdout(out);
     if (report.against)

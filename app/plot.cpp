@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <tuple>
 
 namespace attnlab::app {
@@ -41,21 +42,24 @@ PlotKind kind_of(const std::string& text) { return text.empty() ? PlotKind::auto
 
 constexpr const char* kLearner = "against";
 
-std::vector<std::string> split_on(const std::string& text, char sep)
+// --tokens: the words between spaces.
+std::vector<std::string> words_of(const std::string& text)
 {
-    std::vector<std::string> parts;
-    std::string part;
-    for (char c : text + sep) {
-        if (c != sep) part += c;
-        else if (!part.empty() || sep == ',') parts.push_back(part), part.clear();
+    std::vector<std::string> words;
+    for (std::size_t at = 0; at < text.size();) {
+        const std::size_t end = std::min(text.find(' ', at), text.size());
+        if (end > at) words.push_back(text.substr(at, end - at));
+        at = end + 1;
     }
-    return parts;
+    return words;
 }
 
+// --compare A,B: exactly two different names.
 std::vector<std::string> compare_names(const std::string& compare)
 {
-    const auto names = split_on(compare, ',');
-    if (names.size() != 2 || names[0].empty() || names[1].empty() || names[0] == names[1]) {
+    const std::size_t comma = compare.find(',');
+    const std::vector<std::string> names{compare.substr(0, comma), comma == std::string::npos ? "" : compare.substr(comma + 1)};
+    if (names[0].empty() || names[1].empty() || names[1].find(',') != std::string::npos || names[0] == names[1]) {
         throw InputError(fmt::format("--compare takes two different tensor names A,B (got '{}')", compare));
     }
     return names;
@@ -68,28 +72,42 @@ const Tensor& tensor_to_draw(const Report& report, const std::string& name)
     return *t;
 }
 
-// The learner's tensor, named "yours" in the picture.
-Tensor learner_tensor(const std::string& file, const Report& report)
-{
-    Tensor t = read_tensor_file(file, report.against ? report.against->tensor : "", 2.0 * 1024 * 1024 * 1024, nullptr);
-    t.name = "yours";
-    return t;
-}
-
-Picture picture_of(const Report& report, const std::string& tensor, const PlotOpts& o, const PictureLabels& labels, const std::string& against_file)
-{
-    if (o.compare.empty()) {
-        const Tensor& t = tensor_to_draw(report, tensor.empty() ? report.main_tensor : tensor);
-        return make_labelled_picture(t, kind_of(o.plot.value_or("")), labels);
+// What a run draws: the tensor, or --compare's pair; the learner's tensor is read from its
+// file once, within the run's memory budget, for the file and the terminal alike.
+class Drawn {
+public:
+    Drawn(const Report& report, const std::string& tensor, const PlotOpts& o, const std::string& against_file, double budget)
+    {
+        if (o.compare.empty()) {
+            tensors_.push_back(&tensor_to_draw(report, tensor.empty() ? report.main_tensor : tensor));
+            return;
+        }
+        for (const auto& n : compare_names(o.compare)) {
+            if (n != kLearner) {
+                tensors_.push_back(&tensor_to_draw(report, n));
+                continue;
+            }
+            yours_ = read_tensor_file(against_file, report.against ? report.against->tensor : "", budget, nullptr);  // its notes were said
+            yours_->name = "yours";
+            tensors_.push_back(&*yours_);
+        }
+        if (!yours_) return;
+        const Tensor& other = *tensors_[tensors_[0] == &*yours_ ? 1 : 0];
+        if (yours_->shape == other.shape) yours_->axes = other.axes;  // a file's axes are a0, a1, ...
     }
-    const auto names = compare_names(o.compare);
-    std::vector<Tensor> pair;
-    for (const auto& n : names) pair.push_back(n == kLearner ? learner_tensor(against_file, report) : tensor_to_draw(report, n));
-    Tensor& yours = pair[names[0] == kLearner ? 0 : 1];
-    const Tensor& other = pair[names[0] == kLearner ? 1 : 0];
-    if (yours.name == "yours" && yours.shape == other.shape) yours.axes = other.axes;  // a file's axes are a0, a1, ...
-    return make_compare_picture(pair[0], pair[1], labels, names[0] == kLearner || names[1] == kLearner);
-}
+    Drawn(const Drawn&) = delete;
+    Drawn& operator=(const Drawn&) = delete;
+
+    Picture picture(const PlotOpts& o, const PictureLabels& labels) const
+    {
+        if (tensors_.size() == 1) return make_labelled_picture(*tensors_[0], kind_of(o.plot.value_or("")), labels);
+        return make_compare_picture(*tensors_[0], *tensors_[1], labels, yours_.has_value());  // the learner's: with the difference
+    }
+
+private:
+    std::optional<Tensor> yours_;
+    std::vector<const Tensor*> tensors_;  // into the report, or yours_
+};
 
 }  // namespace
 
@@ -141,23 +159,24 @@ void check_plot_request(const PlotOpts& o, bool text_format, bool against)
     if (!o.file.empty()) require_plot_path(o.file);
     if (o.scale != 1.0 && (o.file.empty() || picture_format(o.file) != PictureFormat::png)) throw InputError("--plot-scale sizes a PNG; give --plot-file PATH.png");
     if (!o.tokens.empty() && !o.drawn()) throw InputError("--tokens labels a picture; give --plot or --plot-file");
-    if (!o.tokens.empty() && split_on(o.tokens, ' ').empty()) throw InputError("--tokens: no tokens given");
+    if (!o.tokens.empty() && words_of(o.tokens).empty()) throw InputError("--tokens: no tokens given");
     if (o.compare.empty()) return;
     if (!o.drawn()) throw InputError("--compare draws a picture; give --plot or --plot-file");
     const auto names = compare_names(o.compare);
     if (!against && (names[0] == kLearner || names[1] == kLearner)) throw InputError("--compare against draws your --against tensor; give --against FILE");
 }
 
-std::string plot_report(const Report& report, const std::string& tensor, const PlotOpts& o, Lang lang, const std::string& against_file)
+std::string plot_report(const Report& report, const std::string& tensor, const PlotOpts& o, Lang lang, const std::string& against_file, double budget)
 {
     if (!o.drawn()) return "";
-    const PictureLabels labels{lang, picture_context(report.params, lang), split_on(o.tokens, ' ')};
-    if (!o.file.empty()) plot_file(picture_of(report, tensor, o, labels, against_file), o.file, lang, o.scale);
+    const Drawn drawn(report, tensor, o, against_file, budget);
+    const PictureLabels labels{lang, picture_context(report.params, lang), words_of(o.tokens)};
+    if (!o.file.empty()) plot_file(drawn.picture(o, labels), o.file, lang, o.scale);
     if (!o.plot) return "";
     const PlotOptions term = terminal_plot_options(o, lang);
     PictureLabels fitted = labels;
     std::tie(fitted.max_cols, fitted.max_rows) = terminal_cells(term);
-    return "\n" + plot_text(picture_of(report, tensor, o, fitted, against_file), term);
+    return "\n" + plot_text(drawn.picture(o, fitted), term);
 }
 
 }  // namespace attnlab::app

@@ -43,7 +43,7 @@ void check_plot_request(const PlotOpts& o, bool text_format, bool against);
 
 // The picture of `tensor` (the report's main tensor when empty), or of --compare's pair: the
 // terminal text (empty without --plot), and the file when --plot-file is given. against_file:
-// the learner's file (--against), read when --compare names it.
-std::string plot_report(const Report& report, const std::string& tensor, const PlotOpts& o, Lang lang, const std::string& against_file = "");
+// the learner's file (--against), read within budget bytes when --compare names it.
+std::string plot_report(const Report& report, const std::string& tensor, const PlotOpts& o, Lang lang, const std::string& against_file, double budget);
 
 }  // namespace attnlab::app
