@@ -52,7 +52,6 @@ Rgb cell_color(const Scale& s, double v)
 }
 
 Scale panel_scale(const Picture& pic, const Panel& p) { return p.own ? *p.own : Scale{pic.lo, pic.hi, pic.diverging}; }
-double scale_position(const Picture& pic, double v) { return scale_position(Scale{pic.lo, pic.hi, pic.diverging}, v); }
 Rgb cell_color(const Picture& pic, double v) { return cell_color(Scale{pic.lo, pic.hi, pic.diverging}, v); }
 
 }  // namespace attnlab

@@ -79,6 +79,9 @@ std::string first_panel_title(const Tensor& t, Lang lang)
 
 }  // namespace
 
+namespace {
+
+// The heading, palette, scale, panel titles and tokens of a picture made from t.
 void label_picture(Picture& pic, const Tensor& t, const PictureLabels& labels)
 {
     pic.heading = with_context(tensor_heading(t.name, labels.lang), t.axes, labels);
@@ -92,6 +95,8 @@ void label_picture(Picture& pic, const Tensor& t, const PictureLabels& labels)
     }
     label_tokens(pic, labels.tokens);
 }
+
+}  // namespace
 
 Picture make_labelled_picture(const Tensor& t, PlotKind kind, const PictureLabels& labels, std::size_t max_panels)
 {

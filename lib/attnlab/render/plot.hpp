@@ -102,8 +102,6 @@ struct PictureLabels {
 // Tokens label an axis named pos, query or key; a count that differs from that axis's length
 // is an InputError.
 Picture make_labelled_picture(const Tensor& t, PlotKind kind, const PictureLabels& labels, std::size_t max_panels = 6);
-// The same labels on a picture already made (the terminal's, fitted to its width).
-void label_picture(Picture& pic, const Tensor& t, const PictureLabels& labels);
 // The run's settings that change what a picture shows, as its heading's context: the mask
 // ("causal mask") and the position scheme ("position: rope"); empty when neither is set.
 std::string picture_context(const ParamList& params, Lang lang);
@@ -127,9 +125,6 @@ struct PlotOptions {
 
 // The picture as terminal text, every line ending in '\n'.
 std::string plot_text(const Picture& pic, const PlotOptions& opts);
-// The tensor's picture fitted to the terminal opts describes (its width; two rows a cell with
-// half blocks), as terminal text.
-std::string plot_tensor_text(const Tensor& t, PlotKind kind, const PlotOptions& opts);
 // The cells across and down a panel that fit the terminal opts describes.
 std::pair<std::size_t, std::size_t> terminal_cells(const PlotOptions& opts);
 
@@ -139,8 +134,7 @@ Rgb diverging_color(double t);
 Rgb sequential_color(double t);
 Rgb cell_color(const Picture& pic, double v);
 Rgb cell_color(const Scale& s, double v);
-// Where a finite value sits on the picture's scale: [-1, 1] diverging, [0, 1] sequential.
-double scale_position(const Picture& pic, double v);
+// Where a finite value sits on a scale: [-1, 1] diverging, [0, 1] sequential.
 double scale_position(const Scale& s, double v);
 // The scale a panel is drawn on: its own, or the picture's.
 Scale panel_scale(const Picture& pic, const Panel& p);

@@ -26,20 +26,20 @@ std::string escape(const PlotOptions& o, Rgb c, bool background)
 const char* reset() { return "\x1b[0m"; }
 
 // The shade of a value without colour, and the marks of the values no shade stands for.
-std::string glyph(const Picture& pic, double v, PlotStyle style)
+std::string glyph(const Scale& scale, double v, PlotStyle style)
 {
     if (std::isnan(v)) return "?";
     if (std::isinf(v)) return v < 0 ? "-" : "+";
     static const std::vector<std::string> unicode = {" ", "░", "▒", "▓", "█"}, ascii = {" ", ".", ":", ";", "o", "x", "%", "#", "@"};
     const auto& ramp = style == PlotStyle::unicode ? unicode : ascii;
-    const double p = pic.diverging ? (scale_position(pic, v) + 1.0) / 2.0 : scale_position(pic, v);
+    const double p = scale.diverging ? (scale_position(scale, v) + 1.0) / 2.0 : scale_position(scale, v);
     return ramp[static_cast<std::size_t>(std::lround(std::clamp(p, 0.0, 1.0) * static_cast<double>(ramp.size() - 1)))];
 }
 
-std::string cell(const Picture& pic, const PlotOptions& o, double v)
+std::string cell(const Scale& scale, const PlotOptions& o, double v)
 {
-    if (o.color == ColorMode::none) return glyph(pic, v, o.style);
-    return escape(o, cell_color(pic, v), false) + (o.style == PlotStyle::unicode ? "█" : glyph(pic, v, o.style)) + reset();
+    if (o.color == ColorMode::none) return glyph(scale, v, o.style);
+    return escape(o, cell_color(scale, v), false) + (o.style == PlotStyle::unicode ? "█" : glyph(scale, v, o.style)) + reset();
 }
 
 std::string number(double v) { return fmt::format("{:.3g}", v); }
@@ -67,22 +67,25 @@ std::string column_ticks(const Picture& pic, std::size_t cols, std::size_t inden
     return line + "\n";
 }
 
+// One panel, on its scale: the picture's, or its own (its range then beside its label).
 void heatmap_panel(const Picture& pic, const Panel& p, const PlotOptions& o, std::string& out)
 {
     const std::size_t per_line = half_blocks(o) ? 2 : 1, lines = (p.rows + per_line - 1) / per_line;
     const std::size_t width = std::to_string((p.rows - 1) * pic.row_step).size();
-    if (!p.label.empty()) out += p.label + "\n";
+    const Scale scale = panel_scale(pic, p);
+    if (p.own) out += fmt::format(o.lang == Lang::zh ? "{}（色标 {} … {}）\n" : "{} (scale {} to {})\n", p.label, number(scale.lo), number(scale.hi));
+    else if (!p.label.empty()) out += p.label + "\n";
     for (std::size_t line = 0; line < lines; ++line) {
         const std::size_t r = line * per_line;
         out += gutter(line, lines, r * pic.row_step, width);
         for (std::size_t c = 0; c < p.cols; ++c) {
             const double top = p.values[r * p.cols + c];
             if (per_line == 1) {
-                out += cell(pic, o, top);
+                out += cell(scale, o, top);
             } else if (r + 1 < p.rows) {
-                out += escape(o, cell_color(pic, top), false) + escape(o, cell_color(pic, p.values[(r + 1) * p.cols + c]), true) + "▀" + reset();
+                out += escape(o, cell_color(scale, top), false) + escape(o, cell_color(scale, p.values[(r + 1) * p.cols + c]), true) + "▀" + reset();
             } else {
-                out += escape(o, cell_color(pic, top), false) + "▀" + reset();
+                out += escape(o, cell_color(scale, top), false) + "▀" + reset();
             }
         }
         out += "\n";
@@ -93,19 +96,20 @@ void heatmap_panel(const Picture& pic, const Panel& p, const PlotOptions& o, std
 std::string colour_bar(const Picture& pic, const PlotOptions& o)
 {
     const bool zh = o.lang == Lang::zh;
+    const Scale scale{pic.lo, pic.hi, pic.diverging};
     std::string bar;
-    for (int i = 0; i < 16; ++i) bar += cell(pic, o, pic.lo + (pic.hi - pic.lo) * i / 15.0);
+    for (int i = 0; i < 16; ++i) bar += cell(scale, o, pic.lo + (pic.hi - pic.lo) * i / 15.0);
     const bool per_panel = pic.scale == ScaleMode::per_panel;
     std::string out = !per_panel && pic.lo == pic.hi
-                          ? fmt::format(zh ? "色标: {} {}（所有有限值）\n" : "scale: {} {} (every finite value)\n", cell(pic, o, pic.lo), number(pic.lo))
+                          ? fmt::format(zh ? "色标: {} {}（所有有限值）\n" : "scale: {} {} (every finite value)\n", cell(scale, o, pic.lo), number(pic.lo))
                           : fmt::format("{} {} {} {}{}{}\n", zh ? "色标:" : "scale:", per_panel ? (zh ? "最小" : "min") : number(pic.lo), bar,
                                   per_panel ? (zh ? "最大" : "max") : number(pic.hi),
                                   pic.diverging ? (zh ? "（以 0 为中心）" : " (centred on 0)") : "",
                                   per_panel ? (zh ? "；每个面板一个色标，范围见面板标题" : "; one scale per panel, its range beside the panel's label") : "");
     std::vector<std::string> marks;
-    if (pic.neg_inf) marks.push_back(fmt::format("{} -inf", cell(pic, o, -INFINITY)));
-    if (pic.pos_inf) marks.push_back(fmt::format("{} +inf", cell(pic, o, INFINITY)));
-    if (pic.nan) marks.push_back(fmt::format("{} NaN", cell(pic, o, NAN)));
+    if (pic.neg_inf) marks.push_back(fmt::format("{} -inf", cell(scale, o, -INFINITY)));
+    if (pic.pos_inf) marks.push_back(fmt::format("{} +inf", cell(scale, o, INFINITY)));
+    if (pic.nan) marks.push_back(fmt::format("{} NaN", cell(scale, o, NAN)));
     if (!marks.empty()) out += fmt::format("{} {}\n", zh ? "标记:" : "marks:", fmt::join(marks, "   "));
     return out;
 }
@@ -118,17 +122,7 @@ std::string heatmap_text(const Picture& pic, const PlotOptions& o)
         out += fmt::format(zh ? "降采样：每格是 {} x {} 个值的平均（行 x 列）\n" : "downsampled: each cell is the mean of {} x {} values (rows x columns)\n", pic.row_step, pic.col_step);
     const auto& tokens = pic.col_labels.empty() ? pic.row_labels : pic.col_labels;
     for (std::size_t i = 0; i < tokens.size(); ++i) out += fmt::format("{}{}={}{}", i == 0 ? (zh ? "词元：" : "tokens: ") : "", i, tokens[i], i + 1 == tokens.size() ? "\n" : "  ");
-    for (const auto& p : pic.panels) {
-        if (!p.own) {
-            heatmap_panel(pic, p, o, out);
-            continue;
-        }
-        Picture view = pic;  // the panel on its own scale, its range beside its label
-        view.lo = p.own->lo, view.hi = p.own->hi, view.diverging = p.own->diverging;
-        Panel labelled = p;
-        labelled.label = fmt::format(zh ? "{}（色标 {} … {}）" : "{} (scale {} to {})", p.label, number(p.own->lo), number(p.own->hi));
-        heatmap_panel(view, labelled, o, out);
-    }
+    for (const auto& p : pic.panels) heatmap_panel(pic, p, o, out);
     if (pic.panels_left_out > 0) out += fmt::format(zh ? "（另有 {} 个面板未画出）\n" : "({} more panels left out)\n", pic.panels_left_out);
     return out + colour_bar(pic, o);
 }
@@ -213,14 +207,6 @@ std::string curves_text(const Picture& pic, const PlotOptions& o)
 std::pair<std::size_t, std::size_t> terminal_cells(const PlotOptions& opts)
 {
     return {opts.width > 16 ? opts.width - 8 : 8, half_blocks(opts) ? 2 * kHeatmapLines : kHeatmapLines};
-}
-
-std::string plot_tensor_text(const Tensor& t, PlotKind kind, const PlotOptions& opts)
-{
-    const auto [cols, rows] = terminal_cells(opts);
-    Picture pic = make_picture(t, kind, cols, rows);
-    label_picture(pic, t, PictureLabels{opts.lang, {}, {}, cols, rows});
-    return plot_text(pic, opts);
 }
 
 std::string plot_text(const Picture& pic, const PlotOptions& opts)
