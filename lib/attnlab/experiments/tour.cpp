@@ -55,7 +55,7 @@ public:
 
     // A claim names a check the report must have, and the tensor shown must exist: a tour
     // that refers to something the experiment no longer produces fails loudly.
-    void use(const Report& r, std::vector<std::string> args, const std::vector<ClaimRef>& shown, const std::string& tensor = "")
+    void use(Report r, std::vector<std::string> args, const std::vector<ClaimRef>& shown, const std::string& tensor = "")
     {
         std::vector<std::string> names;
         for (const auto& ref : shown) names.emplace_back(ref.check);
@@ -64,7 +64,6 @@ public:
         context.context(ctx_);
         args.insert(args.end(), context.args().begin() + 1, context.args().end());
         TourRun run{command_text(args), r.params, {}, {}, {}, {}};
-        last_tensors_ = r.tensors;
         if (!tensor.empty()) {
             const Tensor* t = r.find(tensor);
             if (t == nullptr) throw std::logic_error(fmt::format("tour section {}: {} has no tensor {}", s_.name, r.command, tensor));
@@ -83,6 +82,7 @@ public:
             if (std::find(names.begin(), names.end(), c.name) != names.end()) run.notes.push_back(untestable_note(c, ctx_.dtype, tour_.lang));
         s_.passed = s_.passed && r.passed();
         s_.runs.push_back(std::move(run));
+        last_tensors_ = std::move(r.tensors);  // for draw()
     }
     // A note of the run used last.
     void note(std::string n) { s_.runs.back().notes.push_back(std::move(n)); }
