@@ -222,6 +222,8 @@ TEST_CASE("check lines wrap at a terminal's width between words or Chinese chara
     // A Chinese character is two columns and a line may break between two of them.
     CHECK(wrap_text("通过 每一行之和为 1: 1e-07 <= 2e-06", 20, 2) == "通过 每一行之和为 1:\n  1e-07 <= 2e-06");
     CHECK(wrap_text("通过 每一行未被完全屏蔽的权重之和为一", 20, 5) == "通过 每一行未被完全\n     屏蔽的权重之和\n     为一");  // 19, 19
+    // A text of several lines: each wrapped on its own.
+    CHECK(wrap_text("aaaa bbbb cccc\ndd", 12, 0) == "aaaa bbbb\ncccc\ndd");
     // Leading spaces stay (the properties under a comparison).
     CHECK(wrap_text("    PASS  aaaa bbbb cccc dddd eeee", 22, 10) == "    PASS  aaaa bbbb\n          cccc dddd\n          eeee");
 }

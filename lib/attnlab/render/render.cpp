@@ -313,6 +313,9 @@ std::vector<Piece> pieces(const std::string& line)
 std::string wrap_text(const std::string& line, std::size_t width, std::size_t indent)
 {
     if (width == 0 || width <= indent + 10) return line;
+    if (const std::size_t nl = line.find('\n'); nl != std::string::npos) {  // each line of a text on its own
+        return wrap_text(line.substr(0, nl), width, indent) + "\n" + wrap_text(line.substr(nl + 1), width, indent);
+    }
     std::string out;
     std::size_t col = 0;
     for (const Piece& p : pieces(line)) {

@@ -46,7 +46,8 @@ std::string xml_escape(const std::string& s);
 std::string check_line(const Check& c, bool color, Lang lang = Lang::en);
 // A line wrapped at `width` display columns (a Chinese character takes two, colour escapes
 // none), between words or between Chinese characters; each further line is indented by
-// `indent` spaces. width 0 leaves it one line. No trailing newline.
+// `indent` spaces. A text of several lines has each wrapped. width 0 leaves it as it is. No
+// trailing newline is added.
 std::string wrap_text(const std::string& line, std::size_t width, std::size_t indent);
 
 // The verdict of a check in words: PASS/FAIL (invariants), HOLDS/WRONG (an article's

@@ -6,8 +6,6 @@
 #include <fmt/color.h>
 #include <fmt/format.h>
 
-#include <algorithm>
-
 namespace attnlab {
 
 namespace {
@@ -91,13 +89,7 @@ std::string render_tour_text(const TourReport& t, bool color, bool quiet, const 
     std::string out;
     for (const auto& s : t.sections) {
         out += color ? fmt::format(fmt::emphasis::bold, "{}", s.title) : s.title;
-        out += "\n";
-        for (std::size_t at = 0; at <= s.text.size();) {  // the narration, each of its lines wrapped
-            const std::size_t nl = std::min(s.text.find('\n', at), s.text.size());
-            out += wrap_text(s.text.substr(at, nl - at), width, 0) + "\n";
-            at = nl + 1;
-        }
-        out += "\n";
+        out += "\n" + wrap_text(s.text, width, 0) + "\n\n";
         for (const auto& run : s.runs) {
             out += render_run(run, t.lang, color, quiet, width) + "\n";
             if (picture && !run.picture.empty()) out += picture(run) + "\n";
