@@ -93,6 +93,11 @@ void panel_ticks(MarkGroup& g, const Picture& pic, const Panel& p, Box box, doub
     if (!pic.row_axis.empty()) Builder::text(g, pic.row_axis, box.x - 38, box.y + box.h / 2, 13, Anchor::middle, kGrey, -90);
 }
 
+bool any_own_scale(const Picture& pic)
+{
+    return std::any_of(pic.panels.begin(), pic.panels.end(), [](const Panel& p) { return p.own.has_value(); });
+}
+
 std::string own_range(const Scale& s, bool zh)
 {
     return fmt::format(zh ? "色标 {} … {}（此面板自己的）" : "scale {} to {} (this panel's own)", number(s.diverging ? -std::max(std::abs(s.lo), std::abs(s.hi)) : s.lo),
@@ -145,7 +150,7 @@ void bar_marks(MarkGroup& g, const Picture& pic, Box bar, bool zh)
     mark(pic.neg_inf, -INFINITY, "-inf");
     mark(pic.pos_inf, INFINITY, "+inf");
     mark(pic.nan, NAN, "NaN");
-    const bool own = std::any_of(pic.panels.begin(), pic.panels.end(), [](const Panel& p) { return p.own.has_value(); });
+    const bool own = any_own_scale(pic);
     const char* what = pic.scale == ScaleMode::per_panel ? (zh ? "每个面板一个色标" : "one scale per panel")
                        : own                             ? (zh ? "共享色标（注明自有色标的面板除外）" : "shared scale (but where a panel has its own)")
                                                          : (zh ? "所有面板同一色标" : "one scale, all panels");
@@ -189,7 +194,7 @@ void heatmap(Builder& b, const Picture& pic)
     const std::size_t down = (n + across - 1) / across;
     const Box area{90, 100, b.fig.width - 330, b.fig.height - 150};
     const double pw = area.w / static_cast<double>(across), ph = area.h / static_cast<double>(down);
-    const bool own = std::any_of(pic.panels.begin(), pic.panels.end(), [](const Panel& p) { return p.own.has_value(); });
+    const bool own = any_own_scale(pic);
     const double below = own ? 78 : 60;  // ticks and the axis name, and a panel's own scale under them
     for (std::size_t k = 0; k < n; ++k) {
         const Box space{area.x + static_cast<double>(k % across) * pw + 10, area.y + static_cast<double>(k / across) * ph + 20, pw - 70, ph - below};
