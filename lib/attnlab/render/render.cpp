@@ -256,12 +256,19 @@ std::string check_line(const Check& c, bool color, Lang lang)
                                                                      : fmt::terminal_color::yellow)),
                               "{}", verdict);
     }
+    const std::string role = role_word(c, lang);
+    return fmt::format("{} {}{}: {}", verdict, c.claim, role.empty() ? "" : fmt::format(lang == Lang::zh ? "（{}）" : " ({})", role), check_figure(c));
+}
+
+std::string role_word(const Check& c, Lang lang)
+{
     const bool zh = lang == Lang::zh;
-    const std::string role = c.role == Role::article         ? (zh ? "（文章的论断）" : " (article's claim)")
-                             : c.role == Role::demonstration ? (zh ? "（演示）" : " (demonstration)")
-                                                             : "";
-    return fmt::format("{} {}{}: {} = {} {} {}", verdict, c.claim, role, c.metric,
-                       format_figure(c.measured), name_of(c.cmp), format_figure(c.tolerance));
+    return c.role == Role::article ? (zh ? "文章的论断" : "article's claim") : c.role == Role::demonstration ? (zh ? "演示" : "demonstration") : "";
+}
+
+std::string check_figure(const Check& c)
+{
+    return fmt::format("{} = {} {} {}", c.metric, format_figure(c.measured), name_of(c.cmp), format_figure(c.tolerance));
 }
 
 namespace {

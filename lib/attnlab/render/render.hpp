@@ -44,6 +44,11 @@ std::string xml_escape(const std::string& s);
 
 // One check as a text line: "PASS  claim: metric = 3.1e-07 <= 1e-05".
 std::string check_line(const Check& c, bool color, Lang lang = Lang::en);
+// What a check is, when it is not an invariant: "article's claim", "demonstration"; empty for
+// an invariant.
+std::string role_word(const Check& c, Lang lang);
+// Its figure: "metric = 3.1e-07 <= 1e-05".
+std::string check_figure(const Check& c);
 // A line wrapped at `width` display columns (a Chinese character takes two, colour escapes
 // none), between words or between Chinese characters; each further line is indented by
 // `indent` spaces. A text of several lines has each wrapped. width 0 leaves it as it is. No

@@ -57,10 +57,10 @@ std::string page(const std::string& title, Lang lang, const std::string& body)
 std::string check_item(const Check& c, Lang lang, const std::string& attribute)
 {
     const std::string cls = c.passed() ? "ok" : c.role == Role::invariant ? "fail" : "wrong";
-    const char* role = c.role == Role::article ? word(lang, "article's claim", "文章的论断") : c.role == Role::demonstration ? word(lang, "demonstration", "演示") : "";
-    return fmt::format("<li class=\"check {}\" {}=\"{}\"><span class=\"verdict\">{}</span>{}{}<span class=\"figure\">{} = {} {} {}</span></li>\n", cls, attribute,
-                       xml_escape(c.name), xml_escape(verdict_word(c, lang)), xml_escape(c.claim), *role ? fmt::format("<span class=\"role\">({})</span>", role) : "",
-                       xml_escape(c.metric), format_figure(c.measured), xml_escape(name_of(c.cmp)), format_figure(c.tolerance));
+    const std::string role = role_word(c, lang);
+    return fmt::format("<li class=\"check {}\" {}=\"{}\"><span class=\"verdict\">{}</span>{}{}<span class=\"figure\">{}</span></li>\n", cls, attribute,
+                       xml_escape(c.name), xml_escape(verdict_word(c, lang)), xml_escape(c.claim),
+                       role.empty() ? "" : fmt::format("<span class=\"role\">({})</span>", xml_escape(role)), xml_escape(check_figure(c)));
 }
 
 std::string checks_list(const std::vector<Check>& checks, Lang lang)

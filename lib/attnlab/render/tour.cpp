@@ -32,9 +32,7 @@ std::string render_claims(const TourReport& t, std::size_t width)
     std::string out = zh ? "论断汇总：论断、出处、测量值与结论\n\n" : "Claims: each with its source, the measured figure and the verdict\n\n";
     for (const auto& c : t.claims) {
         out += wrap_text(fmt::format("  {:<6} {}", verdict_word(c.check, t.lang), c.claim), width, 9) + "\n";
-        out += wrap_text(fmt::format("         {} | {} = {} {} {}", c.source, c.check.metric, format_figure(c.check.measured), name_of(c.check.cmp),
-                                     format_figure(c.check.tolerance)),
-                         width, 9) + "\n";
+        out += wrap_text(fmt::format("         {} | {}", c.source, check_figure(c.check)), width, 9) + "\n";
     }
     long wrong = 0;
     for (const auto& c : t.claims) wrong += c.check.role == Role::article && !c.check.passed();
