@@ -1,6 +1,8 @@
 // The measurement library: each figure against a hand-worked value, and the one NaN rule on
 // broken input.
 #include "attnlab/core/measure.hpp"
+#include "attnlab/core/rng.hpp"
+#include "attnlab/experiments/averages.hpp"
 #include "attnlab/core/xt.hpp"
 
 #include "test_support.hpp"
@@ -185,4 +187,45 @@ TEST_CASE("orthonormal_span drops dependent vectors, and outside_span is the lea
     CHECK(outside_span(S, 2, {{1.0, 0.0}, {0.0, 1.0}}, {{r, r}, {-r, r}}) < 1e-14);  // full spans fit anything
     // the constant fit: on (1, 1)/sqrt 2 both sides, the mean 2.5 is kept everywhere
     CHECK(outside_span(S, 2, {{r, r}}, {{r, r}}) == doctest::Approx(std::sqrt(2.25 + 0.25 + 0.25 + 2.25)));
+}
+
+TEST_CASE("interval extremes: the one-pass queues give the scan's smallest and largest values, NaNs passed over")
+{
+    Rng rng(7, 0);
+    std::vector<double> col(200);
+    for (double& x : col) x = rng.normal();
+    col[17] = kNaN, col[120] = kNaN;
+    // monotone ends, as every mask's rows: causal (0, i + 1), a window, padding, empty rows
+    std::vector<std::pair<long, long>> causal, window, padded, back_and_forth;
+    for (long i = 0; i < 200; ++i) {
+        causal.push_back({0, i + 1});
+        window.push_back({std::max(0L, i - 9), i + 1});
+        padded.push_back({0, std::min(i + 1, 150L)});
+        back_and_forth.push_back({(i * 37) % 150, (i * 37) % 150 + 1 + i % 40});
+    }
+    window[0] = {0, 0};  // an empty row
+    const auto scan = [&](long first, long last) {
+        Extremes e;
+        for (long j = first; j < last; ++j) e.lo = std::min(e.lo, col[static_cast<std::size_t>(j)]), e.hi = std::max(e.hi, col[static_cast<std::size_t>(j)]);
+        return e;
+    };
+    for (const auto* spans : {&causal, &window, &padded, &back_and_forth}) {
+        const std::vector<Extremes> got = interval_extremes(col, *spans);
+        REQUIRE(got.size() == spans->size());
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            const Extremes want = scan((*spans)[i].first, (*spans)[i].second);
+            CHECK(got[i].lo == want.lo);
+            CHECK(got[i].hi == want.hi);
+        }
+    }
+    // hand-worked: [3, -1, 4, 1, 5] over [0, 2), [1, 4), [2, 5), [5, 5)
+    const std::vector<Extremes> small = interval_extremes({3, -1, 4, 1, 5}, {{0, 2}, {1, 4}, {2, 5}, {5, 5}});
+    CHECK(small[0].lo == -1);
+    CHECK(small[0].hi == 3);
+    CHECK(small[1].lo == -1);
+    CHECK(small[1].hi == 4);
+    CHECK(small[2].lo == 1);
+    CHECK(small[2].hi == 5);
+    CHECK(small[3].lo == kInf);
+    CHECK(small[3].hi == -kInf);
 }

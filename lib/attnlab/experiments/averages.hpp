@@ -7,6 +7,10 @@
 #include "attnlab/core/mask_spec.hpp"
 #include "attnlab/core/tensor.hpp"
 
+#include <cmath>
+#include <utility>
+#include <vector>
+
 namespace attnlab {
 
 struct AverageFigures {
@@ -16,6 +20,14 @@ struct AverageFigures {
     double first_row = 0.0;   // max |out[query 0] - v[key 0]| where query 0 sees key 0 alone
     bool first_row_alone = false;
 };
+
+// The smallest and largest of col[first, second) for each interval (NaNs passed over; an empty
+// interval gives +inf, -inf). Intervals whose ends never move back, as every mask's rows are,
+// take one pass with monotone queues, O(S + L); others a scan.
+struct Extremes {
+    double lo = INFINITY, hi = -INFINITY;
+};
+std::vector<Extremes> interval_extremes(const std::vector<double>& col, const std::vector<std::pair<long, long>>& spans);
 
 // out: [B, H, L, d] (merged = false) or [B, L, H d] (merged = true); v: [B, KV, S, d] with KV
 // dividing H (grouped-query: head h reads value head h / (H / KV)). Fully masked rows are
