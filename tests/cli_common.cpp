@@ -254,6 +254,13 @@ TEST_CASE("the memory estimate covers the measured peak of large runs, and refus
              {"mask", "--len", "1", "--kv-len", "4096", "--dk", "16384", "--quiet"},
              {"permute-test", "--len", "4", "--dim", "2048", "--quiet"},
              {"attend", "--len", "1024", "--heads", "8", "--dim", "512", "--quiet"},
+             // the block's second runs: the causal check's, the cross-positions check's two, the
+             // float64 check of a 16-bit run; RoPE's rotations, PE's table, padding
+             {"attend", "--len", "4096", "--heads", "8", "--dim", "512", "--mask", "causal", "--pe", "rope", "--dtype", "float64", "--quiet"},
+             {"attend", "--len", "4096", "--heads", "8", "--dim", "512", "--mask", "causal", "--pe", "sinusoidal", "--dtype", "bfloat16", "--quiet"},
+             {"attend", "--len", "2048", "--kv-len", "4096", "--heads", "8", "--dim", "512", "--pe", "rope", "--dtype", "float16", "--quiet"},
+             {"attend", "--len", "1024", "--kv-len", "2048", "--heads", "8", "--dim", "512", "--pe", "alibi", "--quiet"},
+             {"attend", "--len", "4096", "--heads", "8", "--kv-heads", "2", "--dim", "512", "--mask", "both", "--lengths", "4096,1000", "--quiet"},
              {"rope", "--len", "4096", "--dim", "128", "--heads", "8", "--quiet"},
              {"pe", "--len", "8192", "--dim", "512", "--quiet"},
              {"alibi", "--len", "1024", "--heads", "8", "--quiet"}}) {
@@ -284,6 +291,17 @@ TEST_CASE("the memory estimate covers the measured peak of large runs, and refus
 
 TEST_CASE("a work guard beside the memory guard: requests that would run for minutes are refused with the estimate")
 {
+    // A long causal request fits both default budgets: the memory guard passes (the work guard,
+    // which comes second, is what refuses it here) and the work figure counts the tiles the
+    // kernel skips (half of them), below the default 200 G.
+    const auto long_causal = run_cli({"attend", "--len", "65536", "--heads", "8", "--dim", "512", "--mask", "causal", "--quiet", "--max-work", "0.001"});
+    CHECK(long_causal.status == 2);
+    const auto at = long_causal.err.find("needs about ");
+    REQUIRE(at != std::string::npos);
+    CHECK(long_causal.err.find("above the work budget of 0.001 G") != std::string::npos);
+    const double work = std::stod(long_causal.err.substr(at + 12));
+    CHECK(work > 150.0);  // 8 heads x 65536^2 / 2 x (2 x 64 + 20) / 16, the projections, the checks
+    CHECK(work < 200.0);
     expect_usage_error({"attend", "--len", "1048576", "--heads", "1", "--dim", "1", "--quiet"}, "G multiply-adds (attention over");
     expect_usage_error({"alibi", "--len", "2000", "--dim", "65536", "--max-memory", "64"}, "above the work budget of 200 G");
     expect_usage_error({"permute-test", "--len", "1000", "--trials", "10000"}, "(10001 block runs over [1000, 8]");

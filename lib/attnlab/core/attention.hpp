@@ -156,6 +156,12 @@ void attention(const AttentionInputs<T>& in, Matrices matrices, std::optional<Ro
 constexpr std::size_t kBlockQ = 256;
 constexpr std::size_t kBlockK = 256;
 
+// The share of the score tiles of a [batch, L, S] attention (L = mask.queries, S = mask.keys)
+// the kernel computes: with the -inf fill it skips a tile the mask hides from every row of its
+// query block. Each mask shows a row an interval of keys whose ends never move back as the
+// row moves on, so a block sees keys from its first row's first to its last row's last.
+double kernel_tile_share(const MaskSpec& mask, long batch);
+
 // The reference: the formula pass by pass on full matrices, plain loops, nothing skipped.
 // Its scores and weights are [B, H, rows, S]: row r is query rows.begin + r.
 template <class T>

@@ -370,6 +370,21 @@ void attention(const AttentionInputs<T>& in, Matrices matrices, std::optional<Ro
     }
 }
 
+double kernel_tile_share(const MaskSpec& mask, long batch)
+{
+    if (mask.kind == MaskKind::none || mask.fill != -kInf || mask.queries < 1 || mask.keys < 1) return 1.0;
+    const long L = mask.queries, S = mask.keys, bq = static_cast<long>(kBlockQ), bk = static_cast<long>(kBlockK);
+    const long sequences = mask.has_padding() ? batch : 1;  // the other masks are the same for every sequence
+    double computed = 0.0;
+    for (long b = 0; b < sequences; ++b)
+        for (long i0 = 0; i0 < L; i0 += bq) {
+            const long last = std::min(i0 + bq, L) - 1;
+            const long lo = mask.visible_range(b, i0).first, hi = mask.visible_range(b, last).second;
+            if (lo < hi) computed += static_cast<double>(last - i0 + 1) * static_cast<double>(((hi + bk - 1) / bk - lo / bk) * bk);
+        }
+    return std::min(1.0, computed / (static_cast<double>(sequences) * static_cast<double>(L) * static_cast<double>(S)));
+}
+
 template <class T>
 AttentionOutput<T> attention(const AttentionInputs<T>& in, Matrices matrices, std::optional<RowRange> rows)
 {

@@ -518,7 +518,8 @@ Experiment<AlibiParams> make_alibi_experiment()
         if (p.dim < 1) throw InputError(fmt::format("--dim must be at least 1 (got {})", p.dim));
     };
     // The checks' working copies of [H, L, L]: raw scores, two biases, two softmaxes, the flat weights.
-    e.scratch_bytes = [](const AlibiParams& p, double elem) {
+    e.scratch_bytes = [](const AlibiParams& p, DType dtype) {
+        const double elem = detail::elem_bytes(dtype);
         return (8.0 * dsize(p.len) + 2.0 * dsize(p.dim)) * dsize(p.heads) * dsize(p.len) * elem;
     };
     // q k^T twice (the run and BLOOM's check), five softmaxes, the normals of q and k.

@@ -392,21 +392,31 @@ Experiment<AttendParams> make_attend_experiment()
     e.main_tensor = "out_merged";
     e.tensors = attend_tensors();
     e.validate = [](const AttendParams& p) { resolve(p); };
-    // The block's own copies (X with PE for queries and keys, the projections before the
-    // heads split), once for the run and once for a check's second run, and the checks'
-    // typed copies of q, k, v and out.
-    e.scratch_bytes = [](const AttendParams& p, double elem) {
+    e.moves_tensors = true;
+    // The largest working set beside the run's tensors: the block run again (on X changed for
+    // the causal check; twice for the cross-positions check, both alive together) with its
+    // copy of X; in float64 in a 16-bit run, whose check against float64 holds one. A block
+    // holds q, k, v (and their rotations), out, X with PE and the PE table, ALiBi's bias.
+    e.scratch_bytes = [](const AttendParams& p, DType dtype) {
         const Resolved r = resolve(p);
-        const double x = dsize(r.batch) * (dsize(r.len) + dsize(r.kv_len)) * dsize(r.dim);
-        return 8.0 * x * elem;
+        const double B = dsize(r.batch), L = dsize(r.len), S = dsize(r.kv_len), E = dsize(r.dim), H = dsize(p.heads);
+        const double q = B * L * E, kv = B * S * dsize(r.cfg.kv_heads) * dsize(head_dim(p)), x = q + (r.cross ? B * S * E : 0.0);
+        const double block = (q + 2.0 * kv) * (p.pe == PeKind::rope ? 2.0 : 1.0) + q + (p.pe == PeKind::sinusoidal ? x + L * E : 0.0) +
+                             (p.pe == PeKind::alibi ? H * L * S : 0.0);
+        const double runs = cross_positions_checked(p, r) ? 2.0 : 1.0;
+        return (runs * block + x) * (is_16bit(dtype) ? 8.0 : detail::elem_bytes(dtype));
     };
-    // The projections (twice: the run and a check's second run) and attention (q.k, exp, w.v)
-    // once and a half, both in the BLAS-backed kernels; the budgeted reference rows.
-    // The 16-bit types run the attention reference, not the kernel (their projections are BLAS).
+    // The projections (the run, a check's second run, the cross-positions check's two more)
+    // and attention (q.k, exp, w.v) over the tiles the kernel computes, once per run and half
+    // again to keep the scores and weights; the budgeted reference rows. The 16-bit types run
+    // the attention reference, every tile, not the kernel (their projections are BLAS).
     e.work = [](const AttendParams& p, const Plan& plan) {
         const Resolved r = resolve(p);
         const double B = dsize(r.batch), L = dsize(r.len), S = dsize(r.kv_len), E = dsize(r.dim), d = dsize(head_dim(p));
-        const double projections = 2.0 * 3.0 * B * (L + S) * E * E, attention = 1.5 * B * dsize(p.heads) * L * S * (2.0 * d + kExpWork);
+        const double runs = cross_positions_checked(p, r) ? 3.0 : 1.0, keep = plan.wants("scores") || plan.wants("weights") ? 0.5 : 0.0;
+        const double projections = (runs + 1.0) * 3.0 * B * (L + S) * E * E;
+        const double share = is_16bit(plan.dtype) ? 1.0 : kernel_tile_share(r.cfg.mask, r.batch);
+        const double attention = (runs + keep) * share * B * dsize(p.heads) * L * S * (2.0 * d + kExpWork);
         return projections / kKernelSpeedup + (is_16bit(plan.dtype) ? attention : attention / kKernelSpeedup) + 3.0 * kCheckBudget;
     };
     e.work_what = [](const AttendParams& p) {

@@ -309,7 +309,7 @@ template <class T>
 std::optional<Check> check_cross_positions(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
     const Resolved& r = resolved_as<Resolved>(run);
-    if (!r.cross || !relative_scheme(p.pe) || r.kv_len <= r.len || causal_mask(p.mask)) return std::nullopt;
+    if (!cross_positions_checked(p, r)) return std::nullopt;
     BlockConfig from_zero = r.cfg, shifted = r.cfg;
     from_zero.mask.align = Align::upper_left;
     shifted.mask.align = Align::lower_right;
@@ -420,6 +420,11 @@ std::optional<Check> check_first_row(const AttendParams& p, const Run& run, cons
 }
 
 }  // namespace
+
+bool cross_positions_checked(const AttendParams& p, const Resolved& r)
+{
+    return r.cross && relative_scheme(p.pe) && r.kv_len > r.len && !causal_mask(p.mask);
+}
 
 template <class T>
 std::vector<CheckDef<AttendParams>> attend_checks()

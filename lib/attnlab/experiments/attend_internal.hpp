@@ -23,6 +23,10 @@ double work_per_row(const AttendParams& p);
 
 inline long head_dim(const AttendParams& p) { return p.dim / p.heads; }
 
+// Whether the cross-positions check applies: it runs the block twice more, both runs alive
+// together (the work and memory estimates count them).
+bool cross_positions_checked(const AttendParams& p, const Resolved& r);
+
 template <class T>
 BlockWeights<T> weights_of(const Run& run)
 {

@@ -3,7 +3,6 @@
 #include "attnlab/core/measure.hpp"
 
 #include <cmath>
-#include <deque>
 
 namespace attnlab {
 
@@ -41,22 +40,26 @@ std::vector<Extremes> interval_extremes(const std::vector<double>& col, const st
 {
     if (!monotone(spans)) return scanned_extremes(col, spans);
     // Sliding-window extremes: each queue holds the indices that may still be an interval's
-    // smallest (largest) value, their values increasing (decreasing) from the front.
-    std::deque<long> low, high;
+    // smallest (largest) value, their values increasing (decreasing) from the front. An index
+    // enters each queue once, so a queue is a vector with a moving front.
+    std::vector<long> low(col.size()), high(col.size());
+    std::size_t low_front = 0, low_end = 0, high_front = 0, high_end = 0;
+    const auto at = [&](long j) { return col[static_cast<std::size_t>(j)]; };
     std::vector<Extremes> out;
+    out.reserve(spans.size());
     long next = 0;
     for (const auto& [first, last] : spans) {
         for (; next < last; ++next) {
-            const double x = col[static_cast<std::size_t>(next)];
+            const double x = at(next);
             if (std::isnan(x)) continue;  // as std::min and std::max in the scan: a NaN is passed over
-            while (!low.empty() && col[static_cast<std::size_t>(low.back())] >= x) low.pop_back();
-            while (!high.empty() && col[static_cast<std::size_t>(high.back())] <= x) high.pop_back();
-            low.push_back(next), high.push_back(next);
+            while (low_end > low_front && at(low[low_end - 1]) >= x) --low_end;
+            while (high_end > high_front && at(high[high_end - 1]) <= x) --high_end;
+            low[low_end++] = next, high[high_end++] = next;
         }
-        while (!low.empty() && low.front() < first) low.pop_front();
-        while (!high.empty() && high.front() < first) high.pop_front();
+        while (low_front < low_end && low[low_front] < first) ++low_front;
+        while (high_front < high_end && high[high_front] < first) ++high_front;
         Extremes e;
-        if (first < last && !low.empty()) e = {col[static_cast<std::size_t>(low.front())], col[static_cast<std::size_t>(high.front())]};
+        if (first < last && low_front < low_end) e = {at(low[low_front]), at(high[high_front])};
         out.push_back(e);
     }
     return out;

@@ -234,7 +234,8 @@ Experiment<BenchParams> make_bench_experiment()
     e.options = bench_options();
     e.derived_params = [](const BenchParams& p) { return ParamList{{"useful_gflop", 2.0 * useful_madds(p) / 1e9}}; };
     // q, k, v and out; the reference's rows; a tile per thread; the GEMM rate's matrices.
-    e.scratch_bytes = [](const BenchParams& p, double elem) {
+    e.scratch_bytes = [](const BenchParams& p, DType dtype) {
+        const double elem = detail::elem_bytes(dtype);
         const double qo = 2.0 * dsize(p.batch) * dsize(p.heads) * dsize(p.len) * dsize(p.head_dim);
         const double kv = 2.0 * dsize(p.batch) * dsize(kv_heads(p)) * dsize(kv_len(p)) * dsize(p.head_dim);
         const double threads = static_cast<double>(thread_count(p.threads));

@@ -171,8 +171,13 @@ struct Experiment {
     std::function<void(P&, RunContext&)> adopt_inputs;
     // Params the run reports beside its options (head_dim, say).
     std::function<ParamList(const P&)> derived_params;
-    // Work memory beyond the declared tensors, given the bytes of one element.
-    std::function<double(const P&, double elem_bytes)> scratch_bytes;
+    // Work memory beyond the declared tensors, for the dtype of the run (detail::elem_bytes
+    // gives the bytes of one stored element).
+    std::function<double(const P&, DType)> scratch_bytes;
+    // Whether the compute moves each tensor's storage into the run (attend's taken): a tensor
+    // is then held once, not computed and copied, and at most one conversion (float64, or a
+    // 16-bit type into floats) is in flight at a time.
+    bool moves_tensors = false;
     // Multiply-adds of the compute and the checks (an exp counted as kExpWork), before computing.
     std::function<double(const P&, const Plan&)> work;
     // What dominates the work, for the refusal message.
@@ -285,8 +290,9 @@ std::vector<std::string> offered_tensors(const Experiment<P>& e, const P& p)
 template <class P>
 void estimate_memory(const Experiment<P>& e, const P& p, const Plan& plan, const RunContext& ctx)
 {
-    const double per = 2.0 * detail::elem_bytes(ctx.dtype);  // computed, then kept as a Tensor (floats or doubles)
-    const double scratch = e.scratch_bytes ? e.scratch_bytes(p, detail::elem_bytes(ctx.dtype)) : 0.0;
+    // computed, then kept as a Tensor (floats or doubles); or, moved, held once
+    const double per = (e.moves_tensors ? 1.0 : 2.0) * detail::elem_bytes(ctx.dtype);
+    const double scratch = e.scratch_bytes ? e.scratch_bytes(p, ctx.dtype) : 0.0;
     double bytes = detail::kProcessBytes + scratch;
     double rendered = 0.0, largest_n = -1.0;
     std::string largest;
@@ -305,6 +311,7 @@ void estimate_memory(const Experiment<P>& e, const P& p, const Plan& plan, const
             largest = fmt::format("{} [{}]", d.name, fmt::join(shape, ", "));
         }
     }
+    if (e.moves_tensors) bytes += largest_n * detail::elem_bytes(ctx.dtype);  // the conversion in flight
     bytes += rendered * ctx.render_bytes_per_element;
     std::string what = detail::memory_what(ctx, rendered, largest);
     if (scratch > 0.0 && !largest.empty()) what += fmt::format("; {} of working copies", human_bytes(scratch));

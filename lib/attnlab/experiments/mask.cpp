@@ -359,7 +359,8 @@ Experiment<MaskParams> make_mask_experiment()
     };
     // Working copies of [B, L, S] in the checks and notes (perturbed scores, the other
     // conventions' weights, the fills of the note), and the random q and k.
-    e.scratch_bytes = [](const MaskParams& p, double elem) {
+    e.scratch_bytes = [](const MaskParams& p, DType dtype) {
+        const double elem = detail::elem_bytes(dtype);
         const MaskSpec m = mask_spec(p);
         const double B = dsize(batch_of(p, m));
         return B * (8.0 * dsize(m.queries) * dsize(m.keys) + dsize(m.queries + m.keys) * dsize(p.dk)) * elem;

@@ -227,7 +227,9 @@ Experiment<PeParams> make_pe_experiment()
     };
     e.validate = [](const PeParams& p) { validate(p); };
     // The precomputed table, the directly computed one and the other layout's, in T.
-    e.scratch_bytes = [](const PeParams& p, double elem) { return (2.0 * dsize(p.max_len) + 3.0 * dsize(p.len)) * dsize(p.dim) * elem; };
+    e.scratch_bytes = [](const PeParams& p, DType dtype) {
+        return (2.0 * dsize(p.max_len) + 3.0 * dsize(p.len)) * dsize(p.dim) * detail::elem_bytes(dtype);
+    };
     // Tables (sin and cos at about 20 each), the two budgeted all-pairs checks, the embedding.
     e.work = [](const PeParams& p, const Plan&) {
         const double LD = dsize(p.len) * dsize(p.dim), pairs = std::min(1073741824.0, dsize(p.len) * LD / 2.0);

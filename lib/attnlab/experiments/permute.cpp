@@ -475,7 +475,8 @@ Experiment<PermuteParams> make_permute_experiment()
     // Two block runs alive at once (the base and a trial), each with x, q, k, v, the scores
     // and weights [H, L, L], and the weights [E, E]; then the same in float64 for the measured
     // rounding (measure_rounding).
-    e.scratch_bytes = [](const PermuteParams& p, double elem) {
+    e.scratch_bytes = [](const PermuteParams& p, DType dtype) {
+        const double elem = detail::elem_bytes(dtype);
         const double block = 2.0 * (8.0 * dsize(p.len) * dsize(p.dim) + 2.0 * dsize(p.heads) * dsize(p.len) * dsize(p.len)) +
                              3.0 * dsize(p.dim) * dsize(p.dim);
         return block * (elem + 8.0);

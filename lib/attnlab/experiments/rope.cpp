@@ -313,7 +313,8 @@ Experiment<RopeParams> make_rope_experiment()
     e.resolve = resolve;
     e.validate = validate;
     // The checks' working copies: the inverse rotation and q_rot as T, the caches.
-    e.scratch_bytes = [](const RopeParams& p, double elem) {
+    e.scratch_bytes = [](const RopeParams& p, DType dtype) {
+        const double elem = detail::elem_bytes(dtype);
         return (2.0 * dsize(p.batch) * dsize(p.heads) * dsize(p.dim) + 4.0 * dsize(rotary(p))) * dsize(p.len) * elem;
     };
     // The rotations and their checks, the sampled all-pairs dots (several times, over the
