@@ -39,6 +39,7 @@ template <class T>
 struct QueryBlock {
     std::size_t b, h, hk, i0, n;
     std::unique_ptr<T[]> s;  // [n, nk] scores, then p; never read before a product writes it
+    std::vector<T> kt;       // [d, nk]: the key tile transposed and scaled, for the kernel's own q k^T
     std::vector<T> o, m, l, shift, alpha, masked_max;
     std::vector<std::pair<long, long>> span;
     std::vector<char> revisited;        // the rows whose final weights are formed again
@@ -50,6 +51,13 @@ struct QueryBlock {
 // are computed again instead.
 constexpr std::size_t kMaxKeptScores = std::size_t{1} << 20;
 
+// Whether q k^T takes the kernel's own product (microkernel.hpp) on whole panels of keys.
+template <class T>
+bool own_scores(std::size_t d)
+{
+    return std::is_same_v<T, float> && d == kPanelWidth;
+}
+
 template <class T>
 QueryBlock<T> query_block(const Tiled<T>& t, std::size_t item)
 {
@@ -59,6 +67,7 @@ QueryBlock<T> query_block(const Tiled<T>& t, std::size_t item)
     w.b = bh / t.H, w.h = bh % t.H, w.hk = w.h / t.group, w.i0 = qb * kBlockQ;
     w.n = std::min(kBlockQ, t.L - w.i0);
     w.s.reset(new T[w.n * kBlockK]);
+    if (own_scores<T>(t.d)) w.kt.resize(t.d * kBlockK);
     w.shift.resize(w.n);
     w.alpha.resize(w.n);
     w.o.assign(w.n * t.d, T(0));
@@ -97,13 +106,64 @@ void add_bias(const Tiled<T>& t, const QueryBlock<T>& w, T* row, std::size_t i, 
     }
 }
 
+// The keys [lo, hi) of a tile at j0 that some row of [r0, r1) of the block sees (every key
+// unless hidden keys may be skipped: the -inf fill makes their weights exactly 0).
+template <class T>
+std::pair<long, long> seen_by_rows(const Tiled<T>& t, const QueryBlock<T>& w, std::size_t r0, std::size_t r1, std::size_t j0, std::size_t nk)
+{
+    if (!t.mask || !t.skip_hidden) return {0, static_cast<long>(nk)};
+    long lo = static_cast<long>(j0 + nk), hi = static_cast<long>(j0);  // none: the empty [nk, 0)
+    for (std::size_t r = r0; r < r1; ++r)
+        if (w.span[r].first < w.span[r].second) lo = std::min(lo, w.span[r].first), hi = std::max(hi, w.span[r].second);
+    return {lo - static_cast<long>(j0), hi - static_cast<long>(j0)};
+}
+
+// s [n, nk] = scale q k^T for float32 with d = 64 on whole panels of 64 keys: the kernel's own
+// product against the key tile transposed with the scale folded in (1/8 at d = 64: exact), so
+// that nothing is packed again or zeroed first (transposing the tile for each query block costs
+// 1/512 of the products; one transposition of all keys, read at a stride of S, was slower: its
+// rows alias in the cache). A panel no row of a group of 64 sees is set to 0 instead (the -inf
+// fill makes it -inf): on the causal diagonal, 6 of 16.
+void own_score_product(const Tiled<float>& t, QueryBlock<float>& w, const float* q, const float* k, std::size_t j0, std::size_t nk)
+{
+    const auto scale = static_cast<float>(t.in.scale);
+    const std::size_t d = t.d;
+    float* kt = w.kt.data();
+    for (std::size_t b0 = 0; b0 < nk; b0 += 16)  // 16 keys at a time: each row of kt written 16 floats on
+        for (std::size_t c = 0; c < d; ++c)
+            for (std::size_t j = b0; j < b0 + 16; ++j) kt[c * nk + j] = scale * k[j * d + c];
+    for (std::size_t r0 = 0; r0 < w.n; r0 += kPanelWidth) {
+        const std::size_t rows = std::min(kPanelWidth, w.n - r0);
+        const auto [lo, hi] = seen_by_rows(t, w, r0, r0 + rows, j0, nk);
+        for (std::size_t c0 = 0; c0 < nk; c0 += kPanelWidth) {
+            float* out = w.s.get() + r0 * nk + c0;
+            if (static_cast<long>(c0) < hi && static_cast<long>(c0 + kPanelWidth) > lo) {
+                panel64(rows, d, q + r0 * d, d, kt + c0, nk, out, nk, false);
+            } else {
+                for (std::size_t r = 0; r < rows; ++r) std::fill_n(out + r * nk, kPanelWidth, 0.0f);
+            }
+        }
+    }
+}
+
+// s [n, nk] = scale q k^T: the kernel's own product where it applies, OpenBLAS otherwise.
+template <class T>
+void score_product(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::size_t nk)
+{
+    const T* q = &(*t.in.q)(w.b, w.h, w.i0, 0);
+    const T* k = &(*t.in.k)(w.b, w.hk, j0, 0);
+    if constexpr (std::is_same_v<T, float>) {
+        if (own_scores<T>(t.d) && nk % kPanelWidth == 0) return own_score_product(t, w, q, k, j0, nk);
+    }
+    blas::gemm_nt(w.n, nk, t.d, static_cast<T>(t.in.scale), q, t.d, k, t.d, T(0), w.s.get(), nk);
+}
+
 // s [n, nk] = scale q k^T, plus the fill at hidden keys, plus the bias, in the reference's
 // order; and each row's largest score at a hidden key.
 template <class T>
 void score_tile(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::size_t nk)
 {
-    blas::gemm_nt(w.n, nk, t.d, static_cast<T>(t.in.scale), &(*t.in.q)(w.b, w.h, w.i0, 0), t.d, &(*t.in.k)(w.b, w.hk, j0, 0), t.d, T(0),
-                  w.s.get(), nk);
+    score_product(t, w, j0, nk);
     const T fill = t.mask ? static_cast<T>(t.mask->fill) : T(0);
     const bool bias = t.in.head_bias != nullptr || t.in.alibi_slopes != nullptr;
     for (std::size_t r = 0; r < w.n; ++r) {
@@ -245,12 +305,23 @@ void revisit_tiles(const Tiled<T>& t, QueryBlock<T>& w, AttentionStats& st)
 }
 
 // o += p v for one tile: the kernel's own product for float32 with d = 64 (OpenBLAS would copy
-// p, which was just written, before multiplying it), OpenBLAS otherwise.
+// p, which was just written, before multiplying it), each group of 64 rows over the keys some
+// row of it sees (the others' p are exactly 0); OpenBLAS otherwise.
 template <class T>
-void value_product(QueryBlock<T>& w, const T* v, std::size_t nk, std::size_t d)
+void value_product(const Tiled<T>& t, QueryBlock<T>& w, const T* v, std::size_t j0, std::size_t nk)
 {
+    const std::size_t d = t.d;
     if constexpr (std::is_same_v<T, float>) {
-        if (d == kPanelWidth) return panel64(w.n, nk, w.s.get(), nk, v, d, w.o.data(), d, true);
+        if (d == kPanelWidth) {
+            for (std::size_t r0 = 0; r0 < w.n; r0 += kPanelWidth) {
+                const std::size_t rows = std::min(kPanelWidth, w.n - r0);
+                const auto [lo, hi] = seen_by_rows(t, w, r0, r0 + rows, j0, nk);
+                const auto from = static_cast<std::size_t>(std::clamp(lo, 0L, static_cast<long>(nk)));
+                const auto to = static_cast<std::size_t>(std::clamp(hi, static_cast<long>(from), static_cast<long>(nk)));
+                if (from < to) panel64(rows, to - from, w.s.get() + r0 * nk + from, nk, v + from * d, d, w.o.data() + r0 * d, d, true);
+            }
+            return;
+        }
     }
     blas::gemm_nn(w.n, d, nk, T(1), w.s.get(), nk, v, d, T(1), w.o.data(), d);
 }
@@ -267,7 +338,7 @@ void run_item(const Tiled<T>& t, std::size_t item, AttentionStats& st)
         score_tile(t, w, j0, nk);
         keep_scores(t, w, j0, nk);
         absorb_tile(w, nk, t.d);
-        value_product(w, &v(w.b, w.hk, j0, 0), nk, t.d);
+        value_product(t, w, &v(w.b, w.hk, j0, 0), j0, nk);
     }
     finish_rows(t, w, st);
     revisit_tiles(t, w, st);
