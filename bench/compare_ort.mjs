@@ -204,7 +204,7 @@ async function verify(ort, attnlab, masks) {
 
 function bench(attnlab, L, H, d, mask, threads) {
   const json = execFileSync(attnlab, ['bench', '--len', String(L), '--heads', String(H), '--head-dim', String(d), '--mask', mask,
-                                      '--threads', String(threads), '--repeat', '1', '--quiet', '--format', 'json'], { encoding: 'utf8' });
+                                      '--threads', String(threads), '--repeat', '3', '--quiet', '--format', 'json'], { encoding: 'utf8' });
   return JSON.parse(json).measurements;
 }
 
@@ -212,8 +212,9 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.lengt
 const spread = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
 const fmtS = (s) => `${s.median.toFixed(3)} s (${s.min.toFixed(3)}–${s.max.toFixed(3)})`;
 
-// One shape: `repeat` pairs, each an attnlab bench run (its own kernel time and sgemm rate)
-// then one run of each ORT operator, in that order.
+// One shape: `repeat` pairs, each an attnlab bench run (the median of its three kernel runs,
+// the first of which meets fresh pages, as ORT's warm-up run does, and its sgemm rate) then
+// one run of each ORT operator (its session warmed up once), in that order.
 async function timeShape(ort, o, L, mask, threads) {
   const H = o.heads, d = o.headDim, B = 1, n = B * H * L * d;
   let state = 12345;  // a fixed LCG: the same inputs on every run
