@@ -51,11 +51,12 @@ struct QueryBlock {
 // are computed again instead.
 constexpr std::size_t kMaxKeptScores = std::size_t{1} << 20;
 
-// Whether q k^T takes the kernel's own product (microkernel.hpp) on whole panels of keys.
+// Whether q k^T and p v take the kernel's own product (microkernel.hpp): float32 with a head
+// dimension of whole panels (64, 128, ...), q k^T on whole panels of keys.
 template <class T>
-bool own_scores(std::size_t d)
+bool own_products(std::size_t d)
 {
-    return std::is_same_v<T, float> && d == kPanelWidth;
+    return std::is_same_v<T, float> && d % kPanelWidth == 0;
 }
 
 template <class T>
@@ -67,7 +68,7 @@ QueryBlock<T> query_block(const Tiled<T>& t, std::size_t item)
     w.b = bh / t.H, w.h = bh % t.H, w.hk = w.h / t.group, w.i0 = qb * kBlockQ;
     w.n = std::min(kBlockQ, t.L - w.i0);
     w.s.reset(new T[w.n * kBlockK]);
-    if (own_scores<T>(t.d)) w.kt.resize(t.d * kBlockK);
+    if (own_products<T>(t.d)) w.kt.resize(t.d * kBlockK);
     w.shift.resize(w.n);
     w.alpha.resize(w.n);
     w.o.assign(w.n * t.d, T(0));
@@ -118,7 +119,7 @@ std::pair<long, long> seen_by_rows(const Tiled<T>& t, const QueryBlock<T>& w, st
     return {lo - static_cast<long>(j0), hi - static_cast<long>(j0)};
 }
 
-// s [n, nk] = scale q k^T for float32 with d = 64 on whole panels of 64 keys: the kernel's own
+// s [n, nk] = scale q k^T for float32 with whole panels of d and of keys: the kernel's own
 // product against the key tile transposed with the scale folded in (1/8 at d = 64: exact), so
 // that nothing is packed again or zeroed first (transposing the tile for each query block costs
 // 1/512 of the products; one transposition of all keys, read at a stride of S, was slower: its
@@ -153,7 +154,7 @@ void score_product(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::siz
     const T* q = &(*t.in.q)(w.b, w.h, w.i0, 0);
     const T* k = &(*t.in.k)(w.b, w.hk, j0, 0);
     if constexpr (std::is_same_v<T, float>) {
-        if (own_scores<T>(t.d) && nk % kPanelWidth == 0) return own_score_product(t, w, q, k, j0, nk);
+        if (own_products<T>(t.d) && nk % kPanelWidth == 0) return own_score_product(t, w, q, k, j0, nk);
     }
     blas::gemm_nt(w.n, nk, t.d, static_cast<T>(t.in.scale), q, t.d, k, t.d, T(0), w.s.get(), nk);
 }
@@ -304,21 +305,23 @@ void revisit_tiles(const Tiled<T>& t, QueryBlock<T>& w, AttentionStats& st)
         if (rows[r] && w.span[r].first < w.span[r].second) st.max_row_sum_error = worse(st.max_row_sum_error, std::abs(sums[r] - 1.0));
 }
 
-// o += p v for one tile: the kernel's own product for float32 with d = 64 (OpenBLAS would copy
-// p, which was just written, before multiplying it), each group of 64 rows over the keys some
-// row of it sees (the others' p are exactly 0); OpenBLAS otherwise.
+// o += p v for one tile: the kernel's own product for float32 with whole panels of d, one
+// panel of 64 columns at a time (OpenBLAS would copy p, which was just written, before
+// multiplying it), each group of 64 rows over the keys some row of it sees (the others' p are
+// exactly 0); OpenBLAS otherwise.
 template <class T>
 void value_product(const Tiled<T>& t, QueryBlock<T>& w, const T* v, std::size_t j0, std::size_t nk)
 {
     const std::size_t d = t.d;
     if constexpr (std::is_same_v<T, float>) {
-        if (d == kPanelWidth) {
+        if (own_products<T>(d)) {
             for (std::size_t r0 = 0; r0 < w.n; r0 += kPanelWidth) {
                 const std::size_t rows = std::min(kPanelWidth, w.n - r0);
                 const auto [lo, hi] = seen_by_rows(t, w, r0, r0 + rows, j0, nk);
                 const auto from = static_cast<std::size_t>(std::clamp(lo, 0L, static_cast<long>(nk)));
                 const auto to = static_cast<std::size_t>(std::clamp(hi, static_cast<long>(from), static_cast<long>(nk)));
-                if (from < to) panel64(rows, to - from, w.s.get() + r0 * nk + from, nk, v + from * d, d, w.o.data() + r0 * d, d, true);
+                for (std::size_t c0 = 0; from < to && c0 < d; c0 += kPanelWidth)
+                    panel64(rows, to - from, w.s.get() + r0 * nk + from, nk, v + from * d + c0, d, w.o.data() + r0 * d + c0, d, true);
             }
             return;
         }

@@ -1,5 +1,6 @@
-// The kernel's own float32 product for a head dimension of 64: C [n, 64] (+)= A [n, k] B [k, 64],
-// row-major with row strides, no packing. It reads A where the kernel wrote it (the exp'd
+// The kernel's own float32 product, one panel of 64 columns: C [n, 64] (+)= A [n, k] B [k, 64]
+// (q k^T on 64 keys; p v on 64 of a head's 64, 128, ... dimensions), row-major with row
+// strides, no packing. It reads A where the kernel wrote it (the exp'd
 // scores, a query block) and B's rows in place (a value block, a transposed key block), which
 // OpenBLAS would copy first; it keeps six rows of C in registers and streams B row by row.
 // Each row of C is accumulated in the same order (over k, one fused multiply-add per element)
