@@ -256,11 +256,11 @@ TEST_CASE("the memory estimate covers the measured peak of large runs, and refus
              {"attend", "--len", "1024", "--heads", "8", "--dim", "512", "--quiet"},
              // the block's second runs: the causal check's, the cross-positions check's two, the
              // float64 check of a 16-bit run; RoPE's rotations, PE's table, padding
-             {"attend", "--len", "4096", "--heads", "8", "--dim", "512", "--mask", "causal", "--pe", "rope", "--dtype", "float64", "--quiet"},
-             {"attend", "--len", "4096", "--heads", "8", "--dim", "512", "--mask", "causal", "--pe", "sinusoidal", "--dtype", "bfloat16", "--quiet"},
-             {"attend", "--len", "2048", "--kv-len", "4096", "--heads", "8", "--dim", "512", "--pe", "rope", "--dtype", "float16", "--quiet"},
+             {"attend", "--len", "2048", "--heads", "8", "--dim", "512", "--mask", "causal", "--pe", "rope", "--dtype", "float64", "--quiet"},
+             {"attend", "--len", "2048", "--heads", "8", "--dim", "512", "--mask", "causal", "--pe", "sinusoidal", "--dtype", "bfloat16", "--quiet"},
+             {"attend", "--len", "1024", "--kv-len", "2048", "--heads", "8", "--dim", "512", "--pe", "rope", "--dtype", "float16", "--quiet"},
              {"attend", "--len", "1024", "--kv-len", "2048", "--heads", "8", "--dim", "512", "--pe", "alibi", "--quiet"},
-             {"attend", "--len", "4096", "--heads", "8", "--kv-heads", "2", "--dim", "512", "--mask", "both", "--lengths", "4096,1000", "--quiet"},
+             {"attend", "--len", "2048", "--heads", "8", "--kv-heads", "2", "--dim", "512", "--mask", "both", "--lengths", "2048,1000", "--quiet"},
              {"rope", "--len", "4096", "--dim", "128", "--heads", "8", "--quiet"},
              {"pe", "--len", "8192", "--dim", "512", "--quiet"},
              {"alibi", "--len", "1024", "--heads", "8", "--quiet"}}) {
