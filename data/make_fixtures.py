@@ -50,6 +50,16 @@ Each fixture reproduces a well-known reference implementation line for line:
     with -inf where j > i), out = weights v + einsum(weights, rel_v[rel_index]). B 1, L 5, E 8,
     H 2, K 2, torch.manual_seed(0); the inputs (shaw_x, shaw_w_q/k/v stored [in, out],
     shaw_rel_k, shaw_rel_v) beside scores and out without a mask and with the causal one.
+  - grad_<config>_*: the attention block's backward pass by PyTorch autograd in float64, for
+    the loss sum(d_out * out_merged), written from the definitions with plain torch operations:
+    X [B, L, E] (and X_kv [B, S, E] for cross-attention) through sinusoidal PE (interleaved,
+    exp_log), the projections X W with W stored [in, out], RoPE on q and k (the view_as_complex
+    pairing of Meta's LLaMA, base 10000, positions 0, 1, ...), key/value heads shared by
+    repeat_interleave, scores / sqrt(d) plus ALiBi's -m|i - j| (get_slopes), masked_fill with -inf,
+    softmax, weights v. Intermediates keep their gradients with retain_grad(); masked_fill's output
+    is the softmax's input, so its gradient is d_scores. torch.manual_seed(0) per configuration;
+    the inputs (x, x_kv, w_q, w_k, w_v, d_out) are saved beside every gradient. Configurations
+    in GRAD_CONFIGS.
 The tests read these .npy files; building and testing never need PyTorch.
 Run from the repository root with Debian's Python:  /usr/bin/python3 data/make_fixtures.py
 """
@@ -328,6 +338,72 @@ def shaw_fixtures():
         save(f"shaw_out_{mask}", weights @ v + torch.einsum("bhij,ijd->bhid", weights, rel_v[index]))
 
 
+# name: (B, L, S or None for self-attention, E, H, Hkv, pe, mask, lengths)
+GRAD_CONFIGS = {
+    "rope_causal_gqa": (1, 5, None, 8, 2, 1, "rope", "causal", None),
+    "alibi_padding": (2, 4, None, 8, 2, 2, "alibi", "padding", [4, 2]),
+    "sinusoidal_cross": (1, 3, 5, 8, 2, 2, "sinusoidal", "none", None),
+}
+
+
+def rope_interleaved(t, positions):
+    d = t.shape[-1]
+    inv_freq = 1.0 / (10000.0 ** (torch.arange(0, d, 2, dtype=torch.float64) / d))  # in float64 throughout
+    freqs = torch.outer(positions.to(torch.float64), inv_freq)
+    t_complex = torch.view_as_complex(t.reshape(*t.shape[:-1], -1, 2).contiguous())
+    return torch.view_as_real(t_complex * torch.polar(torch.ones_like(freqs), freqs)).flatten(3)
+
+
+def grad_fixture(name, B, L, S, E, H, Hkv, pe, mask, lengths):
+    torch.manual_seed(0)
+    f64, d, cross = torch.float64, E // H, S is not None
+    S = S if cross else L
+    x = torch.randn(B, L, E, dtype=f64, requires_grad=True)
+    x_kv = torch.randn(B, S, E, dtype=f64, requires_grad=True) if cross else x
+    w_q, w_k, w_v = [(torch.randn(E, n, dtype=f64) / math.sqrt(E)).requires_grad_() for n in (E, Hkv * d, Hkv * d)]
+    d_out = torch.randn(B, L, E, dtype=f64)
+    x_in, kv_in = x, x_kv
+    if pe == "sinusoidal":
+        table = pe_interleaved(max(L, S), E, "exp_log", f64)
+        x_in, kv_in = x + table[:L], x_kv + table[:S]
+
+    def heads(t, n):
+        return t.view(B, -1, n, d).transpose(1, 2)
+
+    q, k, v = heads(x_in @ w_q, H), heads(kv_in @ w_k, Hkv), heads(kv_in @ w_v, Hkv)
+    q_rot, k_rot = q, k
+    if pe == "rope":
+        q_rot, k_rot = rope_interleaved(q, torch.arange(L)), rope_interleaved(k, torch.arange(S))
+    group = H // Hkv
+    scores = q_rot @ k_rot.repeat_interleave(group, dim=1).transpose(-1, -2) / math.sqrt(d)
+    if pe == "alibi":
+        distance = (torch.arange(L)[:, None] - torch.arange(S)[None, :]).abs().to(f64)
+        scores = scores - torch.tensor(alibi_slopes(H), dtype=f64)[:, None, None] * distance
+    hidden = torch.zeros(B, 1, L, S, dtype=torch.bool)
+    if mask == "causal":
+        hidden |= torch.ones(L, S).triu(1).bool()
+    if mask == "padding":
+        hidden |= (torch.arange(S)[None, :] >= torch.tensor(lengths)[:, None])[:, None, None, :]
+    scores = scores.masked_fill(hidden, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    out = weights @ v.repeat_interleave(group, dim=1)
+    named = {"q": q, "k": k, "v": v, "q_rot": q_rot, "k_rot": k_rot, "scores": scores, "weights": weights}
+    for t in named.values():
+        t.retain_grad()
+    (d_out * out.transpose(1, 2).reshape(B, L, E)).sum().backward()
+    prefix = f"grad_{name}_"
+    inputs = {"x": x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "d_out": d_out}
+    if cross:
+        inputs["x_kv"] = x_kv
+    for key, t in inputs.items():
+        save(prefix + key, t.detach())
+        if t.requires_grad:
+            save(prefix + "d_" + key, t.grad)
+    for key, t in named.items():
+        if pe == "rope" or key not in ("q_rot", "k_rot"):
+            save(prefix + "d_" + key, t.grad)
+
+
 def save(name, tensor):
     np.save(os.path.join(OUT, name + ".npy"), tensor.numpy())
 
@@ -347,6 +423,8 @@ def main():
     precision_lab_fixtures()
     t5_fixture()
     shaw_fixtures()
+    for name, config in GRAD_CONFIGS.items():
+        grad_fixture(name, *config)
     with open(os.path.join(OUT, "VERSIONS"), "w") as f:
         f.write(f"torch {torch.__version__}\nnumpy {np.__version__}\n")
 

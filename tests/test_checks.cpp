@@ -4,6 +4,7 @@
 // breaks, and a check that stops noticing, or starts failing elsewhere, fails the case.
 #include "attnlab/experiments/alibi.hpp"
 #include "attnlab/experiments/attend.hpp"
+#include "attnlab/experiments/grad.hpp"
 #include "attnlab/experiments/mask.hpp"
 #include "attnlab/experiments/pe.hpp"
 #include "attnlab/experiments/permute.hpp"
@@ -250,4 +251,35 @@ TEST_CASE("permute-test: doctored outputs and weights fail the checks that read 
     CHECK_FALSE(bag());
     order_blind(run);
     CHECK(bag());
+}
+
+TEST_CASE("grad: each doctored gradient or weights tensor fails the checks that read it")
+{
+    AttendParams p;
+    p.mask = MaskKind::causal, p.pe = PeKind::rope;
+    const auto& e = grad_experiment();
+    // d_x [1, 6, 8], d_w_v [8, 8]: off by a little, caught by the finite differences alone
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "d_x", 9) += 1e-3; }) == Names{"d_x_matches_finite_differences"});
+    CHECK(newly_failing(e, p, [](Run& r) { for (double& v : tensor_of(r, "d_w_v").values.wide()) v *= 1.001; }) ==
+          Names{"d_w_v_matches_finite_differences"});
+    // d_scores [1, 2, 6, 6] without the row term: d_weights * P
+    CHECK(newly_failing(e, p, [](Run& r) {
+              const auto& w = tensor_of(r, "weights").values;
+              const auto& dw = tensor_of(r, "d_weights").values;
+              auto& ds = tensor_of(r, "d_scores").values.wide();
+              for (std::size_t n = 0; n < ds.size(); ++n) ds[n] = w[n] * dw[n];
+          }) == Names{"d_scores_matches_finite_differences", "d_scores_rows_sum_to_zero"});
+    // a gradient at a masked key (row 2, key 4), taken from a visible one of the same row
+    CHECK(newly_failing(e, p, [](Run& r) {
+              at(r, "d_scores", 2 * 6 + 4) = 1e-3;
+              at(r, "d_scores", 2 * 6 + 1) -= 1e-3;
+          }) == Names{"d_scores_matches_finite_differences", "masked_keys_get_zero_gradient"});
+    // weights that leak to a later key (row 1, key 4): its d_k and d_v are no longer 0
+    CHECK(newly_failing(e, p, [](Run& r) { at(r, "weights", 1 * 6 + 4) = 0.01; }) == Names{"no_gradient_from_later_queries"});
+    // d_q [1, 2, 6, 4] turned forwards by RoPE instead of back: d_q_rot rotated twice
+    CHECK(newly_failing(e, p, [](Run& r) {
+              auto& d_q = tensor_of(r, "d_q").values.wide();
+              const auto& d_q_rot = tensor_of(r, "d_q_rot").values;
+              for (std::size_t n = 0; n < d_q.size(); ++n) d_q[n] = d_q_rot[n];
+          }) == Names{"d_q_matches_finite_differences", "rope_backward_is_inverse_rotation"});
 }

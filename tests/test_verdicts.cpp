@@ -18,6 +18,7 @@
 #include "attnlab/experiments/mask.hpp"
 #include "attnlab/experiments/nope.hpp"
 #include "attnlab/experiments/pe.hpp"
+#include "attnlab/experiments/grad.hpp"
 #include "attnlab/experiments/shaw.hpp"
 #include "attnlab/experiments/t5.hpp"
 #include "attnlab/experiments/permute.hpp"
@@ -242,6 +243,12 @@ TEST_CASE("verdicts: randomized mutations over every experiment, dtype and file 
         attend.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;
         attend.pe = static_cast<PeKind>(rng.below(4));
         mutate(attend_experiment(), attend, fmt::format("attend --len {} --heads {} --dim {}", attend.len, attend.heads, attend.dim), tally);
+        AttendParams grad;
+        grad.len = pick(2, 6), grad.heads = pick(1, 2), grad.dim = grad.heads * 2 * pick(1, 2);
+        grad.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;
+        grad.pe = static_cast<PeKind>(rng.below(4));
+        mutate(grad_experiment(), grad, fmt::format("grad --len {} --heads {} --dim {} --mask {} --pe {}", grad.len, grad.heads, grad.dim,
+                                                    name_of(grad.mask), name_of(grad.pe)), tally);
         PermuteParams permute;
         permute.len = pick(2, 8), permute.dim = 2 * pick(2, 6), permute.no_proj = rng.below(2) == 1;
         permute.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;

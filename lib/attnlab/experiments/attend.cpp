@@ -104,6 +104,61 @@ double work_per_row(const AttendParams& p)
     return dsize(r.batch) * dsize(p.heads) * dsize(r.kv_len) * dsize(head_dim(p)) * 2.0;
 }
 
+// The params report the sizes the run used (B from --lengths, S = L, H_kv = H by default).
+std::vector<OptionRow<AttendParams>> attend_options()
+{
+    using P = AttendParams;
+    std::vector<OptionRow<P>> rows{
+        option<P>("--batch", "Batch size B (default 1, or the number of --lengths)", &P::batch, whole_range(1, kMaxBatch)),
+        option<P>("--len", "Query positions L", &P::len, whole_range(1, 1L << 20)),
+        option<P>("--heads", "Heads H", &P::heads, whole_range(1, 1024)),
+        option<P>("--dim", "Model dimension E, a multiple of H (head dimension d = E/H)", &P::dim, whole_range(1, 1L << 16)),
+        option<P>("--kv-len", "Key/value positions S from a second sequence (cross-attention)", &P::kv_len, whole_range(1, 1L << 20)),
+        option<P>("--kv-heads", "Key/value heads, dividing H (grouped-query; 1 is multi-query)", &P::kv_heads, whole_range(1, 1024)),
+        option<P>("--scale", "Score scale (default 1/sqrt(d))", &P::scale, positive()),
+        option<P>("--pe", "sinusoidal: added to X before the projections; rope: rotates q and k after them; "
+                          "alibi: a bias on the scores", &P::pe),
+        option<P>("--rope-style", "RoPE pairing: interleaved (2i, 2i+1) or half (i, i+d/2)", &P::rope_style),
+        option<P>("--mask", "none|causal|padding|both|window, as in `attnlab mask`", &P::mask),
+        option<P>("--lengths", "Padding: one length per sequence, e.g. 3,5,2", &P::lengths),
+        option<P>("--window", "Window W for --mask window", &P::window),
+        option<P>("--positions", "Each token's position for --pe rope, alibi or sinusoidal (self-attention; any integers, "
+                                 "repeats and gaps included; default 0..L-1); sets --len when that is not given", &P::positions,
+                  whole_range(-kMaxRopePosition, kMaxRopePosition)),
+        option<P>("--align", "Causal triangle when L != S: upper-left (is_causal) or lower-right", &P::align),
+        option<P>("--softmax", "plain (NaN on fully masked rows) or safe (zeros)", &P::softmax),
+        option<P>("--threads", "Threads of the kernel and the projections (0: every core; the results are the same bits)", &P::threads,
+                  whole_range(0, 1024))};
+    row_of(rows, "--positions").sets_length_of = "--len";
+    row_of(rows, "--positions").reported = [](const P& p) { return list_or_null(p.positions); };
+    row_of(rows, "--batch").reported = [](const P& p) { return ParamValue(resolve(p).batch); };
+    row_of(rows, "--len").reported = [](const P& p) { return ParamValue(resolve(p).len); };
+    row_of(rows, "--dim").reported = [](const P& p) { return ParamValue(resolve(p).dim); };
+    row_of(rows, "--kv-len").reported = [](const P& p) { return ParamValue(resolve(p).kv_len); };
+    row_of(rows, "--kv-heads").reported = [](const P& p) { return ParamValue(resolve(p).cfg.kv_heads); };
+    return rows;
+}
+
+ParamList attend_derived_params(const AttendParams& p)
+{
+    return {{"cross_attention", resolve(p).cross},
+            {"head_dim", head_dim(p)},
+            {"weight_layout", std::string("[in, out]: Q = X W_q (PyTorch's nn.Linear stores the transpose)")}};
+}
+
+// --input positions=FILE is --positions read from a file; the run then holds (and reproduces
+// with) the list itself.
+void adopt_positions(AttendParams& p, RunContext& ctx)
+{
+    const auto given = ctx.inputs.find("positions");
+    if (given == ctx.inputs.end()) return;
+    if (!p.positions.empty()) throw InputError("--positions and --input positions both place the tokens; give one");
+    if (given->second.rank() != 1) throw InputError(fmt::format("--input positions: a list of positions [pos], not a tensor of rank {}", given->second.rank()));
+    p.positions = whole_positions(given->second);
+    if (p.positions.empty()) throw InputError("--input positions: the file holds no position");
+    ctx.inputs.erase(given);
+}
+
 }  // namespace attend_detail
 
 namespace {
@@ -323,61 +378,6 @@ std::vector<TensorDecl<AttendParams>> attend_tensors()
             {"weights", bhqk, Need::on_demand, bhls, {}, {}},
             {"out", bhpd, Need::always, q, {}, {}},
             {"out_merged", bpd, Need::on_demand, bld, {}, {}}};
-}
-
-// The params report the sizes the run used (B from --lengths, S = L, H_kv = H by default).
-std::vector<OptionRow<AttendParams>> attend_options()
-{
-    using P = AttendParams;
-    std::vector<OptionRow<P>> rows{
-        option<P>("--batch", "Batch size B (default 1, or the number of --lengths)", &P::batch, whole_range(1, kMaxBatch)),
-        option<P>("--len", "Query positions L", &P::len, whole_range(1, 1L << 20)),
-        option<P>("--heads", "Heads H", &P::heads, whole_range(1, 1024)),
-        option<P>("--dim", "Model dimension E, a multiple of H (head dimension d = E/H)", &P::dim, whole_range(1, 1L << 16)),
-        option<P>("--kv-len", "Key/value positions S from a second sequence (cross-attention)", &P::kv_len, whole_range(1, 1L << 20)),
-        option<P>("--kv-heads", "Key/value heads, dividing H (grouped-query; 1 is multi-query)", &P::kv_heads, whole_range(1, 1024)),
-        option<P>("--scale", "Score scale (default 1/sqrt(d))", &P::scale, positive()),
-        option<P>("--pe", "sinusoidal: added to X before the projections; rope: rotates q and k after them; "
-                          "alibi: a bias on the scores", &P::pe),
-        option<P>("--rope-style", "RoPE pairing: interleaved (2i, 2i+1) or half (i, i+d/2)", &P::rope_style),
-        option<P>("--mask", "none|causal|padding|both|window, as in `attnlab mask`", &P::mask),
-        option<P>("--lengths", "Padding: one length per sequence, e.g. 3,5,2", &P::lengths),
-        option<P>("--window", "Window W for --mask window", &P::window),
-        option<P>("--positions", "Each token's position for --pe rope, alibi or sinusoidal (self-attention; any integers, "
-                                 "repeats and gaps included; default 0..L-1); sets --len when that is not given", &P::positions,
-                  whole_range(-kMaxRopePosition, kMaxRopePosition)),
-        option<P>("--align", "Causal triangle when L != S: upper-left (is_causal) or lower-right", &P::align),
-        option<P>("--softmax", "plain (NaN on fully masked rows) or safe (zeros)", &P::softmax),
-        option<P>("--threads", "Threads of the kernel and the projections (0: every core; the results are the same bits)", &P::threads,
-                  whole_range(0, 1024))};
-    row_of(rows, "--positions").sets_length_of = "--len";
-    row_of(rows, "--positions").reported = [](const P& p) { return list_or_null(p.positions); };
-    row_of(rows, "--batch").reported = [](const P& p) { return ParamValue(resolve(p).batch); };
-    row_of(rows, "--len").reported = [](const P& p) { return ParamValue(resolve(p).len); };
-    row_of(rows, "--dim").reported = [](const P& p) { return ParamValue(resolve(p).dim); };
-    row_of(rows, "--kv-len").reported = [](const P& p) { return ParamValue(resolve(p).kv_len); };
-    row_of(rows, "--kv-heads").reported = [](const P& p) { return ParamValue(resolve(p).cfg.kv_heads); };
-    return rows;
-}
-
-ParamList attend_derived_params(const AttendParams& p)
-{
-    return {{"cross_attention", resolve(p).cross},
-            {"head_dim", head_dim(p)},
-            {"weight_layout", std::string("[in, out]: Q = X W_q (PyTorch's nn.Linear stores the transpose)")}};
-}
-
-// --input positions=FILE is --positions read from a file; the run then holds (and reproduces
-// with) the list itself.
-void adopt_positions(AttendParams& p, RunContext& ctx)
-{
-    const auto given = ctx.inputs.find("positions");
-    if (given == ctx.inputs.end()) return;
-    if (!p.positions.empty()) throw InputError("--positions and --input positions both place the tokens; give one");
-    if (given->second.rank() != 1) throw InputError(fmt::format("--input positions: a list of positions [pos], not a tensor of rank {}", given->second.rank()));
-    p.positions = whole_positions(given->second);
-    if (p.positions.empty()) throw InputError("--input positions: the file holds no position");
-    ctx.inputs.erase(given);
 }
 
 Experiment<AttendParams> make_attend_experiment()

@@ -21,6 +21,12 @@ Resolved resolve(const AttendParams& p);
 // Multiply-adds of one query row of a reference pass, over every (batch, head).
 double work_per_row(const AttendParams& p);
 
+// The option rows, the params `attend` reports beside them, and --input positions (`grad`
+// takes the same options).
+std::vector<OptionRow<AttendParams>> attend_options();
+ParamList attend_derived_params(const AttendParams& p);
+void adopt_positions(AttendParams& p, RunContext& ctx);
+
 inline long head_dim(const AttendParams& p) { return p.dim / p.heads; }
 
 // Whether the cross-positions check applies: it runs the block twice more, both runs alive

@@ -53,14 +53,15 @@ BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockW
 
     // 1. sinusoidal PE is added to the embeddings, before any projection (x_pe stays empty
     //    without it: the projections then read x itself, and no copy is made).
-    Ten3<T> kv_pe;
+    //    Self-attention's keys read x_pe too (q0 = 0 there); cross-attention keeps its own.
+    const bool cross = &x_kv != &x;
     if (cfg.pe == PeKind::sinusoidal) {
         const Mat<T> table = pe_table<T>(E, positions);
         r.x_pe = x + xt::view(table, xt::newaxis(), xt::range(q0, q0 + L), xt::all());
-        kv_pe = x_kv + xt::view(table, xt::newaxis(), xt::range(0, S), xt::all());
+        if (cross) r.x_kv_pe = x_kv + xt::view(table, xt::newaxis(), xt::range(0, S), xt::all());
     }
     const Ten3<T>& x_in = cfg.pe == PeKind::sinusoidal ? r.x_pe : x;
-    const Ten3<T>& kv_in = cfg.pe == PeKind::sinusoidal ? kv_pe : x_kv;
+    const Ten3<T>& kv_in = cfg.pe == PeKind::sinusoidal ? (cross ? r.x_kv_pe : r.x_pe) : x_kv;
     // 2. projections, row vectors times W [in, out], then the heads split.
     r.q = project_heads(x_in, w.w_q, cfg.heads, cfg.threads);
     r.k = project_heads(kv_in, w.w_k, cfg.kv_heads, cfg.threads);
@@ -79,6 +80,13 @@ BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockW
         r.bias = cfg.positions.empty() ? alibi_bias<T>(r.slopes, L, S, AlibiVariant::symmetric, q0) : alibi_bias_at<T>(r.slopes, positions);
     }
     return r;
+}
+
+template <class T>
+Ten4<T> block_rotate(const Ten4<T>& t, const BlockConfig& cfg, long positions, long first, Direction dir)
+{
+    const long d = static_cast<long>(t.shape(3));
+    return rope_apply(t, block_rope_cache<T>(d, token_positions(cfg, positions)), d, cfg.rope_style, dir, first);
 }
 
 template <class T>
@@ -136,6 +144,7 @@ long query_position_offset(Align align, long queries, long keys)
 #define ATTNLAB_BLOCK_INSTANTIATE(T)                                                                            \
     template AttentionInputs<T> attention_inputs<T>(const BlockResult<T>&, const BlockConfig&);                 \
     template BlockResult<T> prepare_block<T>(const Ten3<T>&, const Ten3<T>&, const BlockWeights<T>&, const BlockConfig&); \
+    template Ten4<T> block_rotate<T>(const Ten4<T>&, const BlockConfig&, long, long, Direction); \
     template std::pair<Ten4<T>, Ten4<T>> self_kv_rows<T>(const Ten3<T>&, long, long, const BlockWeights<T>&, const BlockConfig&); \
     template BlockResult<T> run_block<T>(const Ten3<T>&, const Ten3<T>&, const BlockWeights<T>&, const BlockConfig&, \
                                          Matrices, std::optional<RowRange>);

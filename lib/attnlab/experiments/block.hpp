@@ -39,6 +39,7 @@ struct BlockWeights {
 template <class T>
 struct BlockResult {
     Ten3<T> x_pe;     // [B, L, E] the queries' input after sinusoidal PE (empty without it)
+    Ten3<T> x_kv_pe;  // [B, S, E] the keys' input after sinusoidal PE, cross-attention only
     Ten4<T> q, k, v;  // after projection (and RoPE for q, k)
     Ten4<T> q_unrotated, k_unrotated;  // with RoPE: q and k before the rotation (else empty)
     Ten3<T> bias;     // [H, L, S] ALiBi for the report, or empty
@@ -59,6 +60,13 @@ AttentionInputs<T> attention_inputs(const BlockResult<T>& r, const BlockConfig& 
 // Everything before attention: PE, the projections, RoPE, ALiBi's bias (attn left empty).
 template <class T>
 BlockResult<T> prepare_block(const Ten3<T>& x, const Ten3<T>& x_kv, const BlockWeights<T>& w, const BlockConfig& cfg);
+
+// RoPE as the block applies it, base 10000 at the block's positions: to q (first = the
+// position of query 0) or to k (first = 0), forward; or, Direction::inverse, to a gradient of
+// the rotated tensor, which the backward turns by the transposed rotation. `positions` is how
+// many positions the block places (max(q0 + L, S)).
+template <class T>
+Ten4<T> block_rotate(const Ten4<T>& t, const BlockConfig& cfg, long positions, long first, Direction dir);
 
 // Self-attention's keys and values (RoPE applied) for rows of X at positions first..first+n-1
 // of a block of `positions` positions: x_rows [B, n, E] through sinusoidal PE, the projections

@@ -10,6 +10,7 @@
 #include "attnlab/experiments/attend.hpp"
 #include "attnlab/experiments/bench.hpp"
 #include "attnlab/experiments/decode.hpp"
+#include "attnlab/experiments/grad.hpp"
 #include "attnlab/experiments/learned.hpp"
 #include "attnlab/experiments/mask.hpp"
 #include "attnlab/experiments/nope.hpp"
@@ -71,7 +72,7 @@ const std::vector<Registered>& registered_experiments()
 {
     static const std::vector<Registered> list{entry(permute_experiment()), entry(pe_experiment()),   entry(learned_experiment()), entry(shaw_experiment()), entry(t5_experiment()), entry(rope_experiment()),
                                               entry(alibi_experiment()),   entry(mask_experiment()), entry(nope_experiment()), entry(decode_experiment()),
-                                              entry(attend_experiment()),  entry(bench_experiment())};
+                                              entry(attend_experiment()),  entry(grad_experiment()),  entry(bench_experiment())};
     return list;
 }
 
