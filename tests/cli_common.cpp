@@ -261,6 +261,9 @@ TEST_CASE("the memory estimate covers the measured peak of large runs, and refus
              {"attend", "--len", "1024", "--kv-len", "2048", "--heads", "8", "--dim", "512", "--pe", "rope", "--dtype", "float16", "--quiet"},
              {"attend", "--len", "1024", "--kv-len", "2048", "--heads", "8", "--dim", "512", "--pe", "alibi", "--quiet"},
              {"attend", "--len", "2048", "--heads", "8", "--kv-heads", "2", "--dim", "512", "--mask", "both", "--lengths", "2048,1000", "--quiet"},
+             // grad: the float64 passes kept for the checks, one more backward alive beside them
+             {"grad", "--len", "256", "--heads", "4", "--dim", "256", "--mask", "causal", "--pe", "rope", "--quiet"},
+             {"grad", "--len", "256", "--kv-len", "384", "--heads", "4", "--dim", "256", "--pe", "sinusoidal", "--dtype", "bfloat16", "--quiet"},
              {"rope", "--len", "4096", "--dim", "128", "--heads", "8", "--quiet"},
              {"pe", "--len", "8192", "--dim", "512", "--quiet"},
              {"alibi", "--len", "1024", "--heads", "8", "--quiet"}}) {

@@ -28,7 +28,7 @@ TEST_CASE("exercise list: each exercise's sizes, grading ranges and mistakes, in
 {
     const auto r = run_cli({"exercise", "list", "--lang", "en"});
     CHECK(r.status == 0);
-    CHECK(count_lines(r.out) == 3 * 16);
+    CHECK(count_lines(r.out) == 3 * 18);
     // columns as wide as the longest name and subcommand, plus one space
     CHECK(r.out.find("attention            attend        the attention block from given x and weights\n"
                      "                     sizes (default, grading range): batch 1 (1..3), len 5 (1..10), dim 8 (2..16), heads 2 (1..4)\n"
@@ -37,13 +37,13 @@ TEST_CASE("exercise list: each exercise's sizes, grading ranges and mistakes, in
     CHECK(r.out.find("pe                   pe            the sinusoidal table [L, D]\n                     sizes (default, grading range): len 16 (1..32), dim 16 (2..32)\n"
                      "                     mistakes it names: sin_cos_swapped, missing_factor_2, positions_from_1, concat_halves, transposed\n") == 0);
     const auto j = run_json({"exercise", "list", "--lang", "zh"});
-    REQUIRE(j["exercises"].size() == 16);
+    REQUIRE(j["exercises"].size() == 18);
     CHECK(j["exercises"][0] == nlohmann::json::parse(R"({"name": "pe", "title": "正弦位置编码表 [L, D]", "subcommand": "pe",
         "sizes": {"len": {"default": 16, "min": 1, "max": 32}, "dim": {"default": 16, "min": 2, "max": 32}},
         "mistakes": ["sin_cos_swapped", "missing_factor_2", "positions_from_1", "concat_halves", "transposed"]})"));
     const auto csv = run_cli({"exercise", "list", "--format", "csv", "--lang", "en"});
     CHECK(csv.status == 0);
-    CHECK(count_lines(csv.out) == 17);
+    CHECK(count_lines(csv.out) == 19);
     CHECK(csv.out.rfind("name,subcommand,sizes,mistakes,title\n"
                         "pe,pe,len 16 (1..32); dim 16 (2..32),sin_cos_swapped missing_factor_2 positions_from_1 concat_halves transposed,"
                         "\"the sinusoidal table [L, D]\"\n", 0) == 0);

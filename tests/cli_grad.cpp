@@ -37,7 +37,7 @@ TEST_CASE("grad: --against judges d_scores by default, a right answer passes, an
     // d_weights as d_scores: a backward that stops before the softmax
     const auto wrong = run_cli({"grad", "--mask", "causal", "--against", dir + "/right/d_weights.npy"});
     CHECK(wrong.status == 1);
-    CHECK(wrong.out.find("FAIL  d_scores = dloss/dscores") != std::string::npos);
+    CHECK(wrong.out.find("FAIL  d_scores = dloss/dscores (loss = sum(d_out * out_merged)), by central differences in float64") != std::string::npos);
     CHECK(wrong.err == "attnlab: failed checks: against (" + dir + "/right/d_weights.npy, tensor d_scores)\n");
     std::filesystem::remove_all(dir);
 }

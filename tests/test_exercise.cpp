@@ -37,7 +37,7 @@ TEST_CASE("exercise: the catalogue")
     std::vector<std::string> names;
     for (const auto& e : exercise_list()) names.push_back(e.name);
     CHECK(names == std::vector<std::string>{"pe", "pe-module", "learned-pe", "shaw-scores", "t5-buckets", "rope-interleaved", "rope-half", "alibi-slopes", "alibi-bias",
-                                            "causal-mask", "padding-mask", "attention", "masked-attention", "permutation",
+                                            "causal-mask", "padding-mask", "attention", "masked-attention", "softmax-backward", "attention-backward", "permutation",
                                             "position-without-pe", "decode-step"});
     CHECK(find_exercise("permutation").subcommand == "permute-test");
     CHECK_THROWS_WITH_AS(find_exercise("softmax"), doctest::Contains("no exercise 'softmax'; exercises: pe, pe-module"), InputError);
@@ -66,6 +66,9 @@ TEST_CASE("exercise: each one recognises exactly its catalogued mistakes")
     CHECK(mistake_ids(made("masked-attention")).back() == "mask_ignored");
     // One head: 1/sqrt(E) is 1/sqrt(d), so that mistake gives the right answer and is left out.
     CHECK(mistake_ids(made("attention", {{"heads", 1}})) == std::vector<std::string>{"linear_weight_transposed", "no_scale", "softmax_over_queries"});
+    CHECK(mistake_ids(made("softmax-backward")) == std::vector<std::string>{"softmax_grad_missing_subtraction"});
+    CHECK(mistake_ids(made("attention-backward")) ==
+          std::vector<std::string>{"softmax_grad_missing_subtraction", "scale_forgotten_in_backward", "d_k_transposed"});
     CHECK(mistake_ids(made("permutation")) == std::vector<std::string>{"inverse_permutation", "input_not_permuted", "linear_weight_transposed", "no_scale"});
 }
 

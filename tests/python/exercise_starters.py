@@ -159,6 +159,30 @@ SOLUTIONS["permutation"] = """
     return (weights @ v).transpose(0, 2, 1, 3).reshape(L, E)
 """
 
+SOLUTIONS["softmax-backward"] = """
+    delta = (weights * d_weights).sum(axis=-1, keepdims=True)
+    return weights * (d_weights - delta)
+"""
+SOLUTIONS["attention-backward"] = """
+    B, L, E = x.shape
+    d = E // H
+    def heads(t):
+        return t.reshape(B, L, H, d).transpose(0, 2, 1, 3)
+    def merged(t):
+        return t.transpose(0, 2, 1, 3).reshape(B, L, E)
+    q, k, v = heads(x @ w_q), heads(x @ w_k), heads(x @ w_v)
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d)
+    p = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    p = p / p.sum(axis=-1, keepdims=True)
+    d_o = heads(d_out)
+    d_p = d_o @ v.transpose(0, 1, 3, 2)
+    d_s = p * (d_p - (p * d_p).sum(axis=-1, keepdims=True))
+    d_q = d_s @ k / np.sqrt(d)
+    d_k = d_s.transpose(0, 1, 3, 2) @ q / np.sqrt(d)
+    d_v = p.transpose(0, 1, 3, 2) @ d_o
+    return merged(d_q) @ w_q.T + merged(d_k) @ w_k.T + merged(d_v) @ w_v.T
+"""
+
 MARKED = re.compile(r"(    # --- your code: start ---\n).*?(    # --- your code: end ---\n)", re.S)
 
 

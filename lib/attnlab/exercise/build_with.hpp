@@ -82,5 +82,8 @@ ExerciseDef shaw_exercise();
 ExerciseDef t5_exercise();
 ExerciseDef nope_exercise();
 ExerciseDef decode_exercise();
+// The backward pass (catalogue_backward.cpp).
+ExerciseDef softmax_backward_exercise();
+ExerciseDef attention_backward_exercise();
 
 }  // namespace attnlab::exercise_detail

@@ -446,6 +446,8 @@ const std::vector<ExerciseDef>& exercise_defs()
                                                   padding_mask_exercise(),
                                                   attention_exercise(false),
                                                   attention_exercise(true),
+                                                  softmax_backward_exercise(),
+                                                  attention_backward_exercise(),
                                                   permutation_exercise(),
                                                   nope_exercise(),
                                                   decode_exercise()};

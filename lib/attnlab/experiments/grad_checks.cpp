@@ -18,7 +18,8 @@ const GradKept& kept_of(const Run& run) { return resolved_as<GradKept>(run); }
 
 // --- the loss of the block with one tensor moved, in float64 ---
 
-// out [B, H, L, d] = P v, head h reading key/value head h / (H / Hkv).
+// out [B, H, L, d] = P v, head h reading key/value head h / (H / Hkv); a weight of 0 (a masked
+// key) adds nothing and is skipped.
 Ten4<double> weights_times_values(const Ten4<double>& weights, const Ten4<double>& v)
 {
     const std::size_t B = weights.shape(0), H = weights.shape(1), L = weights.shape(2), S = weights.shape(3), d = v.shape(3);
@@ -26,9 +27,15 @@ Ten4<double> weights_times_values(const Ten4<double>& weights, const Ten4<double
     Ten4<double> out = xt::zeros<double>({B, H, L, d});
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < H; ++h)
-            for (std::size_t i = 0; i < L; ++i)
-                for (std::size_t j = 0; j < S; ++j)
-                    for (std::size_t c = 0; c < d; ++c) out(b, h, i, c) += weights(b, h, i, j) * v(b, h / group, j, c);
+            for (std::size_t i = 0; i < L; ++i) {
+                const double* p_i = &weights(b, h, i, 0);
+                double* out_i = &out(b, h, i, 0);
+                for (std::size_t j = 0; j < S; ++j) {
+                    if (p_i[j] == 0.0) continue;
+                    const double* v_j = &v(b, h / group, j, 0);
+                    for (std::size_t c = 0; c < d; ++c) out_i[c] += p_i[j] * v_j[c];
+                }
+            }
     return out;
 }
 
@@ -63,14 +70,16 @@ double loss_from_inputs(const GradKept& k, const std::string& of, const std::vec
 // The loss with q, k, v (before RoPE: rotated again), q_rot or k_rot moved: attention again.
 double loss_from_heads(const GradKept& k, const std::string& of, const std::vector<double>& delta)
 {
-    BlockResult<double> res = *k.forward;
+    const BlockResult<double>& f = *k.forward;
+    BlockResult<double> res;  // what attention reads, without the forward's scores and weights
+    res.q = f.q, res.k = f.k, res.v = f.v, res.bias = f.bias, res.slopes = f.slopes, res.q0 = f.q0, res.scale = f.scale;
     const bool rope = k.r.cfg.pe == PeKind::rope;
     const long positions = block_positions(k.r);
     if (of == "q_rot") res.q = moved(res.q, delta);
     if (of == "k_rot") res.k = moved(res.k, delta);
     if (of == "v") res.v = moved(res.v, delta);
-    if (of == "q") res.q = rope ? block_rotate(moved(res.q_unrotated, delta), k.r.cfg, positions, res.q0, Direction::forward) : moved(res.q, delta);
-    if (of == "k") res.k = rope ? block_rotate(moved(res.k_unrotated, delta), k.r.cfg, positions, 0, Direction::forward) : moved(res.k, delta);
+    if (of == "q") res.q = rope ? block_rotate(moved(f.q_unrotated, delta), k.r.cfg, positions, res.q0, Direction::forward) : moved(res.q, delta);
+    if (of == "k") res.k = rope ? block_rotate(moved(f.k_unrotated, delta), k.r.cfg, positions, 0, Direction::forward) : moved(res.k, delta);
     return loss_of(k, attention(attention_inputs(res, k.r.cfg), Matrices::drop).out);
 }
 
@@ -170,10 +179,10 @@ std::optional<Check> check_finite_differences(const std::string& grad, const std
     const double ops = 2.0 * dsize(k.r.dim) + dsize(k.r.dim / cfg.heads) + 2.0 * dsize(k.r.kv_len) + 16.0;
     const double u64 = unit_roundoff(DType::float64);
     const double bound = std::abs(d_h - d_half) + 4.0 * u64 * ops * loss_terms(k) / h + judged_rounding + u64 * dsize(u.size()) * dot_size;
-    return at_most(tr(env, "{} = dloss/d{} for loss = sum(d_out * out_merged): it matches central finite differences in float64",
-                      "{} = dloss/d{}，loss = sum(d_out * out_merged)：与 float64 中心差分一致", grad, of),
-                   tr(env, "|<{0}, u> - (loss(+h u) - loss(-h u)) / 2h|, u a seeded random direction, h = {1:.3g}",
-                      "|<{0}, u> - (loss(+h u) - loss(-h u)) / 2h|，u 为带种子的随机方向，h = {1:.3g}", grad, h / 2.0),
+    return at_most(tr(env, "{} = dloss/d{} (loss = sum(d_out * out_merged)), by central differences in float64",
+                      "{} = dloss/d{}（loss = sum(d_out * out_merged)），与 float64 中心差分一致", grad, of),
+                   tr(env, "|<{0}, u> - central difference along u|, u seeded, h = {1:.3g}",
+                      "|<{0}, u> - 沿 u 的中心差分|，u 带种子，h = {1:.3g}", grad, h / 2.0),
                    diff_nan_rule(dot, d_half), bound, scale);
 }
 
