@@ -60,6 +60,14 @@ Each fixture reproduces a well-known reference implementation line for line:
     is the softmax's input, so its gradient is d_scores. torch.manual_seed(0) per configuration;
     the inputs (x, x_kv, w_q, w_k, w_v, d_out) are saved beside every gradient. Configurations
     in GRAD_CONFIGS.
+  - train_<scheme>_*: the decoder of `attnlab train` written from its definition with plain torch
+    operations in float64 (token embedding, learned or sinusoidal positions, pre-norm blocks of
+    causal attention with RoPE or ALiBi and a GELU (tanh) MLP of 4C, a final LayerNorm, the
+    unembedding, cross_entropy with ignore_index=-1), trained by torch.optim.AdamW (lr 1e-2,
+    betas 0.9, 0.999, eps 1e-8, weight decay 0.01) with clip_grad_norm_(1.0), three steps on one
+    batch. V 11, C 16, 2 layers, 2 heads, B 3, T 6, torch.manual_seed(0): the initial parameters
+    (one vector in the program's layout order), the batch's tokens and targets, the parameters
+    after 1 and after 3 steps, and the three losses.
 The tests read these .npy files; building and testing never need PyTorch.
 Run from the repository root with Debian's Python:  /usr/bin/python3 data/make_fixtures.py
 """
@@ -404,6 +412,82 @@ def grad_fixture(name, B, L, S, E, H, Hkv, pe, mask, lengths):
             save(prefix + "d_" + key, t.grad)
 
 
+def train_layout(V, C, layers, T, pe):
+    F = 4 * C
+    names = [("wte", (V, C))] + ([("wpe", (T, C))] if pe == "learned" else [])
+    for i in range(layers):
+        p = f"l{i}_"
+        names += [(p + "ln1_w", (C,)), (p + "ln1_b", (C,)), (p + "w_q", (C, C)), (p + "w_k", (C, C)), (p + "w_v", (C, C)),
+                  (p + "w_o", (C, C)), (p + "ln2_w", (C,)), (p + "ln2_b", (C,)), (p + "w_1", (C, F)), (p + "b_1", (F,)),
+                  (p + "w_2", (F, C)), (p + "b_2", (C,))]
+    return names + [("lnf_w", (C,)), ("lnf_b", (C,)), ("w_u", (C, V))]
+
+
+def decoder_loss(w, tokens, targets, V, C, layers, H, pe):
+    B, T = tokens.shape
+    d = C // H
+    x = w["wte"][tokens]
+    if pe == "learned":
+        x = x + w["wpe"][:T]
+    if pe == "sinusoidal":
+        x = x + pe_interleaved(T, C, "exp_log", torch.float64)
+    hidden = torch.ones(T, T).triu(1).bool()
+    for i in range(layers):
+        p = f"l{i}_"
+        h = torch.nn.functional.layer_norm(x, (C,), w[p + "ln1_w"], w[p + "ln1_b"], eps=1e-5)
+        q, k, v = [(h @ w[p + n]).view(B, T, H, d).transpose(1, 2) for n in ("w_q", "w_k", "w_v")]
+        if pe == "rope":
+            q, k = rope_interleaved(q, torch.arange(T)), rope_interleaved(k, torch.arange(T))
+        scores = q @ k.transpose(-1, -2) / math.sqrt(d)
+        if pe == "alibi":
+            distance = (torch.arange(T)[:, None] - torch.arange(T)[None, :]).to(torch.float64)
+            scores = scores - torch.tensor(alibi_slopes(H), dtype=torch.float64)[:, None, None] * distance
+        a = torch.softmax(scores.masked_fill(hidden, float("-inf")), dim=-1) @ v
+        x = x + a.transpose(1, 2).reshape(B, T, C) @ w[p + "w_o"]
+        h = torch.nn.functional.layer_norm(x, (C,), w[p + "ln2_w"], w[p + "ln2_b"], eps=1e-5)
+        x = x + torch.nn.functional.gelu(h @ w[p + "w_1"] + w[p + "b_1"], approximate="tanh") @ w[p + "w_2"] + w[p + "b_2"]
+    x = torch.nn.functional.layer_norm(x, (C,), w["lnf_w"], w["lnf_b"], eps=1e-5)
+    logits = x @ w["w_u"]
+    return torch.nn.functional.cross_entropy(logits.view(B * T, V), targets.view(-1), ignore_index=-1)
+
+
+def train_fixture(pe):
+    torch.manual_seed(0)
+    V, C, layers, H, B, T = 11, 16, 2, 2, 3, 6
+    w = {}
+    for name, shape in train_layout(V, C, layers, T, pe):
+        if name.endswith("_w") and "ln" in name:
+            w[name] = torch.ones(shape, dtype=torch.float64)
+        elif "_b" in name and len(shape) == 1:
+            w[name] = torch.zeros(shape, dtype=torch.float64)
+        else:
+            w[name] = torch.randn(shape, dtype=torch.float64) * 0.02
+        w[name].requires_grad_()
+    tokens = torch.randint(0, V, (B, T))
+    targets = torch.randint(0, V, (B, T))
+    targets[:, :2] = -1
+
+    def flat():
+        return torch.cat([w[n].detach().reshape(-1) for n, _ in train_layout(V, C, layers, T, pe)])
+
+    save(f"train_{pe}_init", flat())
+    save(f"train_{pe}_tokens", tokens.to(torch.float64))
+    save(f"train_{pe}_targets", targets.to(torch.float64))
+    params = [w[n] for n, _ in train_layout(V, C, layers, T, pe)]
+    opt = torch.optim.AdamW(params, lr=1e-2, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
+    losses = []
+    for step in range(3):
+        opt.zero_grad()
+        loss = decoder_loss(w, tokens, targets, V, C, layers, H, pe)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        losses.append(loss.item())
+        if step in (0, 2):
+            save(f"train_{pe}_after_{step + 1}", flat())
+    save(f"train_{pe}_losses", torch.tensor(losses, dtype=torch.float64))
+
+
 def save(name, tensor):
     np.save(os.path.join(OUT, name + ".npy"), tensor.numpy())
 
@@ -425,6 +509,8 @@ def main():
     shaw_fixtures()
     for name, config in GRAD_CONFIGS.items():
         grad_fixture(name, *config)
+    for pe in ("alibi", "rope", "learned", "sinusoidal"):
+        train_fixture(pe)
     with open(os.path.join(OUT, "VERSIONS"), "w") as f:
         f.write(f"torch {torch.__version__}\nnumpy {np.__version__}\n")
 

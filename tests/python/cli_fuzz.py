@@ -39,8 +39,10 @@ opts["tour"] = ["--section", "--lang"]
 sections = subprocess.run([A, "tour", "--section", "?"], capture_output=True, text=True).stderr.strip().split("sections: ")[1].split(", ")
 assert len(sections) >= 6, sections
 enums.update({"--section": sections, "--lang": ["en", "zh"]})
-# bench's sizes are fixed small (its defaults time a 4096-query run); the rest is random.
-prefix = {"bench": ["--len", "64", "--heads", "2"]}
+# bench's and train's sizes are fixed small (bench's defaults time a 4096-query run, train's
+# train for 13 s); the rest is random.
+prefix = {"bench": ["--len", "64", "--heads", "2"],
+          "train": ["--steps", "3", "--d-model", "16", "--heads", "2", "--train-len", "4", "--batch", "4"]}
 common = [["--dtype", "float64"], ["--dtype", "float16"], ["--dtype", "bfloat16"], ["--format", "json"], ["--format", "csv"], ["--quiet"], ["--tol", "0"], ["--lang", "zh"]]
 bad = 0
 codes = {}

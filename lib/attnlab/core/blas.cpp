@@ -93,15 +93,15 @@ blasint as_int(std::size_t n) { return static_cast<blasint>(n); }
 
 // Row-major C = alpha A op(B) + beta C, op(B) = B or its transpose, through ?gemm.
 void gemm(CBLAS_TRANSPOSE tb, std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A, std::size_t lda, const float* B,
-          std::size_t ldb, float beta, float* C, std::size_t ldc)
+          std::size_t ldb, float beta, float* C, std::size_t ldc, CBLAS_TRANSPOSE ta = CblasNoTrans)
 {
-    once().sgemm(CblasRowMajor, CblasNoTrans, tb, as_int(M), as_int(N), as_int(K), alpha, A, as_int(lda), B, as_int(ldb), beta, C, as_int(ldc));
+    once().sgemm(CblasRowMajor, ta, tb, as_int(M), as_int(N), as_int(K), alpha, A, as_int(lda), B, as_int(ldb), beta, C, as_int(ldc));
 }
 
 void gemm(CBLAS_TRANSPOSE tb, std::size_t M, std::size_t N, std::size_t K, double alpha, const double* A, std::size_t lda, const double* B,
-          std::size_t ldb, double beta, double* C, std::size_t ldc)
+          std::size_t ldb, double beta, double* C, std::size_t ldc, CBLAS_TRANSPOSE ta = CblasNoTrans)
 {
-    once().dgemm(CblasRowMajor, CblasNoTrans, tb, as_int(M), as_int(N), as_int(K), alpha, A, as_int(lda), B, as_int(ldb), beta, C, as_int(ldc));
+    once().dgemm(CblasRowMajor, ta, tb, as_int(M), as_int(N), as_int(K), alpha, A, as_int(lda), B, as_int(ldb), beta, C, as_int(ldc));
 }
 
 }  // namespace
@@ -133,6 +133,18 @@ void gemm_nn(std::size_t M, std::size_t N, std::size_t K, double alpha, const do
              std::size_t ldb, double beta, double* C, std::size_t ldc)
 {
     gemm(CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void gemm_tn(std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A, std::size_t lda, const float* B,
+             std::size_t ldb, float beta, float* C, std::size_t ldc)
+{
+    gemm(CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, CblasTrans);
+}
+
+void gemm_tn(std::size_t M, std::size_t N, std::size_t K, double alpha, const double* A, std::size_t lda, const double* B,
+             std::size_t ldb, double beta, double* C, std::size_t ldc)
+{
+    gemm(CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, CblasTrans);
 }
 
 }  // namespace attnlab::blas

@@ -23,4 +23,10 @@ void gemm_nn(std::size_t M, std::size_t N, std::size_t K, float alpha, const flo
 void gemm_nn(std::size_t M, std::size_t N, std::size_t K, double alpha, const double* A, std::size_t lda, const double* B,
              std::size_t ldb, double beta, double* C, std::size_t ldc);
 
+// C [M, N] = alpha A^T B + beta C, A stored [K, M] (a weight's gradient X^T dY).
+void gemm_tn(std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A, std::size_t lda, const float* B,
+             std::size_t ldb, float beta, float* C, std::size_t ldc);
+void gemm_tn(std::size_t M, std::size_t N, std::size_t K, double alpha, const double* A, std::size_t lda, const double* B,
+             std::size_t ldb, double beta, double* C, std::size_t ldc);
+
 }  // namespace attnlab::blas

@@ -76,7 +76,8 @@ void fill_normal(T* data, std::size_t n, std::uint64_t seed, std::uint64_t strea
 namespace stream {
 constexpr std::uint64_t x = 1, w_q = 2, w_k = 3, w_v = 4, q = 5, k = 6, v = 7, scores = 8,
                         perm = 9, x_kv = 10, perturb = 11, lengths = 12, pos_emb = 13, bucket_bias = 14,
-                        rel_k = 15, rel_v = 16, hidden_cases = 17, d_out = 18, fd_direction = 19;
+                        rel_k = 15, rel_v = 16, hidden_cases = 17, d_out = 18, fd_direction = 19,
+                        model_init = 20, train_data = 21, eval_data = 22;
 // decode draws x, w_q, w_k and w_v on the streams attend uses.
 }
 

@@ -19,6 +19,7 @@
 #include "attnlab/experiments/rope.hpp"
 #include "attnlab/experiments/shaw.hpp"
 #include "attnlab/experiments/t5.hpp"
+#include "attnlab/experiments/train.hpp"
 #include "attnlab/learner/against.hpp"
 
 #include <fmt/format.h>
@@ -72,7 +73,7 @@ const std::vector<Registered>& registered_experiments()
 {
     static const std::vector<Registered> list{entry(permute_experiment()), entry(pe_experiment()),   entry(learned_experiment()), entry(shaw_experiment()), entry(t5_experiment()), entry(rope_experiment()),
                                               entry(alibi_experiment()),   entry(mask_experiment()), entry(nope_experiment()), entry(decode_experiment()),
-                                              entry(attend_experiment()),  entry(grad_experiment()),  entry(bench_experiment())};
+                                              entry(attend_experiment()),  entry(grad_experiment()),  entry(train_experiment()), entry(bench_experiment())};
     return list;
 }
 

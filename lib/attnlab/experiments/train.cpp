@@ -1,0 +1,260 @@
+#include "attnlab/experiments/train.hpp"
+#include "attnlab/experiments/train_internal.hpp"
+
+#include "attnlab/core/measure.hpp"
+#include "attnlab/core/report.hpp"
+#include "attnlab/core/rng.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace attnlab {
+
+namespace train_detail {
+
+using namespace train;
+
+std::vector<long> eval_lengths(const TrainParams& p)
+{
+    return p.eval_lens.empty() ? std::vector<long>{p.train_len, 2 * p.train_len, 4 * p.train_len} : p.eval_lens;
+}
+
+std::vector<Scheme> schemes_of(const TrainParams& p)
+{
+    if (!p.compare) return {p.pe};
+    return {Scheme::none, Scheme::sinusoidal, Scheme::learned, Scheme::rope, Scheme::alibi};
+}
+
+ModelConfig model_config(const TrainParams& p, Scheme pe)
+{
+    return {p.vocab, p.d_model, p.layers, p.heads, task_positions(p.task, p.train_len), pe};
+}
+
+void validate(const TrainParams& p)
+{
+    if (p.d_model % p.heads != 0) throw InputError(fmt::format("--d-model {} is not divisible by --heads {}", p.d_model, p.heads));
+    const long d = p.d_model / p.heads;
+    for (Scheme s : schemes_of(p)) {
+        if (s == Scheme::rope && d % 2 != 0) throw InputError(fmt::format("rope needs an even head dimension; --d-model / --heads = {}", d));
+        if (s == Scheme::sinusoidal && p.d_model % 2 != 0) throw InputError(fmt::format("sinusoidal PE needs an even --d-model (got {})", p.d_model));
+    }
+    if (p.task == Task::k_back && p.k >= p.train_len) {
+        throw InputError(fmt::format("--k {} must be below --train-len {}: k-back scores positions t >= k", p.k, p.train_len));
+    }
+    for (long n : eval_lengths(p))
+        if (n < 1 || n > kMaxEvalLen) throw InputError(fmt::format("--eval-lens must lie in 1..{} (got {})", kMaxEvalLen, n));
+}
+
+// Work of one pass over `tokens` positions of context T: the products (6 per parameter for a
+// forward and a backward, through BLAS) and the attention (T d per query, four passes).
+double pass_work(const TrainParams& p, double tokens, double context, bool backward)
+{
+    const double C = dsize(p.d_model), params = dsize(p.layers) * 12.0 * C * C + 2.0 * dsize(p.vocab) * C;
+    const double factor = backward ? 3.0 : 1.0;
+    return factor * (2.0 * params * tokens / kKernelSpeedup + dsize(p.layers) * tokens * context * C * 2.0);
+}
+
+double total_work(const TrainParams& p)
+{
+    const double T = dsize(task_positions(p.task, p.train_len)), tokens = dsize(p.batch) * T;
+    double work = (dsize(p.steps) + 2.0 * kThreadCheckSteps) * pass_work(p, tokens, T, true);
+    for (long n : eval_lengths(p)) {
+        const double Tn = dsize(task_positions(p.task, n));
+        work += pass_work(p, dsize(kEvalSequences) * Tn, Tn, false);
+    }
+    return work * dsize(static_cast<long>(schemes_of(p).size())) + kCheckBudget;
+}
+
+}  // namespace train_detail
+
+namespace {
+
+using namespace train;
+using namespace train_detail;
+
+// One scheme trained: its losses per step, its accuracy per evaluation length (NaN where it
+// cannot run), and the figures its checks read.
+struct SchemeResult {
+    std::vector<double> loss, accuracy;
+    double first_max_logit = 0.0;
+    double seconds = 0.0;
+};
+
+template <class T>
+double max_abs_logit(const Model<T>& m, const Batch& batch, unsigned threads)
+{
+    Activations<T> act;
+    model_forward(m, batch, act, threads);
+    double worst = 0.0;
+    for (T z : act.logits) worst = worse(worst, std::abs(static_cast<double>(z)));
+    return worst;
+}
+
+template <class T>
+std::vector<double> evaluate(const TrainParams& p, const Model<T>& m, std::uint64_t seed)
+{
+    const TaskSpec spec{p.task, p.vocab, p.k};
+    std::vector<double> acc;
+    for (long n : eval_lengths(p)) {
+        if (m.cfg.pe == Scheme::learned && task_positions(p.task, n) > m.cfg.max_len) {
+            acc.push_back(std::numeric_limits<double>::quiet_NaN());  // no table row for those positions
+            continue;
+        }
+        const Batch batch = task_batch(spec, n, kEvalSequences, seed, stream::eval_data, static_cast<std::uint64_t>(n));
+        Activations<T> act;
+        model_forward(m, batch, act, p.threads);
+        acc.push_back(train::accuracy(act, batch, p.vocab));
+    }
+    return acc;
+}
+
+template <class T>
+SchemeResult train_scheme(const TrainParams& p, Scheme pe, std::uint64_t seed)
+{
+    const TaskSpec spec{p.task, p.vocab, p.k};
+    Model<T> m = init_model<T>(model_config(p, pe), seed);
+    Optimizer<T> opt;
+    StepConfig cfg;
+    cfg.lr = p.lr, cfg.threads = p.threads;
+    SchemeResult r;
+    const auto start = std::chrono::steady_clock::now();
+    for (long step = 0; step < p.steps; ++step) {
+        const Batch batch = task_batch(spec, p.train_len, p.batch, seed, stream::train_data, static_cast<std::uint64_t>(step));
+        if (step == 0) r.first_max_logit = max_abs_logit(m, batch, p.threads);
+        r.loss.push_back(train_step(m, opt, batch, cfg));
+    }
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.accuracy = evaluate(p, m, seed);
+    return r;
+}
+
+template <class T>
+Run compute_train(const TrainParams& p, const Plan& plan)
+{
+    if (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
+        throw InputError("train runs in float32 or float64 (--dtype); its 16-bit runs would be a mixed-precision recipe of their own");
+    }
+    using Work = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    Run run;
+    const std::vector<Scheme> schemes = schemes_of(p);
+    const std::vector<long> lens = eval_lengths(p);
+    std::vector<double> losses, table;
+    double seconds = 0.0;
+    for (Scheme s : schemes) {
+        const SchemeResult r = train_scheme<Work>(p, s, plan.seed);
+        losses.insert(losses.end(), r.loss.begin(), r.loss.end());
+        table.insert(table.end(), r.accuracy.begin(), r.accuracy.end());
+        seconds += r.seconds;
+        run.measured["max_logit0:" + std::string(name_of(s))] = r.first_max_logit;
+    }
+    const auto S = schemes.size(), steps = static_cast<std::size_t>(p.steps), L = lens.size();
+    const Elem elem = std::is_same_v<T, double> ? Elem::float64 : Elem::float32;
+    run.add(Tensor{"eval_lens", {"length"}, Elem::index, {L}, std::vector<double>(lens.begin(), lens.end())});
+    if (p.compare) {
+        run.add(Tensor{"loss", {"scheme", "step"}, elem, {S, steps}, losses});
+        run.add(Tensor{"extrapolation", {"scheme", "length"}, Elem::float64, {S, L}, table});
+    } else {
+        run.add(Tensor{"loss", {"step"}, elem, {steps}, losses});
+        run.add(Tensor{"accuracy", {"length"}, Elem::float64, {L}, table});
+    }
+    const double tokens = dsize(p.steps) * dsize(p.batch) * dsize(task_positions(p.task, p.train_len)) * dsize(static_cast<long>(S));
+    set_param(run.measurements, "train_seconds", seconds);
+    set_param(run.measurements, "tokens_per_second", tokens / seconds);
+    keep_thread_and_gradient_figures<Work>(p, plan.seed, run);
+    return run;
+}
+
+// What the rows and columns of the tables are, and what the demonstrations rest on.
+std::optional<std::string> table_note(const TrainParams& p, const Run&, const CheckEnv& env)
+{
+    const std::string lens = fmt::format("{}", fmt::join(eval_lengths(p), ", "));
+    if (!p.compare) {
+        return tr(env, "accuracy: the share of scored positions whose most likely token is the target, at task lengths {} ({} sequences each)",
+                  "accuracy：被评分位置中最可能的词元即目标的比例，任务长度 {}（每个长度 {} 个序列）", lens, kEvalSequences);
+    }
+    return tr(env, "extrapolation: rows none, sinusoidal, learned, rope, alibi; columns task lengths {}; NaN where a learned table has no row "
+                   "for a position. Every scheme trained from the same seed and batches",
+              "extrapolation：行依次为 none、sinusoidal、learned、rope、alibi；列为任务长度 {}；可学习位置表没有对应行时为 NaN。"
+              "各方案用同一种子与同一批数据训练", lens);
+}
+
+template <class T>
+Typed<TrainParams> train_typed()
+{
+    return {compute_train<T>, train_checks(), {table_note}};
+}
+
+std::vector<OptionRow<TrainParams>> train_options()
+{
+    using P = TrainParams;
+    std::vector<OptionRow<P>> rows{
+        option<P>("--task", "copy|reverse|k-back|induction: a task only the tokens' order solves", &P::task),
+        option<P>("--pe", "none|sinusoidal|learned|rope|alibi: how position enters the decoder", &P::pe),
+        option<P>("--steps", "Training steps (AdamW), in total", &P::steps, whole_range(1, 100000)),
+        option<P>("--vocab", "Vocabulary V: token 0 separates, 1..V-1 are content", &P::vocab, whole_range(3, 4096)),
+        option<P>("--d-model", "Model dimension C", &P::d_model, whole_range(2, 1024)),
+        option<P>("--layers", "Decoder blocks (pre-norm: attention, then an MLP of 4C)", &P::layers, whole_range(1, 8)),
+        option<P>("--heads", "Heads H, dividing --d-model", &P::heads, whole_range(1, 64)),
+        option<P>("--train-len", "Task length L the model trains at (copy and reverse see 2L positions)", &P::train_len, whole_range(2, 512)),
+        option<P>("--eval-lens", "Task lengths evaluated after training (default L, 2L and 4L)", &P::eval_lens),
+        option<P>("--batch", "Sequences per step", &P::batch, whole_range(1, 1024)),
+        option<P>("--lr", "AdamW's learning rate (betas 0.9, 0.999, eps 1e-8, weight decay 0.01; gradients clipped to norm 1)", &P::lr, positive()),
+        option<P>("--k", "k-back's distance: position t answers the token at t - k", &P::k, whole_range(1, 512)),
+        option<P>("--compare-schemes", "Train every scheme with the same seed and data, and print the extrapolation table", &P::compare),
+        option<P>("--threads", "Threads of the attention passes (0: every core; the results are the same bits)", &P::threads, whole_range(0, 1024))};
+    row_of(rows, "--eval-lens").reported = [](const P& p) { return list_or_null(eval_lengths(p)); };
+    row_of(rows, "--compare-schemes").excludes = {"--pe"};
+    return rows;
+}
+
+std::vector<TensorDecl<TrainParams>> train_tensors()
+{
+    using P = TrainParams;
+    auto compare = [](const P& p) { return p.compare; };
+    auto single = [](const P& p) { return !p.compare; };
+    auto lens = [](const P& p) { return dsize(static_cast<long>(eval_lengths(p).size())); };
+    return {{"eval_lens", {"length"}, Need::always, [=](const P& p) { return std::vector<double>{lens(p)}; }, {}, {}},
+            {"loss", {"step"}, Need::always,
+             [](const P& p) { return p.compare ? std::vector<double>{5.0, dsize(p.steps)} : std::vector<double>{dsize(p.steps)}; }, {}, {"scheme", "step"}},
+            {"accuracy", {"length"}, Need::always, [=](const P& p) { return std::vector<double>{lens(p)}; }, single, {}},
+            {"extrapolation", {"scheme", "length"}, Need::always, [=](const P& p) { return std::vector<double>{5.0, lens(p)}; }, compare, {}}};
+}
+
+Experiment<TrainParams> make_train_experiment()
+{
+    Experiment<TrainParams> e;
+    e.command = "train";
+    e.summary = "A tiny decoder trained on copy, reverse, k-back or induction with each position scheme, evaluated past its training length";
+    e.example = "attnlab train --task k-back --pe alibi";
+    e.options = train_options();
+    e.main_tensor = "loss";
+    e.tensors = train_tensors();
+    e.validate = validate;
+    e.derived_params = [](const TrainParams& p) {
+        return ParamList{{"context", task_positions(p.task, p.train_len)},
+                         {"parameters", static_cast<long>(model_layout(model_config(p, p.compare ? Scheme::learned : p.pe)).total)}};
+    };
+    e.scratch_bytes = [](const TrainParams& p, DType) { return train_memory(p); };
+    e.work = [](const TrainParams& p, const Plan&) { return total_work(p); };
+    e.work_what = [](const TrainParams& p) {
+        return fmt::format("{} steps of {} sequences of {} positions{}", p.steps, p.batch, task_positions(p.task, p.train_len), p.compare ? ", five times" : "");
+    };
+    e.set_typed([](auto t) { return train_typed<typename decltype(t)::type>(); });
+    return e;
+}
+
+}  // namespace
+
+const Experiment<TrainParams>& train_experiment()
+{
+    static const Experiment<TrainParams> e = make_train_experiment();
+    return e;
+}
+
+Report run_train(const TrainParams& p, const RunContext& ctx) { return run_experiment(train_experiment(), p, ctx); }
+
+}  // namespace attnlab

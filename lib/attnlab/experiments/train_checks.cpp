@@ -1,0 +1,234 @@
+// `train`'s checks: what must hold of any training run (the exit status), and the articles'
+// claims about length, which one seed at teaching scale can show but never prove
+// (demonstrations).
+#include "attnlab/experiments/train_internal.hpp"
+
+#include "attnlab/core/error_model.hpp"
+#include "attnlab/core/measure.hpp"
+#include "attnlab/core/rng.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+namespace attnlab::train_detail {
+
+using namespace train;
+
+double train_memory(const TrainParams& p)
+{
+    const double C = dsize(p.d_model), H = dsize(p.heads), layers = dsize(p.layers), V = dsize(p.vocab);
+    double worst = 0.0;
+    for (long n : eval_lengths(p)) worst = std::max(worst, dsize(task_positions(p.task, n)));
+    const double T_train = dsize(task_positions(p.task, p.train_len));
+    const double params = layers * 12.0 * C * C + 2.0 * V * C + T_train * C + 4.0 * C;
+    // a forward's caches per layer: 12 rows of C, 3 of 4C, the weights [H, T, T]; logits twice
+    auto caches = [&](double sequences, double T) { return sequences * T * (layers * (12.0 * C + 12.0 * C + H * T) + 4.0 * C + 2.0 * V); };
+    const double training = caches(dsize(p.batch), T_train), evaluation = caches(dsize(kEvalSequences), worst);
+    // params, grads and two moments, in float64 (the gradient check) and in the run's type
+    return 8.0 * (2.0 * 4.0 * params + std::max(training, evaluation) + caches(dsize(p.batch), T_train));
+}
+
+namespace {
+
+// The loss of the batch with the model moved by delta on the first block's parameters.
+double loss_moved(Model<double> m, const Batch& batch, const std::vector<double>& delta)
+{
+    for (std::size_t i = 0; i < delta.size(); ++i) m.params[i] += delta[i];
+    Activations<double> act;
+    return model_forward(m, batch, act, 1);
+}
+
+bool first_block(const std::string& name) { return name.rfind("l0_", 0) == 0; }
+
+}  // namespace
+
+// Error model, as `grad`'s: |<g, u> - D(h/2)| for a seeded direction u over the first block's
+// parameters (zero elsewhere), h = 1e-5; the bound is |D(h) - D(h/2)| (three times D(h/2)'s
+// truncation error), the rounding of two float64 losses over h/2 (each within u64 N (1 + loss),
+// N = 2 layers (12 C + T) + 2 V + 64 operations along the chain, the loss a mean of
+// log-sum-exps of its own size), and the float64 dot product.
+FiniteDifference first_block_fd(const Model<double>& m, const Batch& batch, const std::vector<double>& grads, std::uint64_t seed)
+{
+    std::vector<double> u(m.params.size(), 0.0);
+    for (const auto& e : m.layout.entries)
+        if (first_block(e.name)) fill_normal(u.data() + e.offset, e.size, seed, stream::fd_direction, e.offset);
+    const double h = 1e-5;
+    auto central = [&](double step) {
+        std::vector<double> plus(u.size()), minus(u.size());
+        for (std::size_t i = 0; i < u.size(); ++i) plus[i] = step * u[i], minus[i] = -step * u[i];
+        return (loss_moved(m, batch, plus) - loss_moved(m, batch, minus)) / (2.0 * step);
+    };
+    const double d_h = central(h), d_half = central(h / 2.0);
+    double dot = 0.0, size = 0.0;
+    for (std::size_t i = 0; i < u.size(); ++i) dot += grads[i] * u[i], size += std::abs(grads[i] * u[i]);
+    Activations<double> act;
+    const double loss = model_forward(m, batch, act, 1), u64 = unit_roundoff(DType::float64);
+    const double ops = 2.0 * dsize(m.cfg.layers) * (12.0 * dsize(m.cfg.d_model) + dsize(batch.positions)) + 2.0 * dsize(m.cfg.vocab) + 64.0;
+    const double bound = std::abs(d_h - d_half) + 4.0 * u64 * ops * (1.0 + std::abs(loss)) / h + u64 * dsize(static_cast<long>(u.size())) * size;
+    return {diff_nan_rule(dot, d_half), bound, size};
+}
+
+template <class T>
+void keep_thread_and_gradient_figures(const TrainParams& p, std::uint64_t seed, Run& run)
+{
+    const Scheme pe = schemes_of(p).back();
+    const TaskSpec spec{p.task, p.vocab, p.k};
+    // the first steps on one thread and on two: every parameter, bit for bit
+    auto steps_on = [&](unsigned threads) {
+        Model<T> m = init_model<T>(model_config(p, pe), seed);
+        Optimizer<T> opt;
+        StepConfig cfg;
+        cfg.lr = p.lr, cfg.threads = threads;
+        for (long s = 0; s < kThreadCheckSteps; ++s)
+            train_step(m, opt, task_batch(spec, p.train_len, p.batch, seed, stream::train_data, static_cast<std::uint64_t>(s)), cfg);
+        return m.params;
+    };
+    const std::vector<T> one = steps_on(1), two = steps_on(2);
+    double diff = 0.0;
+    for (std::size_t i = 0; i < one.size(); ++i) diff = worse(diff, std::abs(static_cast<double>(one[i]) - static_cast<double>(two[i])));
+    run.measured["threads_max_diff"] = diff;
+    // the first block's gradients at step 0, in float64
+    const Model<double> m = init_model<double>(model_config(p, pe), seed);
+    const Batch batch = task_batch(spec, p.train_len, p.batch, seed, stream::train_data, 0);
+    Activations<double> act;
+    std::vector<double> grads;
+    model_forward(m, batch, act, p.threads);
+    model_backward(m, batch, act, grads, p.threads);
+    const FiniteDifference fd = first_block_fd(m, batch, grads, seed);
+    run.measured["fd_measured"] = fd.measured, run.measured["fd_bound"] = fd.bound, run.measured["fd_scale"] = fd.scale;
+}
+
+template void keep_thread_and_gradient_figures<float>(const TrainParams&, std::uint64_t, Run&);
+template void keep_thread_and_gradient_figures<double>(const TrainParams&, std::uint64_t, Run&);
+
+namespace {
+
+// The accuracy table as rows of schemes: [scheme][length].
+struct Table {
+    std::vector<Scheme> schemes;
+    std::vector<long> lens;
+    std::vector<double> acc;
+    double at(Scheme s, std::size_t l) const
+    {
+        for (std::size_t r = 0; r < schemes.size(); ++r)
+            if (schemes[r] == s) return acc[r * lens.size() + l];
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    bool has(Scheme s) const { return std::find(schemes.begin(), schemes.end(), s) != schemes.end(); }
+};
+Table table_of(const TrainParams& p, const Run& run)
+{
+    const Tensor& t = run.at(p.compare ? "extrapolation" : "accuracy");
+    return {schemes_of(p), eval_lengths(p), t.values.to_vector()};
+}
+
+std::optional<Check> check_loss0(const TrainParams& p, const Run& run, const CheckEnv& env)
+{
+    const Tensor& loss = run.at("loss");
+    const std::vector<Scheme> schemes = schemes_of(p);
+    double worst = 0.0;
+    for (std::size_t s = 0; s < schemes.size(); ++s) {
+        const double z = run.measured.at("max_logit0:" + std::string(name_of(schemes[s])));
+        worst = worse(worst, std::abs(loss.values[s * static_cast<std::size_t>(p.steps)] - std::log(dsize(p.vocab))) / (2.0 * z));
+    }
+    // -log softmax_t(z) - ln V = logsumexp(z) - ln V - z_t, and both logsumexp(z) - ln V and z_t
+    // lie in [min z, max z]: |loss - ln V| <= 2 max |z| for every row, so for their mean.
+    return within_bound(tr(env, "the loss of step 0 is near ln(V) = {:.4f}: within 2 max |logit| of it, as any cross-entropy is",
+                           "第 0 步的损失接近 ln(V) = {:.4f}：与之相差不超过 2 max |logit|，任何交叉熵都如此", std::log(dsize(p.vocab))),
+                        tr(env, "|loss_0 - ln V| / (2 max |logit_0|)", "|loss_0 - ln V| / (2 max |logit_0|)"), worst, 1.0);
+}
+
+std::optional<Check> check_threads(const TrainParams&, const Run& run, const CheckEnv& env)
+{
+    return bit_identical(tr(env, "the first {} steps on one thread and on two give the same parameters, bit for bit",
+                            "前 {} 步在一个线程与两个线程上得到的参数逐位相同", kThreadCheckSteps),
+                         tr(env, "max |params(1 thread) - params(2 threads)|", "max |参数(1 线程) - 参数(2 线程)|"), run.measured.at("threads_max_diff"));
+}
+
+std::optional<Check> check_fd(const TrainParams&, const Run& run, const CheckEnv& env)
+{
+    return at_most(tr(env, "the backward pass of the first block is the loss's gradient: central differences in float64 agree",
+                      "第一个块的反向传播是损失的梯度：与 float64 中心差分一致"),
+                   tr(env, "|<grad, u> - central difference along u|, u seeded over the first block's parameters, step 0",
+                      "|<grad, u> - 沿 u 的中心差分|，u 带种子、覆盖第一个块的参数，第 0 步"),
+                   run.measured.at("fd_measured"), run.measured.at("fd_bound"), run.measured.at("fd_scale"));
+}
+
+// The lengths past the training length, by their index in eval_lens.
+std::vector<std::size_t> longer(const TrainParams& p)
+{
+    std::vector<std::size_t> out;
+    const auto lens = eval_lengths(p);
+    for (std::size_t l = 0; l < lens.size(); ++l)
+        if (lens[l] > p.train_len) out.push_back(l);
+    return out;
+}
+
+const char* kOneSeed = " (one seed, teaching scale)";
+const char* kOneSeedZh = "（单个种子，教学规模）";
+
+std::optional<Check> check_alibi(const TrainParams& p, const Run& run, const CheckEnv& env)
+{
+    const Table t = table_of(p, run);
+    if (!p.compare || longer(p).empty()) return std::nullopt;
+    double margin = std::numeric_limits<double>::infinity();
+    for (std::size_t l : longer(p)) {
+        auto or0 = [](double a) { return std::isnan(a) ? 0.0 : a; };
+        margin = std::min(margin, t.at(Scheme::alibi, l) - std::max(or0(t.at(Scheme::sinusoidal, l)), or0(t.at(Scheme::learned, l))));
+    }
+    return demonstration(tr(env, "ALiBi keeps its accuracy past the training length better than sinusoidal and learned PE (\"Attention 的两个补丁\" §4.3 and FAQ Q18; Press et al. 2022, Fig. 1){}",
+                            "ALiBi 在训练长度之外比正弦与可学习位置编码更能保持准确率（《Attention 的两个补丁》§4.3 与 FAQ Q18；Press et al. 2022 图 1）{}",
+                            env.lang == Lang::zh ? kOneSeedZh : kOneSeed),
+                         tr(env, "min over longer lengths of acc(alibi) - max(acc(sinusoidal), acc(learned)), a learned table that cannot run counted 0",
+                            "各更长长度上 acc(alibi) - max(acc(sinusoidal), acc(learned)) 的最小值，无法运行的可学习表记为 0"),
+                         margin, 0.0, Compare::gt);
+}
+
+std::optional<Check> check_learned(const TrainParams& p, const Run& run, const CheckEnv& env)
+{
+    const Table t = table_of(p, run);
+    if (!t.has(Scheme::learned) || longer(p).empty()) return std::nullopt;
+    double cannot = 0.0;
+    for (std::size_t l : longer(p)) cannot += std::isnan(t.at(Scheme::learned, l));
+    return demonstration(tr(env, "a learned position table stops at its rows: it cannot run past max_len (\"Transformer（四）\" §9.1)",
+                            "可学习位置表止于其行数：超过 max_len 就无法运行（《Transformer（四）》§9.1）"),
+                         tr(env, "longer lengths the learned model cannot run at, of {}", "可学习模型无法运行的更长长度数（共 {} 个）", longer(p).size()),
+                         cannot, dsize(static_cast<long>(longer(p).size())), Compare::ge);
+}
+
+std::optional<Check> check_sinusoidal(const TrainParams& p, const Run& run, const CheckEnv& env)
+{
+    const Table t = table_of(p, run);
+    if (!t.has(Scheme::sinusoidal) || longer(p).empty()) return std::nullopt;
+    const double drop = t.at(Scheme::sinusoidal, longer(p).back()) - t.at(Scheme::sinusoidal, 0);
+    return demonstration(tr(env, "sinusoidal PE can compute any position, but the model does not carry its accuracy past the training length (\"Transformer（四）\" §10, misconception 2){}",
+                            "正弦编码能算出任意位置，但模型在训练长度之外保持不了准确率（《Transformer（四）》§10 误区二）{}", env.lang == Lang::zh ? kOneSeedZh : kOneSeed),
+                         tr(env, "acc(sinusoidal) at the longest length - at the first", "最长长度的 acc(sinusoidal) - 第一个长度的"), drop, 0.0, Compare::lt);
+}
+
+std::optional<Check> check_nope(const TrainParams& p, const Run& run, const CheckEnv& env)
+{
+    const Table t = table_of(p, run);
+    if (p.task != Task::k_back || !t.has(Scheme::none)) return std::nullopt;
+    return demonstration(tr(env, "without any PE, a decoder still learns k-back under the causal mask (\"Attention 的两个补丁\" FAQ Q5){}",
+                            "没有任何位置编码时，因果掩码下的解码器仍能学会 k-back（《Attention 的两个补丁》FAQ Q5）{}", env.lang == Lang::zh ? kOneSeedZh : kOneSeed),
+                         tr(env, "accuracy of the model without PE at length {}", "无位置编码模型在长度 {} 上的准确率", t.lens.front()), t.at(Scheme::none, 0), 0.9,
+                         Compare::ge);
+}
+
+}  // namespace
+
+std::vector<CheckDef<TrainParams>> train_checks()
+{
+    return {{"loss_at_step_0_near_ln_vocab", {"loss"}, check_loss0},
+            {"steps_bit_identical_across_threads", {}, check_threads},
+            {"first_block_gradients_match_finite_differences", {}, check_fd},
+            {"alibi_extrapolates_best", {"extrapolation"}, check_alibi},
+            {"learned_stops_at_max_len", {}, check_learned},
+            {"sinusoidal_does_not_extrapolate", {}, check_sinusoidal},
+            {"nope_learns_k_back", {}, check_nope}};
+}
+
+}  // namespace attnlab::train_detail

@@ -1,0 +1,34 @@
+// What train.cpp (the compute, the descriptor) and train_checks.cpp (the checks and the figures
+// they read) share.
+#pragma once
+
+#include "attnlab/experiments/train.hpp"
+
+#include <vector>
+
+namespace attnlab::train_detail {
+
+constexpr long kMaxEvalLen = 2048;
+constexpr long kEvalSequences = 64;    // sequences per evaluation length
+constexpr long kThreadCheckSteps = 2;  // steps run twice, on one thread and on two, for the bit-identity check
+
+std::vector<long> eval_lengths(const TrainParams& p);
+std::vector<train::Scheme> schemes_of(const TrainParams& p);
+train::ModelConfig model_config(const TrainParams& p, train::Scheme pe);
+void validate(const TrainParams& p);
+double train_memory(const TrainParams& p);
+
+// A directional derivative check of the loss with respect to the first block's parameters, in
+// float64 (see train_checks.cpp for its error model).
+struct FiniteDifference {
+    double measured = 0.0, bound = 0.0, scale = 0.0;
+};
+FiniteDifference first_block_fd(const train::Model<double>& m, const train::Batch& batch, const std::vector<double>& grads, std::uint64_t seed);
+
+// The figures of the bit-identity and gradient checks, into run.measured.
+template <class T>
+void keep_thread_and_gradient_figures(const TrainParams& p, std::uint64_t seed, Run& run);
+
+std::vector<CheckDef<TrainParams>> train_checks();
+
+}  // namespace attnlab::train_detail
