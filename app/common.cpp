@@ -171,6 +171,13 @@ RunContext run_context(const CommonOpts& o)
                                              work / 1e9, work / kWorkPerSecond);
         std::fputs(line.c_str(), stderr);
     };
+    // One line rewritten in place on a terminal; nothing when stderr is piped or a file.
+    if (isatty(STDERR_FILENO) == 1) {
+        ctx.on_progress = [](const std::string& line) {
+            std::fputs(("\r\033[K" + line).c_str(), stderr);
+            std::fflush(stderr);
+        };
+    }
     return ctx;
 }
 

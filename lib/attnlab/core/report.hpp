@@ -102,6 +102,9 @@ struct RunContext {
     // Called before a run estimated to take more than about 2 s, with the estimate in
     // multiply-adds (the app shows it on a terminal's stderr); may be empty.
     std::function<void(double work)> on_long_run;
+    // Called by a long compute with a one-line progress report ("" when it is done: the line is
+    // cleared); the app shows it on a terminal's stderr, and leaves it empty when piped.
+    std::function<void(const std::string& line)> on_progress;
     std::optional<AgainstRequest> against;
     bool keep_all = false;  // keep every tensor in the report (--save writes them all)
     std::map<std::string, Tensor> inputs;  // --input NAME=FILE: tensors that replace the run's inputs

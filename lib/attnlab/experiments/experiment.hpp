@@ -72,6 +72,7 @@ struct Plan {
     std::uint64_t seed = 0;
     std::vector<std::string> wanted;
     const std::map<std::string, Tensor>* inputs = nullptr;  // --input: replacements of the run's inputs
+    const std::function<void(const std::string&)>* progress = nullptr;  // RunContext::on_progress, when set
     bool wants(const std::string& name) const
     {
         return std::find(wanted.begin(), wanted.end(), name) != wanted.end();
@@ -355,7 +356,7 @@ Plan plan_for(const Experiment<P>& e, const P& p, const std::vector<std::string>
               const std::function<bool(const std::string&)>& wanted)
 {
     detail::require_inputs(e, p, offered, ctx);
-    Plan plan{ctx.dtype, ctx.seed, {}, &ctx.inputs};
+    Plan plan{ctx.dtype, ctx.seed, {}, &ctx.inputs, ctx.on_progress ? &ctx.on_progress : nullptr};
     for (const auto& d : e.tensors)
         if (d.need == Need::on_demand && (!d.applies || d.applies(p)) && wanted(d.name)) plan.wanted.push_back(d.name);
     estimate_memory(e, p, plan, ctx);

@@ -112,9 +112,20 @@ std::vector<double> evaluate(const TrainParams& p, const Model<T>& m, std::uint6
     return acc;
 }
 
-template <class T>
-SchemeResult train_scheme(const TrainParams& p, Scheme pe, std::uint64_t seed)
+// "train alibi: step 120/800, loss 1.234, 18,000 tokens/s, 30 s left" at most twice a second.
+void report_progress(const Plan& plan, Scheme pe, long step, const TrainParams& p, double loss, double seconds, double& last)
 {
+    if (plan.progress == nullptr || seconds - last < 0.5) return;
+    last = seconds;
+    const double per_step = seconds / dsize(step + 1), tokens = dsize(p.batch) * dsize(task_positions(p.task, p.train_len));
+    (*plan.progress)(fmt::format("train {}: step {}/{}, loss {:.4f}, {:.0f} tokens/s, {:.0f} s left", name_of(pe), step + 1, p.steps, loss,
+                                 tokens / per_step, per_step * dsize(p.steps - step - 1)));
+}
+
+template <class T>
+SchemeResult train_scheme(const TrainParams& p, Scheme pe, const Plan& plan)
+{
+    const std::uint64_t seed = plan.seed;
     const TaskSpec spec{p.task, p.vocab, p.k};
     Model<T> m = init_model<T>(model_config(p, pe), seed);
     Optimizer<T> opt;
@@ -122,12 +133,16 @@ SchemeResult train_scheme(const TrainParams& p, Scheme pe, std::uint64_t seed)
     cfg.lr = p.lr, cfg.threads = p.threads;
     SchemeResult r;
     const auto start = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    double last = 0.0;
     for (long step = 0; step < p.steps; ++step) {
         const Batch batch = task_batch(spec, p.train_len, p.batch, seed, stream::train_data, static_cast<std::uint64_t>(step));
         if (step == 0) r.first_max_logit = max_abs_logit(m, batch, p.threads);
         r.loss.push_back(train_step(m, opt, batch, cfg));
+        report_progress(plan, pe, step, p, r.loss.back(), elapsed(), last);
     }
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.seconds = elapsed();
+    if (plan.progress != nullptr) (*plan.progress)("");
     r.accuracy = evaluate(p, m, seed);
     return r;
 }
@@ -145,7 +160,7 @@ Run compute_train(const TrainParams& p, const Plan& plan)
     std::vector<double> losses, table;
     double seconds = 0.0;
     for (Scheme s : schemes) {
-        const SchemeResult r = train_scheme<Work>(p, s, plan.seed);
+        const SchemeResult r = train_scheme<Work>(p, s, plan);
         losses.insert(losses.end(), r.loss.begin(), r.loss.end());
         table.insert(table.end(), r.accuracy.begin(), r.accuracy.end());
         seconds += r.seconds;
