@@ -56,7 +56,7 @@ CLI::Option* bind(CLI::App& sub, const BoundOption& o)
                                  [&](double* v) { return limited(sub.add_option(o.flag, *v, o.help), o.limits); },
                                  [&](unsigned* v) { return limited(sub.add_option(o.flag, *v, o.help), o.limits); },
                                  [&](bool* v) { return sub.add_flag(o.flag, *v, o.help); },
-                                 [&](std::string* v) { return sub.add_option(o.flag, *v, o.help); },
+                                 [&](std::string* v) { return sub.add_option(o.flag, *v, o.help)->check(non_empty_path); },  // a path
                                  [&](std::optional<long>* v) { return add_optional_value(sub, o, v); },
                                  [&](std::optional<double>* v) { return add_optional_value(sub, o, v); },
                                  [&](std::vector<long>* v) { return add_list(sub, o, v); },

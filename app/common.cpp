@@ -310,11 +310,17 @@ void save_run(Report& report, const std::string& dir, RunContext ctx, const std:
         folder.write(t.name + ".npy", npy_file_bytes(t));
         run["tensors"].push_back({{"name", t.name}, {"file", t.name + ".npy"}, {"shape", t.shape}, {"axes", t.axes}, {"dtype", name_of(t.elem)}});
     }
+    if (!report.save_info.empty()) run.update(nlohmann::ordered_json::parse(report.save_info));
+    if (!report.measurements.empty()) run["measurements"] = params_json(report.measurements);  // timings: not bit for bit
     folder.write("run.json", run.dump(2) + "\n");
     ctx.keep_all = false;
+    auto named = [&](const std::string& name) { return std::find(ctx.show.begin(), ctx.show.end(), name) != ctx.show.end(); };
+    auto saved_only = [&](const std::string& name) {
+        return std::find(report.saved_only.begin(), report.saved_only.end(), name) != report.saved_only.end();
+    };
     std::vector<Tensor> shown;
     for (auto& t : report.tensors)
-        if (ctx.keeps(t.name, report.main_tensor))
+        if (ctx.keeps(t.name, report.main_tensor) && (!saved_only(t.name) || named(t.name)))
             shown.push_back(std::move(t));
     report.tensors = std::move(shown);
 }
@@ -438,6 +444,8 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     ctx.keep_all = !o.save.empty();
 
     Report report = experiment(ctx);
+    for (const auto& f : report.read_files)
+        if (const auto id = file_id(f)) read.push_back(*id);
     if (!o.save.empty()) save_run(report, o.save, ctx, read);
     RenderOptions ropts;
     ropts.format = o.format;

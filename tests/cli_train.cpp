@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 
 namespace {
 // A model small enough for a test: 16 dimensions, 2 heads, length 4, 4 sequences a step.
@@ -51,4 +52,71 @@ TEST_CASE("train: configurations it cannot run are usage errors")
     expect_usage_error({"train", "--k", "16"}, "--k 16 must be below --train-len 16");
     expect_usage_error(small({"train", "--steps", "2", "--dtype", "float16"}), "train runs in float32 or float64");
     expect_usage_error({"train", "--compare-schemes", "--pe", "rope"}, "--pe");
+}
+
+TEST_CASE("train: N steps saved, then resumed to 2N, write the same files as 2N steps in one run, bit for bit")
+{
+    for (const std::string pe : {"alibi", "learned"}) {
+        CAPTURE(pe);
+        const std::string a = scratch("resume-a-" + pe), b = scratch("resume-b-" + pe), whole = scratch("resume-whole-" + pe);
+        std::filesystem::remove_all(a), std::filesystem::remove_all(b), std::filesystem::remove_all(whole);
+        REQUIRE(run_cli(small({"train", "--pe", pe, "--steps", "5", "--quiet", "--save", a})).status == 0);
+        const auto resumed = run_cli(small({"train", "--pe", pe, "--steps", "10", "--threads", "1", "--quiet", "--resume", a, "--save", b}));
+        REQUIRE(resumed.status == 0);
+        REQUIRE(run_cli(small({"train", "--pe", pe, "--steps", "10", "--quiet", "--save", whole})).status == 0);
+        for (const std::string f : {"model_params", "adam_m", "adam_v", "steps_done", "loss", "accuracy", "eval_lens"}) {
+            CAPTURE(f);
+            CHECK(slurp(b + "/" + f + ".npy") == slurp(whole + "/" + f + ".npy"));
+        }
+        CHECK(slurp(a + "/model_params.npy") != slurp(whole + "/model_params.npy"));  // five steps moved the weights
+        const auto run = nlohmann::json::parse(slurp(b + "/run.json"));
+        CHECK(run["params"]["resume"] == a);
+        CHECK(run["measurements"].contains("train_seconds"));  // timings: in run.json, never in a tensor file
+        const auto& last = run["layout"].back();
+        CHECK(last["name"] == "w_u");
+        CHECK(last["shape"] == nlohmann::json::parse("[16, 16]"));
+        CHECK(run["tensors"][3]["name"] == "model_params");
+        CHECK(last["offset"].get<long>() + 16 * 16 == run["tensors"][3]["shape"][0].get<long>());  // model_params' length
+        const std::string done = slurp(b + "/steps_done.npy");
+        CHECK(done.substr(done.size() - 8) == std::string("\x0a\0\0\0\0\0\0\0", 8));  // int64 10, little-endian
+        std::filesystem::remove_all(a), std::filesystem::remove_all(b), std::filesystem::remove_all(whole);
+    }
+}
+
+TEST_CASE("train: the checkpoint's tensors are saved, and printed only when named")
+{
+    const std::string dir = scratch("saved-only");
+    std::filesystem::remove_all(dir);
+    const auto saved = run_cli(small({"train", "--steps", "2", "--save", dir}));
+    CHECK(saved.status == 0);
+    CHECK(saved.out.find("model_params") == std::string::npos);
+    CHECK(saved.out.find("loss  shape [2]") != std::string::npos);
+    CHECK(std::filesystem::exists(dir + "/adam_v.npy"));
+    const auto named = run_json(small({"train", "--steps", "2", "--show", "steps_done,model_params"}));
+    CHECK(named["tensors"].size() == 2);
+    CHECK(named["tensors"][0]["name"] == "model_params");
+    CHECK(named["tensors"][1]["data"] == nlohmann::json::parse("[2]"));
+    const auto plain = run_json(small({"train", "--steps", "2"}));
+    for (const auto& t : plain["tensors"]) CHECK(t["name"] != "adam_m");
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("train: a checkpoint of other options, too few --steps, or a folder that is no checkpoint is a usage error")
+{
+    const std::string a = scratch("resume-refused");
+    std::filesystem::remove_all(a);
+    REQUIRE(run_cli(small({"train", "--steps", "4", "--quiet", "--save", a})).status == 0);
+    expect_usage_error(small({"train", "--steps", "8", "--lr", "0.01", "--resume", a}), "the checkpoint was trained with --lr 0.003, this run has 0.01");
+    expect_usage_error(small({"train", "--steps", "8", "--seed", "5", "--resume", a}), "the checkpoint was trained with --seed 0, this run has 5");
+    expect_usage_error(small({"train", "--steps", "8", "--dtype", "float64", "--resume", a}), "--dtype float32, this run has float64");
+    expect_usage_error(small({"train", "--steps", "3", "--resume", a}), "the checkpoint has taken 4 steps; --steps 3 must be at least that");
+    expect_usage_error(small({"train", "--steps", "8", "--resume", a, "--save", a}), "which this run reads; save to another folder");
+    expect_usage_error(small({"train", "--compare-schemes", "--resume", a}), "does not combine with --compare-schemes");
+    expect_usage_error(small({"train", "--resume", ""}), "--resume: is an empty path");
+    expect_usage_error(small({"train", "--resume", a + "/nothing"}), "run.json");
+    std::filesystem::remove(a + "/adam_m.npy");
+    expect_usage_error(small({"train", "--steps", "8", "--resume", a}), "adam_m.npy");
+    write_npy(a + "/adam_m.npy", {3}, {1, 2, 3});
+    expect_usage_error(small({"train", "--steps", "8", "--resume", a}), "holds shape [3], the model has");
+    std::filesystem::remove_all(a);
 }

@@ -253,7 +253,7 @@ TEST_CASE("run_mask: §7's 'a mask cannot be multiplied into attn' is refuted in
             // only half its mass kept: the two differ, and the claim holds
             Run run = compute_all(mask_experiment(), p, ctx);
             for (std::size_t j = 0; j < 40; ++j) tensor_of(run, "renormalised_weights").values.wide()[j] *= 0.5;
-            const Check planted = find_check(Report{"", {}, "", {}, {}, check_run(mask_experiment(), p, run, ctx), {}, {}, {}, {}},
+            const Check planted = find_check(check_run(mask_experiment(), p, run, ctx),
                                              "multiply_cannot_mask");
             CHECK(planted.measured > planted.tolerance);
             CHECK(planted.passed());

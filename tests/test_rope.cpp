@@ -303,7 +303,7 @@ TEST_CASE("run_rope: §3.3's 'RoPE is compatible with KV compression' is refuted
         for (int n = 0; n < 8; ++n) mean += std::cos(double(n - m)) / 64.0, s2 += std::pow(std::cos(double(n - m)), 2.0);
     for (int m = 0; m < 8; ++m)
         for (int n = 0; n < 8; ++n) left += std::pow(std::cos(double(n - m)) - mean, 2.0);
-    auto fold = [&] { return find_check(Report{"", {}, "", {}, {}, check_run(e, p, run, ctx), {}, {}, {}, {}}, "rope_absorbs_into_kv_compression"); };
+    auto fold = [&] { return find_check(check_run(e, p, run, ctx), "rope_absorbs_into_kv_compression"); };
     CHECK(fold().role == Role::article);
     CHECK(fold().measured == doctest::Approx(std::sqrt(left / s2)).epsilon(1e-12));
     CHECK(fold().measured > 0.9);

@@ -25,18 +25,19 @@ struct StringMaker<std::vector<std::string>> {
 };
 }  // namespace doctest
 
-// A copy of the check of that name in a report (fails the test if there is none). A copy,
-// so that find_check(run_x(...), name) cannot outlive the temporary report.
 // A scratch path of this process (two test runs on one machine never share a file).
 inline std::string scratch(const std::string& name) { return "/tmp/attnlab-" + std::to_string(getpid()) + "-" + name; }
 
-inline attnlab::Check find_check(const attnlab::Report& r, const std::string& name)
+// A copy of the check of that name in a list or a report (fails the test if there is none). A
+// copy, so that find_check(run_x(...), name) cannot outlive the temporary report.
+inline attnlab::Check find_check(const std::vector<attnlab::Check>& checks, const std::string& name)
 {
-    for (const auto& c : r.checks)
+    for (const auto& c : checks)
         if (c.name == name) return c;
     FAIL("no check named " << name);
     throw;
 }
+inline attnlab::Check find_check(const attnlab::Report& r, const std::string& name) { return find_check(r.checks, name); }
 
 // The run's tensor of that name, to doctor in place (fails the test if there is none).
 inline attnlab::Tensor& tensor_of(attnlab::Run& run, const std::string& name)

@@ -16,7 +16,8 @@ namespace attnlab {
 inline unsigned thread_count(unsigned requested)
 {
     if (requested > 0) return requested;
-    return std::max(1u, std::thread::hardware_concurrency());
+    static const unsigned cores = std::max(1u, std::thread::hardware_concurrency());  // glibc reads /sys for it
+    return cores;
 }
 
 // Calls item(i) for i in 0..n-1 on up to `threads` threads; the first exception is rethrown.

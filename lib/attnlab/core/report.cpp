@@ -145,7 +145,7 @@ std::string tensors_help(const std::vector<TensorInfo>& infos)
     std::string out = "Tensors (--show, --tensor), with their axes:\n";
     for (const auto& t : infos) {
         out += fmt::format("  {} {}{}{}\n", t.name, axes_text(t), t.main ? " (main)" : "",
-                           t.on_demand ? " (computed when asked for)" : "");
+                           t.on_demand ? " (computed when asked for)" : t.saved ? " (written by --save; printed when named)" : "");
     }
     return out;
 }
@@ -156,7 +156,7 @@ std::string tensors_markdown(const std::vector<std::pair<std::string, std::vecto
     for (const auto& [command, infos] : commands)
         for (const auto& t : infos) {
             out += fmt::format("| `{}` | `{}`{} | {} | {} |\n", command, t.name, t.main ? " (main)" : "", axes_text(t),
-                               t.on_demand ? "when asked for" : "always");
+                               t.on_demand ? "when asked for" : t.saved ? "by --save, or when named" : "always");
         }
     return out;
 }

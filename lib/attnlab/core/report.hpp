@@ -120,6 +120,7 @@ struct TensorInfo {
     std::vector<std::string> alt_axes;  // the batched layout some configurations use, if any
     bool on_demand = false;             // computed only when asked for
     bool main = false;                  // the command's main tensor
+    bool saved = false;                 // computed for --save (or when named), printed only when named
 };
 
 // "pe [pos, dim] (main)" lines for --help: one per tensor, on-demand ones marked.
@@ -146,6 +147,14 @@ struct Report {
     // Figures a run measures rather than checks (bench: seconds, GFLOP/s, peak memory).
     ParamList measurements;
     std::optional<Comparison> against;
+    // Tensors computed for --save that are printed only when --show or --tensor names them (a
+    // model's weights, say).
+    std::vector<std::string> saved_only;
+    // Files the compute itself read (a checkpoint): --save never replaces them.
+    std::vector<std::string> read_files;
+    // A JSON object whose members --save adds to run.json (what a flat saved tensor holds where);
+    // empty when there is none.
+    std::string save_info;
 
     bool passed() const;  // every invariant passed
     const Tensor* find(const std::string& name) const;

@@ -42,6 +42,8 @@ struct Run {
     std::map<std::string, double> measured;
     // Figures reported as they are, not checked (the report's measurements).
     ParamList measurements;
+    std::vector<std::string> read_files;  // files the compute read (Report::read_files)
+    std::string save_info;                // Report::save_info
 
     // What the compute resolved from the params (the mask's rules, the block's configuration,
     // the frequencies), kept for the checks and notes to read rather than derive again.
@@ -87,7 +89,9 @@ struct Plan {
 
 // always:    the checks read it, so it is computed on every run (and printed when asked).
 // on_demand: computed only when --show, --tensor or the format asks for it.
-enum class Need { always, on_demand };
+// saved:     computed for --save, or when --show or --tensor names it; printed only when named
+//            (state a later run reads back, too big or too raw to print by default).
+enum class Need { always, on_demand, saved };
 
 template <class P>
 struct TensorDecl {
@@ -250,7 +254,7 @@ template <class P>
 std::vector<TensorInfo> tensor_infos(const Experiment<P>& e)
 {
     std::vector<TensorInfo> out;
-    for (const auto& d : e.tensors) out.push_back({d.name, d.axes, d.alt_axes, d.need == Need::on_demand, d.name == e.main_tensor});
+    for (const auto& d : e.tensors) out.push_back({d.name, d.axes, d.alt_axes, d.need == Need::on_demand, d.name == e.main_tensor, d.need == Need::saved});
     return out;
 }
 
@@ -273,6 +277,15 @@ void require_inputs(const Experiment<P>& e, const P& p, const std::vector<std::s
                                          fmt::join(shape, ", ")));
         }
     }
+}
+
+// Whether a run keeps (computes, then reports) the declared tensor: a saved one only for --save,
+// or when --show or --tensor names it.
+template <class P>
+bool keeps(const TensorDecl<P>& d, const RunContext& ctx, const std::string& main_tensor)
+{
+    if (d.need != Need::saved || ctx.keep_all) return ctx.keeps(d.name, main_tensor);
+    return std::find(ctx.show.begin(), ctx.show.end(), d.name) != ctx.show.end() && ctx.keeps(d.name, main_tensor);
 }
 
 }  // namespace detail
@@ -300,7 +313,7 @@ void estimate_memory(const Experiment<P>& e, const P& p, const Plan& plan, const
     std::vector<std::string> optional;  // on-demand tensors this request computes
     for (const auto& d : e.tensors) {
         if (d.applies && !d.applies(p)) continue;
-        if (d.need == Need::on_demand && !plan.wants(d.name)) continue;
+        if (d.need != Need::always && !plan.wants(d.name)) continue;
         const auto shape = d.shape(p);
         double n = 1.0;
         for (double s : shape) n *= s;
@@ -358,7 +371,7 @@ Plan plan_for(const Experiment<P>& e, const P& p, const std::vector<std::string>
     detail::require_inputs(e, p, offered, ctx);
     Plan plan{ctx.dtype, ctx.seed, {}, &ctx.inputs, ctx.on_progress ? &ctx.on_progress : nullptr};
     for (const auto& d : e.tensors)
-        if (d.need == Need::on_demand && (!d.applies || d.applies(p)) && wanted(d.name)) plan.wanted.push_back(d.name);
+        if (d.need != Need::always && (!d.applies || d.applies(p)) && wanted(d.name)) plan.wanted.push_back(d.name);
     estimate_memory(e, p, plan, ctx);
     if (e.work) require_work(e.work(p, plan), ctx, e.work_what ? e.work_what(p) : e.command);
     return plan;
@@ -442,9 +455,8 @@ Report run_adopted(const Experiment<P>& e, const P& given, const RunContext& ctx
 
     const std::string against = ctx.against ? (ctx.against->tensor.empty() ? e.main_tensor : ctx.against->tensor) : "";
     if (!against.empty()) detail::require_offered(e.command, report.offered, {against});
-    const Plan plan = plan_for(e, p, report.offered, ctx, [&](const std::string& name) {
-        return ctx.keeps(name, e.main_tensor) || name == against;
-    });
+    auto kept = [&](const TensorDecl<P>& d) { return detail::keeps(d, ctx, e.main_tensor); };
+    const Plan plan = plan_for(e, p, report.offered, ctx, [&](const std::string& name) { return kept(*e.decl(name)) || name == against; });
 
     const Typed<P>& typed = e.typed(ctx.dtype);
     Run run = typed.compute(p, plan);
@@ -452,6 +464,8 @@ Report run_adopted(const Experiment<P>& e, const P& given, const RunContext& ctx
     set_params(report.params, params_of(e, p));
     set_params(report.params, run.derived);
     report.measurements = run.measurements;
+    report.read_files = run.read_files;
+    report.save_info = run.save_info;
     std::vector<Check> untestable;
     report.checks = run_checks(typed.checks, p, run, ctx, &untestable);
     if (ctx.against && !compare) throw std::logic_error(e.command + " was run with --against and no judge");
@@ -467,7 +481,9 @@ Report run_adopted(const Experiment<P>& e, const P& given, const RunContext& ctx
     }
     for (const auto& d : e.tensors) {  // in declaration order, whatever order the compute used
         auto it = std::find_if(run.tensors.begin(), run.tensors.end(), [&](const Tensor& t) { return t.name == d.name; });
-        if (it != run.tensors.end() && ctx.keeps(d.name, e.main_tensor)) report.tensors.push_back(std::move(*it));
+        if (it == run.tensors.end() || !kept(d)) continue;
+        report.tensors.push_back(std::move(*it));
+        if (d.need == Need::saved) report.saved_only.push_back(d.name);
     }
     return report;
 }

@@ -5,6 +5,7 @@
 #include "attnlab/experiments/experiment.hpp"
 #include "attnlab/experiments/train_tasks.hpp"
 
+#include <string>
 #include <vector>
 
 namespace attnlab {
@@ -24,6 +25,7 @@ struct TrainParams {
     long k = 1;
     bool compare = false;
     unsigned threads = 0;
+    std::string resume;  // a folder `train --save` wrote: go on from its state
 };
 
 const Experiment<TrainParams>& train_experiment();

@@ -26,8 +26,10 @@ double train_memory(const TrainParams& p)
     // a forward's caches per layer: 12 rows of C, 3 of 4C, the weights [H, T, T]; logits twice
     auto caches = [&](double sequences, double T) { return sequences * T * (layers * (12.0 * C + 12.0 * C + H * T) + 4.0 * C + 2.0 * V); };
     const double training = caches(dsize(p.batch), T_train), evaluation = caches(dsize(kEvalSequences), worst);
-    // params, grads and two moments, in float64 (the gradient check) and in the run's type
-    return 8.0 * (2.0 * 4.0 * params + std::max(training, evaluation) + caches(dsize(p.batch), T_train));
+    // params, grads and two moments, in float64 (the gradient check) and in the run's type; a
+    // checkpoint read back (three such vectors, an NPY parse costing about 9 bytes a byte)
+    const double resumed = p.resume.empty() ? 0.0 : 3.0 * 10.0 * params;
+    return 8.0 * (2.0 * 4.0 * params + resumed + std::max(training, evaluation) + caches(dsize(p.batch), T_train));
 }
 
 namespace {

@@ -31,4 +31,24 @@ void keep_thread_and_gradient_figures(const TrainParams& p, std::uint64_t seed, 
 
 std::vector<CheckDef<TrainParams>> train_checks();
 
+// Where a run of one scheme stands: the model, AdamW's moments and step count (the data
+// position: step s trains on batch s), and the losses of the steps taken (train_checkpoint.cpp).
+template <class T>
+struct TrainState {
+    train::Model<T> model;
+    train::Optimizer<T> opt;
+    std::vector<double> loss;
+};
+// The state before the first step: the model drawn from the seed.
+template <class T>
+TrainState<T> fresh_state(const TrainParams& p, train::Scheme pe, std::uint64_t seed);
+// The state --resume DIR saved, refused (InputError) unless it was trained with this run's
+// options, seed and dtype; the paths read go into `read`.
+template <class T>
+TrainState<T> load_checkpoint(const TrainParams& p, const Plan& plan, std::vector<std::string>& read);
+// The state as the saved tensors model_params, adam_m, adam_v and steps_done, and the layout of
+// model_params for run.json.
+template <class T>
+void add_checkpoint(const TrainState<T>& s, Elem elem, Run& run);
+
 }  // namespace attnlab::train_detail

@@ -332,8 +332,15 @@ double accuracy(const Activations<T>& act, const Batch& batch, long vocab)
 template <class T>
 double train_step(Model<T>& m, Optimizer<T>& opt, const Batch& batch, const StepConfig& cfg)
 {
-    Activations<T> act;
-    std::vector<T> grads;
+    StepBuffers<T> buffers;
+    return train_step(m, opt, batch, cfg, buffers);
+}
+
+template <class T>
+double train_step(Model<T>& m, Optimizer<T>& opt, const Batch& batch, const StepConfig& cfg, StepBuffers<T>& buffers)
+{
+    Activations<T>& act = buffers.act;
+    std::vector<T>& grads = buffers.grads;
     const double loss = model_forward(m, batch, act, cfg.threads);
     model_backward(m, batch, act, grads, cfg.threads);
     // clip_grad_norm_: the norm of the per-parameter norms, which is the norm of them all
@@ -357,7 +364,8 @@ double train_step(Model<T>& m, Optimizer<T>& opt, const Batch& batch, const Step
     template double model_forward<T>(const Model<T>&, const Batch&, Activations<T>&, unsigned);      \
     template void model_backward<T>(const Model<T>&, const Batch&, Activations<T>&, std::vector<T>&, unsigned); \
     template double accuracy<T>(const Activations<T>&, const Batch&, long);                         \
-    template double train_step<T>(Model<T>&, Optimizer<T>&, const Batch&, const StepConfig&);
+    template double train_step<T>(Model<T>&, Optimizer<T>&, const Batch&, const StepConfig&);          \
+    template double train_step<T>(Model<T>&, Optimizer<T>&, const Batch&, const StepConfig&, StepBuffers<T>&);
 ATTNLAB_TRAIN_INSTANTIATE(float)
 ATTNLAB_TRAIN_INSTANTIATE(double)
 

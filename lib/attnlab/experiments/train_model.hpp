@@ -116,5 +116,14 @@ struct StepConfig {
 // Returns the loss before the step.
 template <class T>
 double train_step(Model<T>& m, Optimizer<T>& opt, const Batch& batch, const StepConfig& cfg);
+// The same, reusing the caches and gradients of the step before (a loop of steps then asks the
+// allocator for nothing new, and the heap is not shrunk and grown again at every step).
+template <class T>
+struct StepBuffers {
+    Activations<T> act;
+    std::vector<T> grads;
+};
+template <class T>
+double train_step(Model<T>& m, Optimizer<T>& opt, const Batch& batch, const StepConfig& cfg, StepBuffers<T>& buffers);
 
 }  // namespace attnlab::train
