@@ -13,7 +13,7 @@ TEST_CASE("tour: exit 0, every section in order, and the claims table")
     for (const char* title : {"1. Order blindness", "2. Sinusoidal positional encoding", "3. Learned absolute positions",
                               "4. Relative positions: Shaw's tables and T5's buckets", "5. Rotary position embedding", "6. ALiBi", "7. Causal and padding masks",
                               "8. The decoder at inference", "9. Encoder and decoder attention",
-                              "Claims:"}) {
+                              "10. Length: what each scheme does past its training length", "Claims:"}) {
         CAPTURE(title);
         const auto pos = r.out.find(title, at);
         CHECK(pos != std::string::npos);
@@ -22,7 +22,7 @@ TEST_CASE("tour: exit 0, every section in order, and the claims table")
     CHECK(r.out.find("the program's own invariants all hold") != std::string::npos);
 }
 
-TEST_CASE("tour: JSON has every section with tensors and checks, and every claim with its source")
+TEST_CASE("tour: JSON has every section with tensors and checks, every claim with its source, one picture a section, and the facts table")
 {
     const auto j = run_json({"tour"});
     CHECK(j["command"] == "tour");
@@ -33,7 +33,7 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
         CHECK(!s["checks"].empty());
         CHECK(s["passed"] == true);
     }
-    CHECK(names == std::vector<std::string>{"order", "pe", "learned", "relative", "rope", "alibi", "mask", "decode", "encoder_decoder"});
+    CHECK(names == std::vector<std::string>{"order", "pe", "learned", "relative", "rope", "alibi", "mask", "decode", "encoder_decoder", "length"});
     // The exact list of claims, by check name: a claim that disappears fails here.
     std::vector<std::string> claims;
     for (const auto& c : j["claims"]) claims.push_back(c["name"]);
@@ -64,38 +64,33 @@ TEST_CASE("tour: JSON has every section with tensors and checks, and every claim
                         "positions_follow_cache_rule", "steps_match_full_pass", "ring_buffer_equals_window_mask",
                         "sinks_read_cache_positions", "left_pad_matches_unpadded", "uniform_shift_changes_no_score", // decode
                         "unmasked_rows_change", "teacher_forcing_needs_mask", "main_matches_reference", "causal_rows_unchanged",
-                        "rows_sum_to_one", "cross_attention_positions"});                               // encoder_decoder
-    CHECK(j["claims"].size() == 73);
+                        "rows_sum_to_one", "cross_attention_positions",                                // encoder_decoder
+                        "alibi_extrapolates_best", "learned_stops_at_max_len", "sinusoidal_does_not_extrapolate",
+                        "nope_learns_k_back"});                                                         // length
+    CHECK(j["claims"].size() == 77);
     int wrong = 0;
     for (const auto& c : j["claims"]) {
         CHECK(!c["source"].get<std::string>().empty());
         wrong += c["role"] == "article" && c["passed"] == false;
     }
     CHECK(wrong >= 8);  // the articles' claims the measurements refute
-}
-
-TEST_CASE("tour: each section draws one picture, the tensor or pair its author chose, listed in the JSON")
-{
-    const auto j = run_json({"tour"});
+    // Each section draws one picture, the tensor or pair its author chose, listed in the JSON.
     std::vector<std::string> drawn;
     for (const auto& s : j["sections"]) {
         int pictures = 0;
         for (const auto& run : s["runs"]) {
             if (run["picture"].empty()) continue;
             ++pictures;
-            std::string names;
-            for (const auto& n : run["picture"]) names += (names.empty() ? "" : ",") + n.get<std::string>();
-            drawn.push_back(s["name"].get<std::string>() + ":" + names);
+            std::string pair;
+            for (const auto& n : run["picture"]) pair += (pair.empty() ? "" : ",") + n.get<std::string>();
+            drawn.push_back(s["name"].get<std::string>() + ":" + pair);
         }
         CHECK(pictures == 1);
     }
     CHECK(drawn == std::vector<std::string>{"order:weights,weights_perm", "pe:pe", "learned:pos_emb", "relative:bucket", "rope:dots",
-                                            "alibi:bias", "mask:weights,multiplied_weights", "decode:positions", "encoder_decoder:weights"});
-}
-
-TEST_CASE("tour: the facts table: statements about models and papers, each with its source, in both languages")
-{
-    const auto j = run_json({"tour"});
+                                            "alibi:bias", "mask:weights,multiplied_weights", "decode:positions", "encoder_decoder:weights",
+                                            "length:extrapolation"});
+    // The facts table: statements about models and papers, each with its source, in both languages.
     std::vector<std::pair<std::string, std::string>> facts;
     for (const auto& f : j["facts"]) {
         CHECK(f["role"] == "fact");
