@@ -60,6 +60,38 @@ TEST_CASE("train: one and three AdamW steps equal PyTorch's from the same weight
     }
 }
 
+TEST_CASE("train: the PyTorch step comparison fails a wrong AdamW step, and reused step buffers give the same steps")
+{
+    ModelConfig cfg{11, 16, 2, 2, 6, Scheme::alibi};
+    Batch batch{3, 6, {}, {}};
+    for (double t : fixture("alibi_tokens")) batch.tokens.push_back(static_cast<long>(t));
+    for (double t : fixture("alibi_targets")) batch.targets.push_back(static_cast<long>(t));
+    auto after_one = [&](StepConfig step) {
+        Model<double> m{cfg, model_layout(cfg), fixture("alibi_init")};
+        Optimizer<double> opt;
+        train_step(m, opt, batch, step);
+        return max_diff(m.params, fixture("alibi_after_1"));
+    };
+    StepConfig right;
+    right.lr = 1e-2;
+    CHECK(after_one(right) <= 1e-12);
+    StepConfig adam = right;  // Adam: no decoupled weight decay; every weight is off by lr wd |p|
+    adam.weight_decay = 0.0;
+    CHECK(after_one(adam) > 1e-7);
+    StepConfig beta2 = right;  // another second-moment decay: the first step is the same (bias correction),
+    beta2.beta2 = 0.99;        // so this one shows only from the second step on
+    CHECK(after_one(beta2) <= 1e-12);
+    StepConfig lr = right;
+    lr.lr = 1.01e-2;
+    CHECK(after_one(lr) > 1e-6);
+    // The training loop's path: the same buffers for all three steps.
+    Model<double> m{cfg, model_layout(cfg), fixture("alibi_init")};
+    Optimizer<double> opt;
+    StepBuffers<double> buffers;
+    for (int s = 0; s < 3; ++s) train_step(m, opt, batch, right, buffers);
+    CHECK(max_diff(m.params, fixture("alibi_after_3")) <= 1e-12);
+}
+
 TEST_CASE("nn: LayerNorm, GELU, cross-entropy and AdamW against figures worked out by hand")
 {
     // x = [1, 3]: mean 2, variance 1, so out = (x - 2) / sqrt(1 + 1e-5) * w + b
