@@ -10,9 +10,12 @@ For each L it runs `attnlab bench` (JSON), then PyTorch on random q, k, v of the
   fused:  scaled_dot_product_attention with is_causal (torch.nn.functional._scaled_dot_product_attention
           in PyTorch 1.13, scaled_dot_product_attention from 2.0 on);
 each with every thread (or --threads), best of --repeat. PyTorch's best is the minimum over both
-paths and over the BLAS kernels PyTorch's OpenBLAS may use: the ones it chooses itself, and the ones
-attnlab chooses when OpenBLAS falls back to its Prescott kernels (OPENBLAS_CORETYPE, set for a
-separate PyTorch process, since OpenBLAS reads it once at start-up).
+paths, over the BLAS kernels PyTorch's OpenBLAS may use (the ones it chooses itself, with
+OPENBLAS_CORETYPE unset, and the ones attnlab runs with; set for a separate PyTorch process, since
+OpenBLAS reads it once at start-up), and over two settings of glibc's allocator: its defaults, which
+give PyTorch's large score tensors back to the system after every call so that the next call faults
+them in again, and "heap kept" (MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ raised), which
+reuses them. On a machine where a page fault is dear the second is several times faster.
 Prints, per L, both times and their ratio, then the scaling exponents of time against L.
 """
 import argparse
@@ -74,18 +77,27 @@ def attnlab_bench(exe, L, a):
     return doc["measurements"]
 
 
+HEAP_KEPT = {"MALLOC_MMAP_THRESHOLD_": str(1 << 32), "MALLOC_TRIM_THRESHOLD_": str(1 << 34)}
+
+
 def torch_runs(L, a, threads, blas_core):
-    """PyTorch's time on every path under every BLAS kernel choice: a list of
-    {"seconds", "path", "blas", "torch"}."""
-    variants = [None] + ([blas_core] if blas_core else [])
+    """PyTorch's time on every path under every BLAS kernel choice and allocator setting: a list
+    of {"seconds", "path", "blas", "heap", "torch"}."""
     runs = []
-    for core in variants:
-        env = dict(os.environ)
-        if core:
-            env["OPENBLAS_CORETYPE"] = core
-        arg = json.dumps([L, a.heads, a.head_dim, a.mask == "causal", a.repeat, threads])
-        r = json.loads(subprocess.run([sys.executable, "-c", TORCH_TIMER, arg], check=True, capture_output=True, text=True, env=env).stdout)
-        runs += [{"seconds": r[path], "path": path, "blas": r["blas"], "torch": r["torch"]} for path in ("manual", "fused")]
+    for core in [None] + ([blas_core] if blas_core else []):
+        for heap in ("default", "kept"):
+            env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE" and k not in HEAP_KEPT}
+            if core:
+                env["OPENBLAS_CORETYPE"] = core
+            if heap == "kept":
+                env.update(HEAP_KEPT)
+            arg = json.dumps([L, a.heads, a.head_dim, a.mask == "causal", a.repeat, threads])
+            done = subprocess.run([sys.executable, "-c", TORCH_TIMER, arg], capture_output=True, text=True, env=env)
+            if done.returncode != 0:  # a kept heap can run out of memory at large L: that variant is left out
+                print(f"       PyTorch with {core or 'its own'} kernels, heap {heap}: failed (exit {done.returncode}), left out", flush=True)
+                continue
+            r = json.loads(done.stdout)
+            runs += [{"seconds": r[path], "path": path, "blas": r["blas"], "heap": heap, "torch": r["torch"]} for path in ("manual", "fused")]
     return runs
 
 
@@ -110,21 +122,23 @@ def main():
     lens = [int(n) for n in a.lens.split(",")]
     threads = a.threads or os.cpu_count()
     print(f"B=1 H={a.heads} d={a.head_dim} mask={a.mask} float32, {threads} threads, best of {a.repeat}")
-    print(f"{'L':>6} {'attnlab s':>10} {'GFLOP/s':>8} {'of sgemm':>8} {'PyTorch best s':>15} {'(path, BLAS)':<22} {'ratio':>6}")
+    print(f"{'L':>6} {'attnlab s':>10} {'GFLOP/s':>8} {'of sgemm':>8} {'PyTorch best s':>15} {'(path, BLAS, heap)':<32} {'ratio':>6}")
     ours, theirs = [], []
     for L in lens:
         m = attnlab_bench(a.attnlab, L, a)
         core = m["blas"].split(", ")[1].split(" ")[0] if ", " in m["blas"] else None
         runs = torch_runs(L, a, threads, core)
+        if not runs:
+            sys.exit(f"every PyTorch run failed at L = {L}")
         t = min(runs, key=lambda r: r["seconds"])
         best = m["seconds_min"]  # best of --repeat, as PyTorch's is taken
         ours.append(best)
         theirs.append(t["seconds"])
         print(f"{L:>6} {best:>10.4f} {m['gflops']:>8.1f} {m['fraction_of_sgemm']:>8.2f} {t['seconds']:>15.4f} "
-              f"{'(' + t['path'] + ', ' + t['blas'] + ')':<22} {best / t['seconds']:>6.3f}")
+              f"{'(' + t['path'] + ', ' + t['blas'] + ', heap ' + t['heap'] + ')':<32} {best / t['seconds']:>6.3f}")
         if a.every_path:
             for r in runs:
-                print(f"{'':>6} PyTorch {r['path']:<6} with {r['blas']} kernels: {r['seconds']:.4f} s")
+                print(f"{'':>6} PyTorch {r['path']:<6} with {r['blas']} kernels, heap {r['heap']}: {r['seconds']:.4f} s")
     print(f"PyTorch {t['torch']}; attnlab's BLAS: {m['blas']}")
     if len(lens) > 1:
         print(f"time ~ L^k: attnlab k = {exponent(lens, ours):.2f}, PyTorch best k = {exponent(lens, theirs):.2f}")

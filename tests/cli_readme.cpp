@@ -163,6 +163,7 @@ TEST_CASE("every registered option is in its command's --help and in its JSON pa
         REQUIRE(help.status == 0);
         std::vector<std::string> args{command, "--quiet", "--format", "json"};
         if (command == "bench") args.insert(args.end(), {"--len", "64", "--heads", "2", "--head-dim", "16", "--repeat", "1"});
+        if (command == "train") args.insert(args.end(), {"--steps", "2"});  // the params, not 800 steps of training
         const auto run = run_cli(args);
         REQUIRE(run.status <= 1);
         const auto params = nlohmann::json::parse(run.out)["params"];
