@@ -314,13 +314,12 @@ void save_run(Report& report, const std::string& dir, RunContext ctx, const std:
     if (!report.measurements.empty()) run["measurements"] = params_json(report.measurements);  // timings: not bit for bit
     folder.write("run.json", run.dump(2) + "\n");
     ctx.keep_all = false;
-    auto named = [&](const std::string& name) { return std::find(ctx.show.begin(), ctx.show.end(), name) != ctx.show.end(); };
     auto saved_only = [&](const std::string& name) {
         return std::find(report.saved_only.begin(), report.saved_only.end(), name) != report.saved_only.end();
     };
     std::vector<Tensor> shown;
     for (auto& t : report.tensors)
-        if (ctx.keeps(t.name, report.main_tensor) && (!saved_only(t.name) || named(t.name)))
+        if (ctx.keeps(t.name, report.main_tensor) && !saved_only(t.name))
             shown.push_back(std::move(t));
     report.tensors = std::move(shown);
 }

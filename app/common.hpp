@@ -48,7 +48,6 @@ extern const CLI::Validator finite_positive;
 extern const CLI::Validator finite_non_negative;
 // Refuses an empty entry of a comma-separated list ("3,,5" or "").
 extern const CLI::Validator non_empty;
-extern const CLI::Validator non_empty_path;
 // Refuses an empty file or folder argument: an unset shell variable must not mean "none".
 extern const CLI::Validator non_empty_path;
 // A whole number ("abc" and "2.5" are "not a whole number", not "out of range").

@@ -147,8 +147,8 @@ struct Report {
     // Figures a run measures rather than checks (bench: seconds, GFLOP/s, peak memory).
     ParamList measurements;
     std::optional<Comparison> against;
-    // Tensors computed for --save that are printed only when --show or --tensor names them (a
-    // model's weights, say).
+    // Tensors kept only for --save: saved tensors (a model's weights, say) that --show and
+    // --tensor do not name, written to files and never printed.
     std::vector<std::string> saved_only;
     // Files the compute itself read (a checkpoint): --save never replaces them.
     std::vector<std::string> read_files;

@@ -279,13 +279,19 @@ void require_inputs(const Experiment<P>& e, const P& p, const std::vector<std::s
     }
 }
 
+// Whether --show or --tensor names the tensor.
+inline bool named(const RunContext& ctx, const std::string& name)
+{
+    return std::find(ctx.show.begin(), ctx.show.end(), name) != ctx.show.end();
+}
+
 // Whether a run keeps (computes, then reports) the declared tensor: a saved one only for --save,
 // or when --show or --tensor names it.
 template <class P>
 bool keeps(const TensorDecl<P>& d, const RunContext& ctx, const std::string& main_tensor)
 {
     if (d.need != Need::saved || ctx.keep_all) return ctx.keeps(d.name, main_tensor);
-    return std::find(ctx.show.begin(), ctx.show.end(), d.name) != ctx.show.end() && ctx.keeps(d.name, main_tensor);
+    return named(ctx, d.name) && ctx.keeps(d.name, main_tensor);
 }
 
 }  // namespace detail
@@ -483,7 +489,7 @@ Report run_adopted(const Experiment<P>& e, const P& given, const RunContext& ctx
         auto it = std::find_if(run.tensors.begin(), run.tensors.end(), [&](const Tensor& t) { return t.name == d.name; });
         if (it == run.tensors.end() || !kept(d)) continue;
         report.tensors.push_back(std::move(*it));
-        if (d.need == Need::saved) report.saved_only.push_back(d.name);
+        if (d.need == Need::saved && !detail::named(ctx, d.name)) report.saved_only.push_back(d.name);
     }
     return report;
 }

@@ -138,11 +138,12 @@ SchemeResult train_scheme(const TrainParams& p, Scheme pe, const Plan& plan, Tra
     cfg.lr = p.lr, cfg.threads = p.threads;
     SchemeResult r;
     const Batch first = task_batch(spec, p.train_len, p.batch, seed, stream::train_data, 0);
-    r.first_max_logit = max_abs_logit(fresh_state<T>(p, pe, seed).model, first, p.threads);
+    const long from = state.opt.step;  // 0, or the steps a resumed checkpoint took: its step-0 model is drawn again
+    if (from == 0) r.first_max_logit = max_abs_logit(state.model, first, p.threads);
+    else r.first_max_logit = max_abs_logit(fresh_state<T>(p, pe, seed).model, first, p.threads);
     const auto start = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
     double last = 0.0;
-    const long from = state.opt.step;
     StepBuffers<T> buffers;
     for (long step = from; step < p.steps; ++step) {
         const Batch batch = task_batch(spec, p.train_len, p.batch, seed, stream::train_data, static_cast<std::uint64_t>(step));

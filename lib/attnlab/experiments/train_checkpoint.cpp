@@ -62,13 +62,13 @@ void require_same_params(const TrainParams& p, const Plan& plan, const std::stri
     }
 }
 
-// DIR/NAME.npy, holding `size` numbers (any size when it is 0).
+// DIR/NAME.npy, holding `size` numbers.
 Tensor checkpoint_tensor(const std::string& dir, const std::string& name, std::size_t size, std::vector<std::string>& read)
 {
     const std::string path = dir + "/" + name + ".npy";
     Tensor t = read_tensor_file(path, "", 80.0 * static_cast<double>(size) + 1e6);  // an NPY costs about 9 bytes a byte
     read.push_back(path);
-    if (size != 0 && (t.shape.size() != 1 || t.shape[0] != size)) {
+    if (t.shape.size() != 1 || t.shape[0] != size) {
         throw InputError(fmt::format("--resume {}: {} holds shape [{}], the model has {} numbers", dir, path, fmt::join(t.shape, ", "), size));
     }
     return t;
@@ -112,11 +112,8 @@ TrainState<T> load_checkpoint(const TrainParams& p, const Plan& plan, std::vecto
 template <class T>
 void add_checkpoint(const TrainState<T>& s, Elem elem, Run& run)
 {
-    const std::size_t n = s.model.params.size();
-    const std::vector<T> zeros(n, T(0));  // a model that took no step has no moments yet
-    auto flat = [&](const char* name, const std::vector<T>& v) {
-        const std::vector<T>& values = v.empty() ? zeros : v;
-        run.add(Tensor{name, {"parameter"}, elem, {n}, std::vector<double>(values.begin(), values.end())});
+    auto flat = [&](const char* name, const std::vector<T>& v) {  // every run takes a step: the moments exist
+        run.add(Tensor{name, {"parameter"}, elem, {v.size()}, std::vector<double>(v.begin(), v.end())});
     };
     flat("model_params", s.model.params);
     flat("adam_m", s.opt.m);
