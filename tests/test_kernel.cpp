@@ -129,6 +129,23 @@ TEST_CASE("kernel: the float32 panel product equals its plain loop for every row
         }
 }
 
+TEST_CASE("kernel: the key tile's transposition in registers equals its plain loop bit for bit")
+{
+    for (const auto& [nk, d] : {std::pair<std::size_t, std::size_t>{16, 16}, {256, 64}, {64, 128}, {48, 32}}) {
+        CAPTURE(nk);
+        CAPTURE(d);
+        std::vector<float> k(nk * d), fast(nk * d, -1.0f), plain(nk * d, -2.0f);
+        fill_normal(k.data(), k.size(), 5, 1);
+        transpose_scaled(nk, d, 0.125f, k.data(), fast.data());
+        transpose_scaled_reference(nk, d, 0.125f, k.data(), plain.data());
+        CHECK(fast == plain);
+        CHECK(plain[3 * nk + 5] == 0.125f * k[5 * d + 3]);  // row c of kt is column c of k
+        transpose_scaled(nk, d, 1.0f / 3.0f, k.data(), fast.data());
+        transpose_scaled_reference(nk, d, 1.0f / 3.0f, k.data(), plain.data());
+        CHECK(fast == plain);
+    }
+}
+
 TEST_CASE("kernel: fully masked rows are NaN under the plain softmax and zero under the safe one")
 {
     const auto q = random4<double>(1, 1, 3, 4, 1), k = random4<double>(1, 1, 300, 4, 2), v = k;

@@ -121,18 +121,16 @@ std::pair<long, long> seen_by_rows(const Tiled<T>& t, const QueryBlock<T>& w, st
 
 // s [n, nk] = scale q k^T for float32 with whole panels of d and of keys: the kernel's own
 // product against the key tile transposed with the scale folded in (1/8 at d = 64: exact), so
-// that nothing is packed again or zeroed first (transposing the tile for each query block costs
-// 1/512 of the products; one transposition of all keys, read at a stride of S, was slower: its
-// rows alias in the cache). A panel no row of a group of 64 sees is set to 0 instead (the -inf
+// that nothing is packed again or zeroed first (transposing the tile for each query block, in
+// registers, costs 1/512 of the products in elements; one transposition of all keys, read at a
+// stride of S, was slower: its rows alias in the cache). A panel no row of a group of 64 sees is set to 0 instead (the -inf
 // fill makes it -inf): on the causal diagonal, 6 of 16.
 void own_score_product(const Tiled<float>& t, QueryBlock<float>& w, const float* q, const float* k, std::size_t j0, std::size_t nk)
 {
     const auto scale = static_cast<float>(t.in.scale);
     const std::size_t d = t.d;
     float* kt = w.kt.data();
-    for (std::size_t b0 = 0; b0 < nk; b0 += 16)  // 16 keys at a time: each row of kt written 16 floats on
-        for (std::size_t c = 0; c < d; ++c)
-            for (std::size_t j = b0; j < b0 + 16; ++j) kt[c * nk + j] = scale * k[j * d + c];
+    transpose_scaled(nk, d, scale, k, kt);
     for (std::size_t r0 = 0; r0 < w.n; r0 += kPanelWidth) {
         const std::size_t rows = std::min(kPanelWidth, w.n - r0);
         const auto [lo, hi] = seen_by_rows(t, w, r0, r0 + rows, j0, nk);

@@ -41,7 +41,47 @@ __attribute__((always_inline)) inline void rows(std::size_t k, const float* A, s
         for (int q = 0; q < 4; ++q) store(C + i * ldc + 16 * q, acc[i][q]);
 }
 
+// One round of the transposition: rows i and i + B exchange the lanes whose bit B differs
+// from the row's, so after the rounds B = 1, 2, 4, 8 element (i, j) has moved to (j, i).
+#define ATTNLAB_LO(B, j) (((j) & (B)) ? 16 + (j) - (B) : (j))
+#define ATTNLAB_HI(B, j) (((j) & (B)) ? 16 + (j) : (j) + (B))
+#define ATTNLAB_LANES(M, B)                                                                                                     \
+    M(B, 0), M(B, 1), M(B, 2), M(B, 3), M(B, 4), M(B, 5), M(B, 6), M(B, 7), M(B, 8), M(B, 9), M(B, 10), M(B, 11), M(B, 12), \
+        M(B, 13), M(B, 14), M(B, 15)
+
+template <int B>
+__attribute__((always_inline)) inline void exchange(v16* r)
+{
+    for (int i = 0; i < 16; ++i) {
+        if (i & B) continue;
+        const v16 a = r[i], c = r[i + B];
+        r[i] = __builtin_shufflevector(a, c, ATTNLAB_LANES(ATTNLAB_LO, B));
+        r[i + B] = __builtin_shufflevector(a, c, ATTNLAB_LANES(ATTNLAB_HI, B));
+    }
+}
+
 }  // namespace
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void transpose_scaled(std::size_t nk, std::size_t d, float scale,
+                                                                                   const float* k, float* kt)
+{
+    for (std::size_t j0 = 0; j0 < nk; j0 += 16)
+        for (std::size_t c0 = 0; c0 < d; c0 += 16) {
+            v16 r[16];
+            for (std::size_t i = 0; i < 16; ++i) r[i] = load(k + (j0 + i) * d + c0);
+            exchange<1>(r);
+            exchange<2>(r);
+            exchange<4>(r);
+            exchange<8>(r);
+            for (std::size_t i = 0; i < 16; ++i) store(kt + (c0 + i) * nk + j0, scale * r[i]);
+        }
+}
+
+void transpose_scaled_reference(std::size_t nk, std::size_t d, float scale, const float* k, float* kt)
+{
+    for (std::size_t j = 0; j < nk; ++j)
+        for (std::size_t c = 0; c < d; ++c) kt[c * nk + j] = scale * k[j * d + c];
+}
 
 // Compiled with -ffp-contract=fast (CMakeLists.txt): acc += a * b is one fused multiply-add
 // in the AVX-512 and AVX2 clones, a multiply and an add in the default one.

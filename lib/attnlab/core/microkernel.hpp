@@ -19,4 +19,10 @@ void panel64(std::size_t n, std::size_t k, const float* A, std::size_t lda, cons
 void panel64_reference(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B, std::size_t ldb, float* C,
                        std::size_t ldc, bool accumulate);
 
+// kt [d, nk] (row stride nk) = scale * the transpose of k [nk, d] (row stride d), for nk and d
+// whole multiples of 16: sixteen rows of 16 keys are transposed in registers (four rounds of
+// two-source shuffles), then scaled, so every product is the same float as the plain loop's.
+void transpose_scaled(std::size_t nk, std::size_t d, float scale, const float* k, float* kt);
+void transpose_scaled_reference(std::size_t nk, std::size_t d, float scale, const float* k, float* kt);
+
 }  // namespace attnlab
