@@ -170,12 +170,13 @@ void score_tile(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::size_t
         // Hidden: tile columns [0, a) and [e, nk) (all of them when the row sees nothing).
         const auto clip = [&](long j) { return static_cast<std::size_t>(std::clamp(j - static_cast<long>(j0), 0L, static_cast<long>(nk))); };
         const std::size_t a = clip(w.span[r].first), e = std::max(a, clip(w.span[r].second));
-        if (t.mask) {
-            for (std::size_t c = 0; c < a; ++c) row[c] += fill;
-            for (std::size_t c = e; c < nk; ++c) row[c] += fill;
-        }
+        const bool filled = t.mask && (a > 0 || e < nk);
+        for (std::size_t c = 0; filled && c < a; ++c) row[c] += fill;
+        for (std::size_t c = e; filled && c < nk; ++c) row[c] += fill;
         if (bias) add_bias(t, w, row, w.i0 + r, j0, nk);
-        if (t.mask) w.masked_max[r] = row_max(row + e, nk - e, row_max(row, a, w.masked_max[r]));
+        // A -inf fill makes every hidden score -inf or NaN, whose largest (NaN ignored) is -inf:
+        // masked_max keeps its start.
+        if (filled && !t.skip_hidden) w.masked_max[r] = row_max(row + e, nk - e, row_max(row, a, w.masked_max[r]));
     }
 }
 
