@@ -8,6 +8,7 @@
 #include "attnlab/core/parallel.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -29,8 +30,17 @@ struct Tiled {
     bool skip_hidden;      // the fill is -inf: a wholly hidden tile has weights exactly 0
     RowRange range;
     std::size_t last_block;  // the query block holding row range.end - 1
+    std::size_t blocks;      // query blocks in the range
     bool keep;
     AttentionOutput<T>& res;
+};
+
+// One thread's key tiles of one (sequence, key head), transposed and scaled for the kernel's own
+// q k^T, kept across that head's query blocks: [tiles][d, nk], each made when first needed.
+struct KeyTiles {
+    std::size_t b = SIZE_MAX, hk = SIZE_MAX;
+    std::vector<float> kt;
+    std::vector<char> ready;
 };
 
 // One block of queries of one (sequence, head): its rows' running max m, sum l, output
@@ -39,7 +49,7 @@ template <class T>
 struct QueryBlock {
     std::size_t b, h, hk, i0, n;
     std::unique_ptr<T[]> s;  // [n, nk] scores, then p; never read before a product writes it
-    std::vector<T> kt;       // [d, nk]: the key tile transposed and scaled, for the kernel's own q k^T
+    KeyTiles* keys;          // this thread's key tiles, for the kernel's own q k^T
     std::vector<T> o, m, l, shift, alpha, masked_max;
     std::vector<std::pair<long, long>> span;
     std::vector<char> revisited;        // the rows whose final weights are formed again
@@ -60,15 +70,16 @@ bool own_products(std::size_t d)
 }
 
 template <class T>
-QueryBlock<T> query_block(const Tiled<T>& t, std::size_t item)
+QueryBlock<T> query_block(const Tiled<T>& t, std::size_t item, KeyTiles& keys)
 {
-    // The last query blocks first: under a causal mask they are the longest.
-    const std::size_t qb = t.last_block - item / (t.B * t.H), bh = item % (t.B * t.H);
+    // One head's blocks after another, so that a thread keeps its key tiles; within a head the
+    // last query blocks first: under a causal mask they are the longest.
+    const std::size_t bh = item / t.blocks, qb = t.last_block - item % t.blocks;
     QueryBlock<T> w;
+    w.keys = &keys;
     w.b = bh / t.H, w.h = bh % t.H, w.hk = w.h / t.group, w.i0 = qb * kBlockQ;
     w.n = std::min(kBlockQ, t.L - w.i0);
     w.s.reset(new T[w.n * kBlockK]);
-    if (own_products<T>(t.d)) w.kt.resize(t.d * kBlockK);
     w.shift.resize(w.n);
     w.alpha.resize(w.n);
     w.o.assign(w.n * t.d, T(0));
@@ -119,18 +130,31 @@ std::pair<long, long> seen_by_rows(const Tiled<T>& t, const QueryBlock<T>& w, st
     return {lo - static_cast<long>(j0), hi - static_cast<long>(j0)};
 }
 
-// s [n, nk] = scale q k^T for float32 with whole panels of d and of keys: the kernel's own
-// product against the key tile transposed with the scale folded in (1/8 at d = 64: exact), so
-// that nothing is packed again or zeroed first (transposing the tile for each query block, in
-// registers, costs 1/512 of the products in elements; one transposition of all keys, read at a
-// stride of S, was slower: its rows alias in the cache). A panel no row of a group of 64 sees is set to 0 instead (the -inf
-// fill makes it -inf): on the causal diagonal, 6 of 16.
-void own_score_product(const Tiled<float>& t, QueryBlock<float>& w, const float* q, const float* k, std::size_t j0, std::size_t nk)
+// The key tile at j0 transposed with the scale folded in (1/8 at d = 64: exact), so that the
+// kernel's own q k^T packs nothing again and zeroes nothing first. Each thread transposes a
+// tile once per key head, in registers, and keeps it while it takes that head's query blocks.
+const float* key_tile(const Tiled<float>& t, const QueryBlock<float>& w, std::size_t j0, std::size_t nk)
 {
-    const auto scale = static_cast<float>(t.in.scale);
+    KeyTiles& c = *w.keys;
+    const std::size_t tiles = (t.S + kBlockK - 1) / kBlockK, tile = j0 / kBlockK;
+    if (c.b != w.b || c.hk != w.hk) {
+        c.b = w.b, c.hk = w.hk;
+        c.kt.resize(tiles * t.d * kBlockK);
+        c.ready.assign(tiles, 0);
+    }
+    float* kt = c.kt.data() + tile * t.d * kBlockK;
+    if (!c.ready[tile]) transpose_scaled(nk, t.d, static_cast<float>(t.in.scale), &(*t.in.k)(w.b, w.hk, j0, 0), kt);
+    c.ready[tile] = 1;
+    return kt;
+}
+
+// s [n, nk] = scale q k^T for float32 with whole panels of d and of keys: the kernel's own
+// product against the transposed key tile. A panel no row of a group of 64 sees is set to 0
+// instead (the -inf fill makes it -inf): on the causal diagonal, 6 of 16.
+void own_score_product(const Tiled<float>& t, QueryBlock<float>& w, const float* q, std::size_t j0, std::size_t nk)
+{
     const std::size_t d = t.d;
-    float* kt = w.kt.data();
-    transpose_scaled(nk, d, scale, k, kt);
+    const float* kt = key_tile(t, w, j0, nk);
     for (std::size_t r0 = 0; r0 < w.n; r0 += kPanelWidth) {
         const std::size_t rows = std::min(kPanelWidth, w.n - r0);
         const auto [lo, hi] = seen_by_rows(t, w, r0, r0 + rows, j0, nk);
@@ -152,7 +176,7 @@ void score_product(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::siz
     const T* q = &(*t.in.q)(w.b, w.h, w.i0, 0);
     const T* k = &(*t.in.k)(w.b, w.hk, j0, 0);
     if constexpr (std::is_same_v<T, float>) {
-        if (own_products<T>(t.d) && nk % kPanelWidth == 0) return own_score_product(t, w, q, k, j0, nk);
+        if (own_products<T>(t.d) && nk % kPanelWidth == 0) return own_score_product(t, w, q, j0, nk);
     }
     blas::gemm_nt(w.n, nk, t.d, static_cast<T>(t.in.scale), q, t.d, k, t.d, T(0), w.s.get(), nk);
 }
@@ -329,9 +353,9 @@ void value_product(const Tiled<T>& t, QueryBlock<T>& w, const T* v, std::size_t 
 }
 
 template <class T>
-void run_item(const Tiled<T>& t, std::size_t item, AttentionStats& st)
+void run_item(const Tiled<T>& t, std::size_t item, KeyTiles& keys, AttentionStats& st)
 {
-    QueryBlock<T> w = query_block(t, item);
+    QueryBlock<T> w = query_block(t, item, keys);
     plan_revisit(t, w);
     const auto& v = *t.in.v;
     for (std::size_t j0 = 0; j0 < t.S; j0 += kBlockK) {
@@ -360,12 +384,14 @@ void run_tiled(const AttentionInputs<T>& in, RowRange range, bool keep, Attentio
     const std::size_t B = in.q->shape(0), H = in.q->shape(1), L = in.q->shape(2), d = in.q->shape(3), S = in.k->shape(2);
     const MaskSpec* mask = active_mask(in);
     const std::size_t first_block = static_cast<std::size_t>(range.begin) / kBlockQ, last_block = static_cast<std::size_t>(range.end - 1) / kBlockQ;
-    const Tiled<T> t{in, B, H, L, d, S, H / in.k->shape(1), mask, mask == nullptr || mask->fill == -kInf, range, last_block, keep, res};
     const std::size_t blocks = last_block - first_block + 1;
+    const Tiled<T> t{in, B, H, L, d, S, H / in.k->shape(1), mask, mask == nullptr || mask->fill == -kInf, range, last_block, blocks, keep, res};
+    const unsigned threads = thread_count(in.threads);
+    std::vector<KeyTiles> keys(threads);
     std::mutex lock;
-    parallel_for(blocks * B * H, thread_count(in.threads), [&](std::size_t item) {
+    parallel_for_workers(blocks * B * H, threads, [&](std::size_t item, unsigned worker) {
         AttentionStats part;
-        run_item(t, item, part);
+        run_item(t, item, keys[worker], part);
         const std::lock_guard<std::mutex> hold(lock);
         merge(res.stats, part);
     });
