@@ -43,6 +43,16 @@ struct KeyTiles {
     std::vector<char> ready;
 };
 
+// What a thread keeps from one query block to the next: its key tiles, and the score tile and
+// output accumulator, so that no block meets fresh pages (glibc would give a freed tile back to
+// the system and fault it in again for the next block).
+template <class T>
+struct Worker {
+    KeyTiles keys;
+    std::unique_ptr<T[]> s;
+    std::vector<T> o;
+};
+
 // One block of queries of one (sequence, head): its rows' running max m, sum l, output
 // accumulator o, visible key interval, and largest score at a hidden key.
 template <class T>
@@ -70,16 +80,17 @@ bool own_products(std::size_t d)
 }
 
 template <class T>
-QueryBlock<T> query_block(const Tiled<T>& t, std::size_t item, KeyTiles& keys)
+QueryBlock<T> query_block(const Tiled<T>& t, std::size_t item, Worker<T>& worker)
 {
     // One head's blocks after another, so that a thread keeps its key tiles; within a head the
     // last query blocks first: under a causal mask they are the longest.
     const std::size_t bh = item / t.blocks, qb = t.last_block - item % t.blocks;
     QueryBlock<T> w;
-    w.keys = &keys;
+    w.keys = &worker.keys;
     w.b = bh / t.H, w.h = bh % t.H, w.hk = w.h / t.group, w.i0 = qb * kBlockQ;
     w.n = std::min(kBlockQ, t.L - w.i0);
-    w.s.reset(new T[w.n * kBlockK]);
+    w.s = worker.s ? std::move(worker.s) : std::unique_ptr<T[]>(new T[kBlockQ * kBlockK]);
+    w.o = std::move(worker.o);
     w.shift.resize(w.n);
     w.alpha.resize(w.n);
     w.o.assign(w.n * t.d, T(0));
@@ -204,22 +215,40 @@ void score_tile(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::size_t
     }
 }
 
+// The tile columns [from, to) whose scores the softmax reads for rows [r0, r0 + 64): every
+// column, or, where the kernel's own q k^T skipped panels no row of the group sees, the panels
+// it computed. A skipped panel holds -inf, whose p is exactly 0 and adds +0 to a row's sum, so
+// leaving it out changes no bit (the sums' lanes start at multiples of 16 either way).
+template <class T>
+std::pair<std::size_t, std::size_t> softmax_columns(const Tiled<T>& t, const QueryBlock<T>& w, std::size_t r0, std::size_t j0, std::size_t nk)
+{
+    if (!own_products<T>(t.d) || nk % kPanelWidth != 0) return {0, nk};
+    const auto [lo, hi] = seen_by_rows(t, w, r0, std::min(w.n, r0 + kPanelWidth), j0, nk);
+    if (lo >= hi) return {0, 0};
+    const auto p = static_cast<long>(kPanelWidth);
+    return {static_cast<std::size_t>(std::max(0L, lo) / p * p), static_cast<std::size_t>(std::min(static_cast<long>(nk), (hi + p - 1) / p * p))};
+}
+
 // The streaming softmax over one tile: new row max, p = exp(s - m), rescale of l and o.
 template <class T>
-void absorb_tile(QueryBlock<T>& w, std::size_t nk, std::size_t d)
+void absorb_tile(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::size_t nk)
 {
-    for (std::size_t r = 0; r < w.n; ++r) {
-        const T m_new = row_max(w.s.get() + r * nk, nk, w.m[r]);
-        // Nothing visible yet: every p is 0 (exp(-inf - -inf) would be NaN).
-        w.shift[r] = m_new == -std::numeric_limits<T>::infinity() ? T(0) : m_new;
-        w.alpha[r] = w.m[r] - w.shift[r];
-        w.m[r] = m_new;
-    }
-    exp_inplace(w.alpha.data(), w.n);
-    for (std::size_t r = 0; r < w.n; ++r) {
-        w.l[r] = w.l[r] * w.alpha[r] + exp_shifted_sum(w.s.get() + r * nk, nk, w.shift[r]);
-        if (w.alpha[r] != T(1))
-            for (std::size_t c = 0; c < d; ++c) w.o[r * d + c] *= w.alpha[r];
+    const std::size_t d = t.d;
+    for (std::size_t r0 = 0; r0 < w.n; r0 += kPanelWidth) {
+        const auto [from, to] = softmax_columns(t, w, r0, j0, nk);
+        for (std::size_t r = r0; r < std::min(w.n, r0 + kPanelWidth); ++r) {
+            const T m_new = row_max(w.s.get() + r * nk + from, to - from, w.m[r]);
+            // Nothing visible yet: every p is 0 (exp(-inf - -inf) would be NaN).
+            w.shift[r] = m_new == -std::numeric_limits<T>::infinity() ? T(0) : m_new;
+            w.alpha[r] = w.m[r] - w.shift[r];
+            w.m[r] = m_new;
+        }
+        exp_inplace(w.alpha.data() + r0, std::min(w.n, r0 + kPanelWidth) - r0);
+        for (std::size_t r = r0; r < std::min(w.n, r0 + kPanelWidth); ++r) {
+            w.l[r] = w.l[r] * w.alpha[r] + exp_shifted_sum(w.s.get() + r * nk + from, to - from, w.shift[r]);
+            if (w.alpha[r] != T(1))
+                for (std::size_t c = 0; c < d; ++c) w.o[r * d + c] *= w.alpha[r];
+        }
     }
 }
 
@@ -353,9 +382,9 @@ void value_product(const Tiled<T>& t, QueryBlock<T>& w, const T* v, std::size_t 
 }
 
 template <class T>
-void run_item(const Tiled<T>& t, std::size_t item, KeyTiles& keys, AttentionStats& st)
+void run_item(const Tiled<T>& t, std::size_t item, Worker<T>& worker, AttentionStats& st)
 {
-    QueryBlock<T> w = query_block(t, item, keys);
+    QueryBlock<T> w = query_block(t, item, worker);
     plan_revisit(t, w);
     const auto& v = *t.in.v;
     for (std::size_t j0 = 0; j0 < t.S; j0 += kBlockK) {
@@ -363,11 +392,13 @@ void run_item(const Tiled<T>& t, std::size_t item, KeyTiles& keys, AttentionStat
         if (t.skip_hidden && wholly_hidden(w, static_cast<long>(j0), static_cast<long>(j0 + nk))) continue;
         score_tile(t, w, j0, nk);
         keep_scores(t, w, j0, nk);
-        absorb_tile(w, nk, t.d);
+        absorb_tile(t, w, j0, nk);
         value_product(t, w, &v(w.b, w.hk, j0, 0), j0, nk);
     }
     finish_rows(t, w, st);
     revisit_tiles(t, w, st);
+    worker.s = std::move(w.s);
+    worker.o = std::move(w.o);
 }
 
 void merge(AttentionStats& into, const AttentionStats& part)
@@ -387,11 +418,11 @@ void run_tiled(const AttentionInputs<T>& in, RowRange range, bool keep, Attentio
     const std::size_t blocks = last_block - first_block + 1;
     const Tiled<T> t{in, B, H, L, d, S, H / in.k->shape(1), mask, mask == nullptr || mask->fill == -kInf, range, last_block, blocks, keep, res};
     const unsigned threads = thread_count(in.threads);
-    std::vector<KeyTiles> keys(threads);
+    std::vector<Worker<T>> workers(threads);
     std::mutex lock;
     parallel_for_workers(blocks * B * H, threads, [&](std::size_t item, unsigned worker) {
         AttentionStats part;
-        run_item(t, item, keys[worker], part);
+        run_item(t, item, workers[worker], part);
         const std::lock_guard<std::mutex> hold(lock);
         merge(res.stats, part);
     });
