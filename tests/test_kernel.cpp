@@ -242,6 +242,25 @@ TEST_CASE("fast exp: within its documented bound of std::exp over the softmax's 
     CHECK(std::isnan(special[1]));
     CHECK(special[2] == 0.0f);  // below the normal range: 0
     CHECK(special[3] == 1.0f);
+    // The end of the normal range: 0 below -87.68, a rounded subnormal up to -87.3, each within
+    // 1.2e-38 of exp; in the double form, 0 below -708.
+    std::vector<float> edge;
+    for (double x = -90.0; x < -87.3; x += 1e-3) edge.push_back(static_cast<float>(x));
+    std::vector<float> edge_y = edge;
+    exp_inplace(edge_y.data(), edge_y.size());
+    double worst_abs = 0.0;
+    for (std::size_t i = 0; i < edge.size(); ++i) {
+        worst_abs = std::max(worst_abs, std::abs(static_cast<double>(edge_y[i]) - std::exp(static_cast<double>(edge[i]))));
+        if (edge[i] < -87.69f) CHECK(edge_y[i] == 0.0f);
+    }
+    CHECK(worst_abs <= 1.2e-38);
+    float near[] = {-87.5f};
+    exp_inplace(near, 1);
+    CHECK(near[0] > 0.0f);
+    double below[] = {-708.5, -1e300};
+    exp_inplace(below, 2);
+    CHECK(below[0] == 0.0);
+    CHECK(below[1] == 0.0);
 }
 
 TEST_CASE("fast exp: the row steps of the streaming softmax")

@@ -30,14 +30,15 @@ __attribute__((always_inline)) inline double pow2_of_rounded(double rounded)
     return out;
 }
 
-// The reduction and the polynomial for one element; x in [lo, 0] or NaN. Every helper is
+// The reduction and the polynomial for one element; x <= 0 or NaN. Every helper is
 // inlined into each clone below, so that each is compiled for the clone's instruction set.
 __attribute__((always_inline)) inline float exp_one(float x)
 {
     constexpr float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
-    constexpr float lo = -87.3f, magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to a whole number
-    const bool under = x < lo;  // false for NaN, which the polynomial carries through
-    const float xc = under ? 0.0f : x;
+    constexpr float magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to a whole number
+    // Below -88 (-inf too), x is taken as -88, whose n = -127 gives 2^n's exponent field 0: the
+    // result is exactly 0 from there up to -87.68, the smallest x with n = -126. A NaN stays.
+    const float xc = -88.0f > x ? -88.0f : x;
     const float rounded = xc * log2e + magic;
     const float n = rounded - magic;
     const float r = (xc - n * ln2_hi) - n * ln2_lo;
@@ -50,8 +51,7 @@ __attribute__((always_inline)) inline float exp_one(float x)
     p = p * r + 4.999999404e-1f;
     p = p * r + 1.0f;
     p = p * r + 1.0f;
-    const float y = p * pow2_of_rounded(rounded);
-    return under ? 0.0f : y;
+    return p * pow2_of_rounded(rounded);
 }
 
 __attribute__((always_inline)) inline double exp_one(double x)

@@ -10,10 +10,11 @@
 // Error bound (tests/test_kernel.cpp measures it against std::exp over the domain):
 //   float:  relative error at most 4 ulp (2.4e-7) for x in [-87.3, 0] (measured: 7.6e-8);
 //   double: relative error at most 4 ulp (8.9e-16) for x in [-708, 0].
-// Domain: the softmax only takes exp of x <= 0 (a score minus its row's max). Below the
-// normal range (x < -87.3 in float, -708 in double) the result is 0, an absolute error
-// under 1.2e-38 (float) or 2.3e-308 (double) against 1 for the row's largest term;
-// -inf gives 0 and NaN gives NaN. x > 0 is outside the domain.
+// Domain: the softmax only takes exp of x <= 0 (a score minus its row's max). Near and below
+// the end of the normal range the result is 0 (float: x < -87.68; in [-87.68, -87.3) it is
+// 2^-126 P(r), rounded to a subnormal; double: x < -708), an absolute error under 1.2e-38
+// (float) or 2.3e-308 (double) against 1 for the row's largest term; -inf gives 0 and NaN
+// gives NaN. x > 0 is outside the domain.
 #pragma once
 
 #include <cstddef>
