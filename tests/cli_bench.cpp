@@ -44,7 +44,7 @@ TEST_CASE("bench: what it refuses")
     expect_usage_error({"bench", "--mask", "padding"}, "--mask");
     expect_usage_error({"bench", "--heads", "6", "--kv-heads", "4"}, "--heads 6 is not a multiple of --kv-heads 4");
     expect_usage_error({"bench", "--format", "csv"}, "--format");
-    expect_usage_error({"bench", "--len", "1000000", "--heads", "64"}, "needs about 137.4 GiB (its working memory), above the memory budget");
+    expect_usage_error({"bench", "--len", "1000000", "--heads", "64"}, "needs about 137.8 GiB (its working memory), above the memory budget");
     expect_usage_error({"bench", "--len", "100000", "--head-dim", "8"}, "above the work budget of 200 G");
 }
 

@@ -369,9 +369,9 @@ TEST_CASE("attention inputs: a view reads a tensor's storage in place, or a copy
 
 TEST_CASE("kernel: the share of score tiles it computes, worked out by hand for each mask")
 {
-    // Blocks of 256 queries and tiles of 256 keys. Causal, L = S = 512: block 0 sees tile 0,
-    // block 1 tiles 0 and 1: (1 + 2) / 4 tiles.
-    MaskSpec causal{MaskKind::causal, 512, 512, {}, 0, 1, Align::upper_left, -std::numeric_limits<double>::infinity()};
+    // Blocks of 256 queries and tiles of 512 keys. Causal, L = S = 1024: blocks 0 and 1 see
+    // tile 0, blocks 2 and 3 tiles 0 and 1: 6 block-tiles of 256 x 512 over 1024 x 1024.
+    MaskSpec causal{MaskKind::causal, 1024, 1024, {}, 0, 1, Align::upper_left, -std::numeric_limits<double>::infinity()};
     CHECK(kernel_tile_share(causal, 1) == 0.75);
     // Without a mask, or with a finite fill (nothing is skipped): every tile.
     MaskSpec none = causal;
@@ -380,19 +380,19 @@ TEST_CASE("kernel: the share of score tiles it computes, worked out by hand for 
     MaskSpec finite = causal;
     finite.fill = -1e9;
     CHECK(kernel_tile_share(finite, 1) == 1.0);
-    // A window of 1 at L = S = 1024: each block sees its own diagonal tile, 4 of 16.
+    // A window of 1 at L = S = 2048: each of the 8 blocks sees its own diagonal tile, 8 of 32.
     MaskSpec window = causal;
-    window.kind = MaskKind::window, window.window = 1, window.queries = window.keys = 1024;
+    window.kind = MaskKind::window, window.window = 1, window.queries = window.keys = 2048;
     CHECK(kernel_tile_share(window, 1) == 0.25);
-    // Padding, lengths 256 and 0 at L = S = 512: sequence 0 sees tile 0 from both blocks (2 of
-    // 4), sequence 1 nothing: 2 of 8.
+    // Padding, lengths 512 and 0 at L = S = 1024: sequence 0 sees tile 0 from its 4 blocks (4
+    // of 8), sequence 1 nothing: 4 of 16.
     MaskSpec padding = causal;
-    padding.kind = MaskKind::padding, padding.lengths = {256, 0};
+    padding.kind = MaskKind::padding, padding.lengths = {512, 0};
     CHECK(kernel_tile_share(padding, 2) == 0.25);
-    // 256 queries, 1024 keys: upper-left, the block sees keys 0..255 (1 tile of 4); lower-right,
-    // after 768 cached keys, keys 0..1023 (all 4).
+    // 256 queries, 2048 keys: upper-left, the block sees keys 0..255 (1 tile of 4); lower-right,
+    // after 1792 cached keys, keys 0..2047 (all 4).
     MaskSpec upper = causal;
-    upper.queries = 256, upper.keys = 1024;
+    upper.queries = 256, upper.keys = 2048;
     CHECK(kernel_tile_share(upper, 1) == 0.25);
     MaskSpec lower = upper;
     lower.align = Align::lower_right;

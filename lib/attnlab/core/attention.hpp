@@ -142,9 +142,9 @@ enum class Matrices { drop, keep };
 // CPU): for each (sequence, head, block of kBlockQ queries), the blocks of kBlockK keys are
 // walked with a running max and sum per row; S = Q K^T and the sum P V are BLAS products.
 // A key block the mask hides wholly from every row of the query block is skipped when the
-// fill is -inf (its weights are exactly 0). Memory beyond q, k, v and out is O(block size)
-// per thread, unless Matrices::keep asks for scores and weights, which a second pass over the
-// keys writes. Each row's arithmetic depends only on the fixed block grid, never on the
+// fill is -inf (its weights are exactly 0). Memory beyond q, k, v and out is a tile and one
+// key head's keys per thread (kernel_scratch_bytes), unless Matrices::keep asks for scores and
+// weights, which a second pass over the keys writes. Each row's arithmetic depends only on the fixed block grid, never on the
 // thread count or the row range asked for: any rows computed again are bit-identical.
 template <class T>
 AttentionOutput<T> attention(const AttentionInputs<T>& in, Matrices matrices, std::optional<RowRange> rows = {});
@@ -154,7 +154,13 @@ template <class T>
 void attention(const AttentionInputs<T>& in, Matrices matrices, std::optional<RowRange> rows, AttentionOutput<T>& res);
 
 constexpr std::size_t kBlockQ = 256;
-constexpr std::size_t kBlockK = 256;
+constexpr std::size_t kBlockK = 512;
+
+// The kernel's memory beyond q, k, v and out, in bytes, at most: on each thread a score tile,
+// an output accumulator and one key head's tiles transposed (S keys of d, rounded up to a tile),
+// in float32 (the kernel keeps the transposed keys for float32 only; float64's tiles are twice
+// the size, and its keys are not kept).
+double kernel_scratch_bytes(std::size_t S, std::size_t d, unsigned threads);
 
 // The share of the score tiles of a [batch, L, S] attention (L = mask.queries, S = mask.keys)
 // the kernel computes: with the -inf fill it skips a tile the mask hides from every row of its

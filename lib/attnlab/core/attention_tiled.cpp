@@ -63,6 +63,7 @@ struct QueryBlock {
     std::vector<T> o, m, l, shift, alpha, masked_max;
     std::vector<std::pair<long, long>> span;
     std::vector<char> revisited;        // the rows whose final weights are formed again
+    bool any_revisited = false;
     std::vector<std::size_t> kept_row;  // a revisited row's row in `kept`, when scores are kept
     std::vector<T> kept;                // [revisited rows, S]: their scores, kept as the tiles pass
 };
@@ -192,29 +193,6 @@ void score_product(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::siz
     blas::gemm_nt(w.n, nk, t.d, static_cast<T>(t.in.scale), q, t.d, k, t.d, T(0), w.s.get(), nk);
 }
 
-// s [n, nk] = scale q k^T, plus the fill at hidden keys, plus the bias, in the reference's
-// order; and each row's largest score at a hidden key.
-template <class T>
-void score_tile(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::size_t nk)
-{
-    score_product(t, w, j0, nk);
-    const T fill = t.mask ? static_cast<T>(t.mask->fill) : T(0);
-    const bool bias = t.in.head_bias != nullptr || t.in.alibi_slopes != nullptr;
-    for (std::size_t r = 0; r < w.n; ++r) {
-        T* row = w.s.get() + r * nk;
-        // Hidden: tile columns [0, a) and [e, nk) (all of them when the row sees nothing).
-        const auto clip = [&](long j) { return static_cast<std::size_t>(std::clamp(j - static_cast<long>(j0), 0L, static_cast<long>(nk))); };
-        const std::size_t a = clip(w.span[r].first), e = std::max(a, clip(w.span[r].second));
-        const bool filled = t.mask && (a > 0 || e < nk);
-        for (std::size_t c = 0; filled && c < a; ++c) row[c] += fill;
-        for (std::size_t c = e; filled && c < nk; ++c) row[c] += fill;
-        if (bias) add_bias(t, w, row, w.i0 + r, j0, nk);
-        // A -inf fill makes every hidden score -inf or NaN, whose largest (NaN ignored) is -inf:
-        // masked_max keeps its start.
-        if (filled && !t.skip_hidden) w.masked_max[r] = row_max(row + e, nk - e, row_max(row, a, w.masked_max[r]));
-    }
-}
-
 // The tile columns [from, to) whose scores the softmax reads for rows [r0, r0 + 64): every
 // column, or, where the kernel's own q k^T skipped panels no row of the group sees, the panels
 // it computed. A skipped panel holds -inf, whose p is exactly 0 and adds +0 to a row's sum, so
@@ -227,6 +205,33 @@ std::pair<std::size_t, std::size_t> softmax_columns(const Tiled<T>& t, const Que
     if (lo >= hi) return {0, 0};
     const auto p = static_cast<long>(kPanelWidth);
     return {static_cast<std::size_t>(std::max(0L, lo) / p * p), static_cast<std::size_t>(std::min(static_cast<long>(nk), (hi + p - 1) / p * p))};
+}
+
+// s [n, nk] = scale q k^T, plus the fill at hidden keys, plus the bias, in the reference's
+// order; and each row's largest score at a hidden key. Unless some row's scores are read
+// again (kept, or revisited), the fill goes only where the softmax reads.
+template <class T>
+void score_tile(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::size_t nk)
+{
+    score_product(t, w, j0, nk);
+    const T fill = t.mask ? static_cast<T>(t.mask->fill) : T(0);
+    const bool bias = t.in.head_bias != nullptr || t.in.alibi_slopes != nullptr;
+    const auto clip = [&](long j) { return static_cast<std::size_t>(std::clamp(j - static_cast<long>(j0), 0L, static_cast<long>(nk))); };
+    for (std::size_t r0 = 0; r0 < w.n; r0 += kPanelWidth) {
+        const auto [from, to] = w.any_revisited ? std::pair<std::size_t, std::size_t>{0, nk} : softmax_columns(t, w, r0, j0, nk);
+        for (std::size_t r = r0; r < std::min(w.n, r0 + kPanelWidth); ++r) {
+            T* row = w.s.get() + r * nk;
+            // Hidden: tile columns [0, a) and [e, nk) (all of them when the row sees nothing).
+            const std::size_t a = clip(w.span[r].first), e = std::max(a, clip(w.span[r].second));
+            const bool filled = t.mask && (a > 0 || e < nk);
+            for (std::size_t c = from; filled && c < std::min(a, to); ++c) row[c] += fill;
+            for (std::size_t c = std::max(e, from); filled && c < to; ++c) row[c] += fill;
+            if (bias) add_bias(t, w, row, w.i0 + r, j0, nk);
+            // A -inf fill makes every hidden score -inf or NaN, whose largest (NaN ignored) is
+            // -inf: masked_max keeps its start.
+            if (filled && !t.skip_hidden) w.masked_max[r] = row_max(row + e, nk - e, row_max(row, a, w.masked_max[r]));
+        }
+    }
 }
 
 // The streaming softmax over one tile: new row max, p = exp(s - m), rescale of l and o.
@@ -307,6 +312,7 @@ void plan_revisit(const Tiled<T>& t, QueryBlock<T>& w)
 {
     w.revisited = revisited_rows(t, w);
     const auto rows = static_cast<std::size_t>(std::count(w.revisited.begin(), w.revisited.end(), 1));
+    w.any_revisited = rows > 0;
     if (t.keep || rows == 0 || rows * t.S > kMaxKeptScores) return;
     w.kept_row.assign(w.n, 0);
     for (std::size_t r = 0, at = 0; r < w.n; ++r)
@@ -498,6 +504,13 @@ void attention(const AttentionInputs<T>& in, Matrices matrices, std::optional<Ro
     } else {
         run_tiled(in, range, keep_matrices, res);
     }
+}
+
+double kernel_scratch_bytes(std::size_t S, std::size_t d, unsigned threads)
+{
+    const double keys = static_cast<double>((S + kBlockK - 1) / kBlockK * kBlockK) * static_cast<double>(d);
+    const double tile = static_cast<double>(kBlockQ) * static_cast<double>(kBlockK) + static_cast<double>(kBlockQ) * static_cast<double>(d);
+    return static_cast<double>(thread_count(threads)) * (keys * 4.0 + tile * 8.0);
 }
 
 double kernel_tile_share(const MaskSpec& mask, long batch)

@@ -396,7 +396,8 @@ Experiment<AttendParams> make_attend_experiment()
     // The largest working set beside the run's tensors: the block run again (on X changed for
     // the causal check; twice for the cross-positions check, both alive together) with its
     // copy of X; in float64 in a 16-bit run, whose check against float64 holds one. A block
-    // holds q, k, v (and their rotations), out, X with PE and the PE table, ALiBi's bias.
+    // holds q, k, v (and their rotations), out, X with PE and the PE table, ALiBi's bias; and
+    // the kernel's own memory.
     e.scratch_bytes = [](const AttendParams& p, DType dtype) {
         const Resolved r = resolve(p);
         const double B = dsize(r.batch), L = dsize(r.len), S = dsize(r.kv_len), E = dsize(r.dim), H = dsize(p.heads);
@@ -404,7 +405,8 @@ Experiment<AttendParams> make_attend_experiment()
         const double block = (q + 2.0 * kv) * (p.pe == PeKind::rope ? 2.0 : 1.0) + q + (p.pe == PeKind::sinusoidal ? x + L * E : 0.0) +
                              (p.pe == PeKind::alibi ? H * L * S : 0.0);
         const double runs = cross_positions_checked(p, r) ? 2.0 : 1.0;
-        return (runs * block + x) * (is_16bit(dtype) ? 8.0 : detail::elem_bytes(dtype));
+        const double kernel = kernel_scratch_bytes(static_cast<std::size_t>(r.kv_len), static_cast<std::size_t>(head_dim(p)), p.threads);
+        return (runs * block + x) * (is_16bit(dtype) ? 8.0 : detail::elem_bytes(dtype)) + kernel;
     };
     // The projections (the run, a check's second run, the cross-positions check's two more)
     // and attention (q.k, exp, w.v) over the tiles the kernel computes, once per run and half

@@ -233,13 +233,14 @@ Experiment<BenchParams> make_bench_experiment()
                           "max_abs_err_vs_reference (sampled rows), peak_bytes (the process's peak resident memory).";
     e.options = bench_options();
     e.derived_params = [](const BenchParams& p) { return ParamList{{"useful_gflop", 2.0 * useful_madds(p) / 1e9}}; };
-    // q, k, v and out; the reference's rows; a tile per thread; the GEMM rate's matrices.
+    // q, k, v and out; the reference's rows; the GEMM rate's matrices; the kernel's own memory.
     e.scratch_bytes = [](const BenchParams& p, DType dtype) {
         const double elem = detail::elem_bytes(dtype);
         const double qo = 2.0 * dsize(p.batch) * dsize(p.heads) * dsize(p.len) * dsize(p.head_dim);
         const double kv = 2.0 * dsize(p.batch) * dsize(kv_heads(p)) * dsize(kv_len(p)) * dsize(p.head_dim);
         const double threads = static_cast<double>(thread_count(p.threads));
-        return (2.0 * qo + kv + 2.0 * dsize(p.batch) * dsize(p.heads) * 96.0 * dsize(kv_len(p)) + threads * (2.0 * 1024.0 * 1024.0 + 3.0 * kBlockQ * kBlockK)) * elem;
+        return (2.0 * qo + kv + 2.0 * dsize(p.batch) * dsize(p.heads) * 96.0 * dsize(kv_len(p)) + threads * 2.0 * 1024.0 * 1024.0) * elem +
+               kernel_scratch_bytes(static_cast<std::size_t>(kv_len(p)), static_cast<std::size_t>(p.head_dim), p.threads);
     };
     e.work = [](const BenchParams& p, const Plan&) {
         const double gemm_round = static_cast<double>(thread_count(p.threads)) * 1073741824.0;  // 1024^3 multiply-adds a thread
