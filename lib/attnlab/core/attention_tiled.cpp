@@ -161,8 +161,9 @@ const float* key_tile(const Tiled<float>& t, const QueryBlock<float>& w, std::si
 }
 
 // s [n, nk] = scale q k^T for float32 with whole panels of d and of keys: the kernel's own
-// product against the transposed key tile. A panel no row of a group of 64 sees is set to 0
-// instead (the -inf fill makes it -inf): on the causal diagonal, 6 of 16.
+// product against the transposed key tile. A panel no row of a group of 64 sees is not
+// computed: it is set to 0 (the -inf fill makes it -inf) where some row's scores are read
+// again, and left as it is otherwise, since the softmax and p v never read it.
 void own_score_product(const Tiled<float>& t, QueryBlock<float>& w, const float* q, std::size_t j0, std::size_t nk)
 {
     const std::size_t d = t.d;
@@ -174,7 +175,7 @@ void own_score_product(const Tiled<float>& t, QueryBlock<float>& w, const float*
             float* out = w.s.get() + r0 * nk + c0;
             if (static_cast<long>(c0) < hi && static_cast<long>(c0 + kPanelWidth) > lo) {
                 panel64(rows, d, q + r0 * d, d, kt + c0, nk, out, nk, false);
-            } else {
+            } else if (w.any_revisited) {  // otherwise nothing reads it (softmax_columns)
                 for (std::size_t r = 0; r < rows; ++r) std::fill_n(out + r * nk, kPanelWidth, 0.0f);
             }
         }
