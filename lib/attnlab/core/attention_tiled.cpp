@@ -4,6 +4,7 @@
 
 #include "attnlab/core/blas.hpp"
 #include "attnlab/core/fast_exp.hpp"
+#include "attnlab/core/kernel_scratch.hpp"
 #include "attnlab/core/microkernel.hpp"
 #include "attnlab/core/parallel.hpp"
 
@@ -35,22 +36,12 @@ struct Tiled {
     AttentionOutput<T>& res;
 };
 
-// One thread's key tiles of one (sequence, key head), transposed and scaled for the kernel's own
-// q k^T, kept across that head's query blocks: [tiles][d, nk], each made when first needed.
-struct KeyTiles {
-    std::size_t b = SIZE_MAX, hk = SIZE_MAX;
-    std::vector<float> kt;
-    std::vector<char> ready;
-};
+using kernel::KeyTiles;
+using kernel::Worker;
 
-// What a thread keeps from one query block to the next: its key tiles, and the score tile and
-// output accumulator, so that no block meets fresh pages (glibc would give a freed tile back to
-// the system and fault it in again for the next block).
-template <class T>
-struct Worker {
-    KeyTiles keys;
-    std::unique_ptr<T[]> s;
-    std::vector<T> o;
+// Rows [r0, r1) of a query block.
+struct Rows {
+    std::size_t r0, r1;
 };
 
 // One block of queries of one (sequence, head): its rows' running max m, sum l, output
@@ -62,6 +53,8 @@ struct QueryBlock {
     KeyTiles* keys;          // this thread's key tiles, for the kernel's own q k^T
     std::vector<T> o, m, l, shift, alpha, masked_max;
     std::vector<std::pair<long, long>> span;
+    std::vector<std::pair<long, long>> group_seen;  // per group of 64 rows: keys from the least first to the greatest end
+    std::vector<char> unwritten;  // per group of 64 rows: o not written yet (the kernel's own p v only)
     std::vector<char> revisited;        // the rows whose final weights are formed again
     bool any_revisited = false;
     std::vector<std::size_t> kept_row;  // a revisited row's row in `kept`, when scores are kept
@@ -94,12 +87,22 @@ QueryBlock<T> query_block(const Tiled<T>& t, std::size_t item, Worker<T>& worker
     w.o = std::move(worker.o);
     w.shift.resize(w.n);
     w.alpha.resize(w.n);
-    w.o.assign(w.n * t.d, T(0));
+    // The kernel's own p v writes a group's o at its first product (every later tile rescales
+    // it first); BLAS's adds to it from the start.
+    if (own_products<T>(t.d)) w.o.resize(kBlockQ * t.d);
+    else w.o.assign(w.n * t.d, T(0));
+    w.unwritten.assign((w.n + kPanelWidth - 1) / kPanelWidth, own_products<T>(t.d) ? 1 : 0);
     w.m.assign(w.n, -std::numeric_limits<T>::infinity());
     w.l.assign(w.n, T(0));
     w.masked_max.assign(w.n, -std::numeric_limits<T>::infinity());
     for (std::size_t r = 0; r < w.n; ++r)
         w.span.push_back(t.mask ? t.mask->visible_range(static_cast<long>(w.b), static_cast<long>(w.i0 + r)) : std::pair<long, long>{0, static_cast<long>(t.S)});
+    for (std::size_t r0 = 0; r0 < w.n; r0 += kPanelWidth) {
+        std::pair<long, long> seen{static_cast<long>(t.S), 0L};  // none: the empty [S, 0)
+        for (std::size_t r = r0; r < std::min(w.n, r0 + kPanelWidth); ++r)
+            if (w.span[r].first < w.span[r].second) seen = {std::min(seen.first, w.span[r].first), std::max(seen.second, w.span[r].second)};
+        w.group_seen.push_back(seen);
+    }
     return w;
 }
 
@@ -130,16 +133,16 @@ void add_bias(const Tiled<T>& t, const QueryBlock<T>& w, T* row, std::size_t i, 
     }
 }
 
-// The keys [lo, hi) of a tile at j0 that some row of [r0, r1) of the block sees (every key
-// unless hidden keys may be skipped: the -inf fill makes their weights exactly 0).
+// The keys [lo, hi) of a tile at j0, counted from j0, that some row of the group of 64 from
+// row r0 of the block sees (every key unless hidden keys may be skipped: the -inf fill makes
+// their weights exactly 0): lo <= nk and hi >= 0, lo >= hi when none does.
 template <class T>
-std::pair<long, long> seen_by_rows(const Tiled<T>& t, const QueryBlock<T>& w, std::size_t r0, std::size_t r1, std::size_t j0, std::size_t nk)
+std::pair<long, long> seen_by_group(const Tiled<T>& t, const QueryBlock<T>& w, std::size_t r0, std::size_t j0, std::size_t nk)
 {
     if (!t.mask || !t.skip_hidden) return {0, static_cast<long>(nk)};
-    long lo = static_cast<long>(j0 + nk), hi = static_cast<long>(j0);  // none: the empty [nk, 0)
-    for (std::size_t r = r0; r < r1; ++r)
-        if (w.span[r].first < w.span[r].second) lo = std::min(lo, w.span[r].first), hi = std::max(hi, w.span[r].second);
-    return {lo - static_cast<long>(j0), hi - static_cast<long>(j0)};
+    const auto [lo, hi] = w.group_seen[r0 / kPanelWidth];
+    const long from = static_cast<long>(j0), to = static_cast<long>(j0 + nk);
+    return {std::min(lo, to) - from, std::max(hi, from) - from};
 }
 
 // The key tile at j0 transposed with the scale folded in (1/8 at d = 64: exact), so that the
@@ -151,26 +154,26 @@ const float* key_tile(const Tiled<float>& t, const QueryBlock<float>& w, std::si
     const std::size_t tiles = (t.S + kBlockK - 1) / kBlockK, tile = j0 / kBlockK;
     if (c.b != w.b || c.hk != w.hk) {
         c.b = w.b, c.hk = w.hk;
-        c.kt.resize(tiles * t.d * kBlockK);
+        c.reserve(tiles * t.d * kBlockK);
         c.ready.assign(tiles, 0);
     }
-    float* kt = c.kt.data() + tile * t.d * kBlockK;
+    float* kt = c.kt.get() + tile * t.d * kBlockK;
     if (!c.ready[tile]) transpose_scaled(nk, t.d, static_cast<float>(t.in.scale), &(*t.in.k)(w.b, w.hk, j0, 0), kt);
     c.ready[tile] = 1;
     return kt;
 }
 
-// s [n, nk] = scale q k^T for float32 with whole panels of d and of keys: the kernel's own
-// product against the transposed key tile. A panel no row of a group of 64 sees is not
-// computed: it is set to 0 (the -inf fill makes it -inf) where some row's scores are read
-// again, and left as it is otherwise, since the softmax and p v never read it.
-void own_score_product(const Tiled<float>& t, QueryBlock<float>& w, const float* q, std::size_t j0, std::size_t nk)
+// Rows [r0, r1) of s [n, nk] = scale q k^T for float32 with whole panels of d and of keys: the
+// kernel's own product against the transposed key tile. A panel no row of a group of 64 sees
+// is not computed: it is set to 0 (the -inf fill makes it -inf) where some row's scores are
+// read again, and left as it is otherwise, since the softmax and p v never read it.
+void own_score_product(const Tiled<float>& t, QueryBlock<float>& w, const float* q, Rows rr, std::size_t j0, std::size_t nk)
 {
     const std::size_t d = t.d;
     const float* kt = key_tile(t, w, j0, nk);
-    for (std::size_t r0 = 0; r0 < w.n; r0 += kPanelWidth) {
-        const std::size_t rows = std::min(kPanelWidth, w.n - r0);
-        const auto [lo, hi] = seen_by_rows(t, w, r0, r0 + rows, j0, nk);
+    for (std::size_t r0 = rr.r0; r0 < rr.r1; r0 += kPanelWidth) {
+        const std::size_t rows = std::min(kPanelWidth, rr.r1 - r0);
+        const auto [lo, hi] = seen_by_group(t, w, r0, j0, nk);
         for (std::size_t c0 = 0; c0 < nk; c0 += kPanelWidth) {
             float* out = w.s.get() + r0 * nk + c0;
             if (static_cast<long>(c0) < hi && static_cast<long>(c0 + kPanelWidth) > lo) {
@@ -182,16 +185,17 @@ void own_score_product(const Tiled<float>& t, QueryBlock<float>& w, const float*
     }
 }
 
-// s [n, nk] = scale q k^T: the kernel's own product where it applies, OpenBLAS otherwise.
+// Rows [r0, r1) of s [n, nk] = scale q k^T: the kernel's own product where it applies,
+// OpenBLAS otherwise.
 template <class T>
-void score_product(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::size_t nk)
+void score_product(const Tiled<T>& t, QueryBlock<T>& w, Rows rr, std::size_t j0, std::size_t nk)
 {
     const T* q = &(*t.in.q)(w.b, w.h, w.i0, 0);
     const T* k = &(*t.in.k)(w.b, w.hk, j0, 0);
     if constexpr (std::is_same_v<T, float>) {
-        if (own_products<T>(t.d) && nk % kPanelWidth == 0) return own_score_product(t, w, q, j0, nk);
+        if (own_products<T>(t.d) && nk % kPanelWidth == 0) return own_score_product(t, w, q, rr, j0, nk);
     }
-    blas::gemm_nt(w.n, nk, t.d, static_cast<T>(t.in.scale), q, t.d, k, t.d, T(0), w.s.get(), nk);
+    blas::gemm_nt(rr.r1 - rr.r0, nk, t.d, static_cast<T>(t.in.scale), q + rr.r0 * t.d, t.d, k, t.d, T(0), w.s.get() + rr.r0 * nk, nk);
 }
 
 // The tile columns [from, to) whose scores the softmax reads for rows [r0, r0 + 64): every
@@ -202,25 +206,25 @@ template <class T>
 std::pair<std::size_t, std::size_t> softmax_columns(const Tiled<T>& t, const QueryBlock<T>& w, std::size_t r0, std::size_t j0, std::size_t nk)
 {
     if (!own_products<T>(t.d) || nk % kPanelWidth != 0) return {0, nk};
-    const auto [lo, hi] = seen_by_rows(t, w, r0, std::min(w.n, r0 + kPanelWidth), j0, nk);
+    const auto [lo, hi] = seen_by_group(t, w, r0, j0, nk);
     if (lo >= hi) return {0, 0};
     const auto p = static_cast<long>(kPanelWidth);
     return {static_cast<std::size_t>(std::max(0L, lo) / p * p), static_cast<std::size_t>(std::min(static_cast<long>(nk), (hi + p - 1) / p * p))};
 }
 
-// s [n, nk] = scale q k^T, plus the fill at hidden keys, plus the bias, in the reference's
-// order; and each row's largest score at a hidden key. Unless some row's scores are read
-// again (kept, or revisited), the fill goes only where the softmax reads.
+// Rows [r0, r1) of s [n, nk] = scale q k^T, plus the fill at hidden keys, plus the bias, in
+// the reference's order; and each row's largest score at a hidden key. Unless some row's
+// scores are read again (kept, or revisited), the fill goes only where the softmax reads.
 template <class T>
-void score_tile(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::size_t nk)
+void score_tile(const Tiled<T>& t, QueryBlock<T>& w, Rows rr, std::size_t j0, std::size_t nk)
 {
-    score_product(t, w, j0, nk);
+    score_product(t, w, rr, j0, nk);
     const T fill = t.mask ? static_cast<T>(t.mask->fill) : T(0);
     const bool bias = t.in.head_bias != nullptr || t.in.alibi_slopes != nullptr;
     const auto clip = [&](long j) { return static_cast<std::size_t>(std::clamp(j - static_cast<long>(j0), 0L, static_cast<long>(nk))); };
-    for (std::size_t r0 = 0; r0 < w.n; r0 += kPanelWidth) {
+    for (std::size_t r0 = rr.r0; r0 < rr.r1; r0 += kPanelWidth) {
         const auto [from, to] = w.any_revisited ? std::pair<std::size_t, std::size_t>{0, nk} : softmax_columns(t, w, r0, j0, nk);
-        for (std::size_t r = r0; r < std::min(w.n, r0 + kPanelWidth); ++r) {
+        for (std::size_t r = r0; r < std::min(rr.r1, r0 + kPanelWidth); ++r) {
             T* row = w.s.get() + r * nk;
             // Hidden: tile columns [0, a) and [e, nk) (all of them when the row sees nothing).
             const std::size_t a = clip(w.span[r].first), e = std::max(a, clip(w.span[r].second));
@@ -235,25 +239,26 @@ void score_tile(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::size_t
     }
 }
 
-// The streaming softmax over one tile: new row max, p = exp(s - m), rescale of l and o.
+// The streaming softmax of rows [r0, r1) over one tile: new row max, p = exp(s - m), rescale
+// of l and o.
 template <class T>
-void absorb_tile(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::size_t nk)
+void absorb_tile(const Tiled<T>& t, QueryBlock<T>& w, Rows rr, std::size_t j0, std::size_t nk)
 {
     const std::size_t d = t.d;
-    for (std::size_t r0 = 0; r0 < w.n; r0 += kPanelWidth) {
+    for (std::size_t r0 = rr.r0; r0 < rr.r1; r0 += kPanelWidth) {
+        const std::size_t r1 = std::min(rr.r1, r0 + kPanelWidth);
         const auto [from, to] = softmax_columns(t, w, r0, j0, nk);
-        for (std::size_t r = r0; r < std::min(w.n, r0 + kPanelWidth); ++r) {
+        for (std::size_t r = r0; r < r1; ++r) {
             const T m_new = row_max(w.s.get() + r * nk + from, to - from, w.m[r]);
             // Nothing visible yet: every p is 0 (exp(-inf - -inf) would be NaN).
             w.shift[r] = m_new == -std::numeric_limits<T>::infinity() ? T(0) : m_new;
             w.alpha[r] = w.m[r] - w.shift[r];
             w.m[r] = m_new;
         }
-        exp_inplace(w.alpha.data() + r0, std::min(w.n, r0 + kPanelWidth) - r0);
-        for (std::size_t r = r0; r < std::min(w.n, r0 + kPanelWidth); ++r) {
+        exp_inplace(w.alpha.data() + r0, r1 - r0);
+        for (std::size_t r = r0; r < r1; ++r) {
             w.l[r] = w.l[r] * w.alpha[r] + exp_shifted_sum(w.s.get() + r * nk + from, to - from, w.shift[r]);
-            if (w.alpha[r] != T(1))
-                for (std::size_t c = 0; c < d; ++c) w.o[r * d + c] *= w.alpha[r];
+            if (w.alpha[r] != T(1) && !w.unwritten[r0 / kPanelWidth]) scale_inplace(w.o.data() + r * d, d, w.alpha[r]);
         }
     }
 }
@@ -284,8 +289,8 @@ void finish_rows(const Tiled<T>& t, const QueryBlock<T>& w, AttentionStats& st)
         if (!in_range(t.range, w.i0 + r)) continue;
         T* out = &t.res.out(w.b, w.h, w.i0 + r - static_cast<std::size_t>(t.range.begin), 0);
         const bool nan = nan_row(t, w, r), zero = w.m[r] == -std::numeric_limits<T>::infinity();
-        for (std::size_t c = 0; c < t.d; ++c)
-            out[c] = nan ? std::numeric_limits<T>::quiet_NaN() : zero ? T(0) : w.o[r * t.d + c] / w.l[r];
+        if (nan || zero) std::fill_n(out, t.d, nan ? std::numeric_limits<T>::quiet_NaN() : T(0));
+        else divide_into(out, w.o.data() + r * t.d, t.d, w.l[r]);
         if (t.keep) continue;  // the kept weights are measured themselves
         if (nan) st.nan_weights += static_cast<long>(t.S);
         const bool hides = t.mask && (w.span[r].first > 0 || w.span[r].second < static_cast<long>(t.S));
@@ -321,12 +326,12 @@ void plan_revisit(const Tiled<T>& t, QueryBlock<T>& w)
     w.kept.resize(rows * t.S);
 }
 
-// Keeps the revisited rows' scores of the tile just scored.
+// Keeps the scores of the revisited rows of [r0, r1) in the tile just scored.
 template <class T>
-void keep_scores(const Tiled<T>& t, QueryBlock<T>& w, std::size_t j0, std::size_t nk)
+void keep_scores(const Tiled<T>& t, QueryBlock<T>& w, Rows rr, std::size_t j0, std::size_t nk)
 {
     if (w.kept.empty()) return;
-    for (std::size_t r = 0; r < w.n; ++r)
+    for (std::size_t r = rr.r0; r < rr.r1; ++r)
         if (w.revisited[r]) std::copy_n(w.s.get() + r * nk, nk, w.kept.data() + w.kept_row[r] * t.S + j0);
 }
 
@@ -343,7 +348,7 @@ void revisit_tiles(const Tiled<T>& t, QueryBlock<T>& w, AttentionStats& st)
         // A measured sum needs no tile whose weights are all exactly 0 (nor does the kernel
         // score one: the kept scores have the same tiles).
         if (!t.keep && t.skip_hidden && wholly_hidden(w, static_cast<long>(j0), static_cast<long>(j0 + nk))) continue;
-        if (w.kept.empty()) score_tile(t, w, j0, nk);
+        if (w.kept.empty()) score_tile(t, w, Rows{0, w.n}, j0, nk);
         for (std::size_t r = 0; r < w.n; ++r) {
             if (!rows[r]) continue;
             const std::size_t row = w.i0 + r - static_cast<std::size_t>(t.range.begin);
@@ -364,28 +369,31 @@ void revisit_tiles(const Tiled<T>& t, QueryBlock<T>& w, AttentionStats& st)
         if (rows[r] && w.span[r].first < w.span[r].second) st.max_row_sum_error = worse(st.max_row_sum_error, std::abs(sums[r] - 1.0));
 }
 
-// o += p v for one tile: the kernel's own product for float32 with whole panels of d, one
-// panel of 64 columns at a time (OpenBLAS would copy p, which was just written, before
-// multiplying it), each group of 64 rows over the keys some row of it sees (the others' p are
-// exactly 0); OpenBLAS otherwise.
+// o += p v for rows [r0, r1) and one tile: the kernel's own product for float32 with whole
+// panels of d, one panel of 64 columns at a time (OpenBLAS would copy p, which was just
+// written, before multiplying it), each group of 64 rows over the keys some row of it sees
+// (the others' p are exactly 0); OpenBLAS otherwise.
 template <class T>
-void value_product(const Tiled<T>& t, QueryBlock<T>& w, const T* v, std::size_t j0, std::size_t nk)
+void value_product(const Tiled<T>& t, QueryBlock<T>& w, Rows rr, const T* v, std::size_t j0, std::size_t nk)
 {
     const std::size_t d = t.d;
     if constexpr (std::is_same_v<T, float>) {
         if (own_products<T>(d)) {
-            for (std::size_t r0 = 0; r0 < w.n; r0 += kPanelWidth) {
-                const std::size_t rows = std::min(kPanelWidth, w.n - r0);
-                const auto [lo, hi] = seen_by_rows(t, w, r0, r0 + rows, j0, nk);
+            for (std::size_t r0 = rr.r0; r0 < rr.r1; r0 += kPanelWidth) {
+                const std::size_t rows = std::min(kPanelWidth, rr.r1 - r0);
+                const auto [lo, hi] = seen_by_group(t, w, r0, j0, nk);
                 const auto from = static_cast<std::size_t>(std::clamp(lo, 0L, static_cast<long>(nk)));
                 const auto to = static_cast<std::size_t>(std::clamp(hi, static_cast<long>(from), static_cast<long>(nk)));
-                for (std::size_t c0 = 0; from < to && c0 < d; c0 += kPanelWidth)
-                    panel64(rows, to - from, w.s.get() + r0 * nk + from, nk, v + from * d + c0, d, w.o.data() + r0 * d + c0, d, true);
+                if (from >= to) continue;
+                char& unwritten = w.unwritten[r0 / kPanelWidth];
+                for (std::size_t c0 = 0; c0 < d; c0 += kPanelWidth)  // from +0 either way: the same bits
+                    panel64(rows, to - from, w.s.get() + r0 * nk + from, nk, v + from * d + c0, d, w.o.data() + r0 * d + c0, d, !unwritten);
+                unwritten = 0;
             }
             return;
         }
     }
-    blas::gemm_nn(w.n, d, nk, T(1), w.s.get(), nk, v, d, T(1), w.o.data(), d);
+    blas::gemm_nn(rr.r1 - rr.r0, d, nk, T(1), w.s.get() + rr.r0 * nk, nk, v, d, T(1), w.o.data() + rr.r0 * d, d);
 }
 
 template <class T>
@@ -397,10 +405,16 @@ void run_item(const Tiled<T>& t, std::size_t item, Worker<T>& worker, AttentionS
     for (std::size_t j0 = 0; j0 < t.S; j0 += kBlockK) {
         const std::size_t nk = std::min(kBlockK, t.S - j0);
         if (t.skip_hidden && wholly_hidden(w, static_cast<long>(j0), static_cast<long>(j0 + nk))) continue;
-        score_tile(t, w, j0, nk);
-        keep_scores(t, w, j0, nk);
-        absorb_tile(t, w, j0, nk);
-        value_product(t, w, &v(w.b, w.hk, j0, 0), j0, nk);
+        // With the kernel's own products, a group of 64 rows goes through every step before
+        // the next, while its scores are in cache; with BLAS's, the whole block at once.
+        const std::size_t step = own_products<T>(t.d) && nk % kPanelWidth == 0 ? kPanelWidth : w.n;
+        for (std::size_t r0 = 0; r0 < w.n; r0 += step) {
+            const Rows rr{r0, std::min(w.n, r0 + step)};
+            score_tile(t, w, rr, j0, nk);
+            keep_scores(t, w, rr, j0, nk);
+            absorb_tile(t, w, rr, j0, nk);
+            value_product(t, w, rr, &v(w.b, w.hk, j0, 0), j0, nk);
+        }
     }
     finish_rows(t, w, st);
     revisit_tiles(t, w, st);
@@ -425,7 +439,7 @@ void run_tiled(const AttentionInputs<T>& in, RowRange range, bool keep, Attentio
     const std::size_t blocks = last_block - first_block + 1;
     const Tiled<T> t{in, B, H, L, d, S, H / in.k->shape(1), mask, mask == nullptr || mask->fill == -kInf, range, last_block, blocks, keep, res};
     const unsigned threads = thread_count(in.threads);
-    std::vector<Worker<T>> workers(threads);
+    kernel::WorkerLease<T> workers(threads);
     std::mutex lock;
     parallel_for_workers(blocks * B * H, threads, [&](std::size_t item, unsigned worker) {
         AttentionStats part;
@@ -537,58 +551,9 @@ AttentionOutput<T> attention(const AttentionInputs<T>& in, Matrices matrices, st
     return res;
 }
 
-// The float32 and float64 products: BLAS over fixed blocks of rows.
-template <class T>
-Ten3<T> project_wide(const Ten3<T>& x, const Mat<T>& w, unsigned threads)
-{
-    const std::size_t B = x.shape(0), L = x.shape(1), n_in = x.shape(2), n_out = w.shape(1);
-    if (w.shape(0) != n_in) throw std::logic_error("project: x [B, L, in] and w [in, out] expected");
-    Ten3<T> y = xt::zeros<T>({B, L, n_out});
-    const std::size_t rows = B * L, chunk = 256;
-    parallel_for((rows + chunk - 1) / chunk, thread_count(threads), [&](std::size_t c) {
-        const std::size_t r0 = c * chunk, m = std::min(chunk, rows - r0);
-        blas::gemm_nn(m, n_out, n_in, T(1), x.data() + r0 * n_in, n_in, w.data(), n_out, T(0), y.data() + r0 * n_out, n_out);
-    });
-    return y;
-}
-
-template <class T>
-Ten4<T> project_heads(const Ten3<T>& x, const Mat<T>& w, long heads, unsigned threads)
-{
-    if constexpr (is_narrow<T>) {
-        return split_heads(project(x, w, threads), heads);
-    } else {
-        const std::size_t B = x.shape(0), L = x.shape(1), n_in = x.shape(2), n_out = w.shape(1), H = static_cast<std::size_t>(heads);
-        if (w.shape(0) != n_in || H == 0 || n_out % H != 0) throw std::logic_error("project_heads: x [B, L, in] and w [in, H * d] expected");
-        const std::size_t d = n_out / H, chunk = 1024, chunks = (L + chunk - 1) / chunk;
-        Ten4<T> y = xt::empty<T>({B, H, L, d});  // every element is written by a product
-        parallel_for(B * H * chunks, thread_count(threads), [&](std::size_t item) {
-            const std::size_t b = item / (H * chunks), h = item / chunks % H, r0 = item % chunks * chunk, m = std::min(chunk, L - r0);
-            blas::gemm_nn(m, d, n_in, T(1), x.data() + (b * L + r0) * n_in, n_in, w.data() + h * d, n_out, T(0),
-                          y.data() + ((b * H + h) * L + r0) * d, d);
-        });
-        return y;
-    }
-}
-
-template <class T>
-Ten3<T> project(const Ten3<T>& x, const Mat<T>& w, unsigned threads)
-{
-    if constexpr (is_narrow<T>) {  // float32 products, as a 16-bit matmul accumulates, rounded once
-        const Ten3<float> wide = project<float>(xt::cast<float>(x), xt::cast<float>(w), threads);
-        Ten3<T> y = xt::zeros<T>(wide.shape());
-        std::transform(wide.begin(), wide.end(), y.begin(), [](float v) { return T(v); });
-        return y;
-    } else {
-        return project_wide(x, w, threads);
-    }
-}
-
 #define ATTNLAB_TILED_INSTANTIATE(T)                                                                    \
     template AttentionOutput<T> attention<T>(const AttentionInputs<T>&, Matrices, std::optional<RowRange>); \
-    template void attention<T>(const AttentionInputs<T>&, Matrices, std::optional<RowRange>, AttentionOutput<T>&); \
-    template Ten3<T> project<T>(const Ten3<T>&, const Mat<T>&, unsigned);               \
-    template Ten4<T> project_heads<T>(const Ten3<T>&, const Mat<T>&, long, unsigned);
+    template void attention<T>(const AttentionInputs<T>&, Matrices, std::optional<RowRange>, AttentionOutput<T>&);
 ATTNLAB_TILED_INSTANTIATE(float)
 ATTNLAB_TILED_INSTANTIATE(double)
 ATTNLAB_TILED_INSTANTIATE(f16)

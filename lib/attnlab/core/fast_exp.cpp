@@ -137,6 +137,23 @@ ATTNLAB_CLONES double row_max(const double* x, std::size_t n, double start) { re
 ATTNLAB_CLONES float exp_shifted_sum(float* x, std::size_t n, float shift) { return lanes_exp_sum(x, n, shift); }
 ATTNLAB_CLONES double exp_shifted_sum(double* x, std::size_t n, double shift) { return lanes_exp_sum(x, n, shift); }
 
+ATTNLAB_CLONES void scale_inplace(float* x, std::size_t n, float by)
+{
+    for (std::size_t i = 0; i < n; ++i) x[i] *= by;
+}
+ATTNLAB_CLONES void scale_inplace(double* x, std::size_t n, double by)
+{
+    for (std::size_t i = 0; i < n; ++i) x[i] *= by;
+}
+ATTNLAB_CLONES void divide_into(float* out, const float* x, std::size_t n, float by)
+{
+    for (std::size_t i = 0; i < n; ++i) out[i] = x[i] / by;
+}
+ATTNLAB_CLONES void divide_into(double* out, const double* x, std::size_t n, double by)
+{
+    for (std::size_t i = 0; i < n; ++i) out[i] = x[i] / by;
+}
+
 __attribute__((target_clones("avx512f", "avx2", "default"))) void exp_inplace(float* x, std::size_t n)
 {
     for (std::size_t i = 0; i < n; ++i) x[i] = exp_one(x[i]);

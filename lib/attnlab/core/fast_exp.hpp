@@ -25,12 +25,17 @@ void exp_inplace(float* x, std::size_t n);
 void exp_inplace(double* x, std::size_t n);
 
 // The row steps of the attention kernel's streaming softmax, compiled the same way. Their
-// reductions run eight lanes in a fixed order, so every build gives the same figures.
+// reductions run sixteen lanes in a fixed order, so every build gives the same figures.
 // The largest of start and x[0..n), NaN ignored (as softmax_inplace ignores it).
 float row_max(const float* x, std::size_t n, float start);
 double row_max(const double* x, std::size_t n, double start);
 // x = exp(x - shift) (as exp_inplace), and returns the sum of the new x.
 float exp_shifted_sum(float* x, std::size_t n, float shift);
 double exp_shifted_sum(double* x, std::size_t n, double shift);
+// x *= by, and out = x / by: one rounding each, the same in every clone.
+void scale_inplace(float* x, std::size_t n, float by);
+void scale_inplace(double* x, std::size_t n, double by);
+void divide_into(float* out, const float* x, std::size_t n, float by);
+void divide_into(double* out, const double* x, std::size_t n, double by);
 
 }  // namespace attnlab
