@@ -9,6 +9,7 @@
 #include "attnlab/core/parallel.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cmath>
 #include <limits>
@@ -49,7 +50,7 @@ struct Rows {
 template <class T>
 struct QueryBlock {
     std::size_t b, h, hk, i0, n;
-    std::unique_ptr<T[]> s;  // [n, nk] scores, then p; never read before a product writes it
+    std::unique_ptr<T[]> s;  // [rows, nk] scores, then p, of the rows in hand; never read before a product writes it
     KeyTiles* keys;          // this thread's key tiles, for the kernel's own q k^T
     std::vector<T> o, m, l, shift, alpha, masked_max;
     std::vector<std::pair<long, long>> span;
@@ -76,8 +77,8 @@ bool own_products(std::size_t d)
 template <class T>
 QueryBlock<T> query_block(const Tiled<T>& t, std::size_t item, Worker<T>& worker)
 {
-    // One head's blocks after another, so that a thread keeps its key tiles; within a head the
-    // last query blocks first: under a causal mask they are the longest.
+    // Item bh * blocks + k: block k of (sequence, head) bh counted from the last, since under a
+    // causal mask the last blocks are the longest (run_heads).
     const std::size_t bh = item / t.blocks, qb = t.last_block - item % t.blocks;
     QueryBlock<T> w;
     w.keys = &worker.keys;
@@ -104,6 +105,14 @@ QueryBlock<T> query_block(const Tiled<T>& t, std::size_t item, Worker<T>& worker
         w.group_seen.push_back(seen);
     }
     return w;
+}
+
+// Row r of the scores [r1 - r0, nk] of rows [r0, r1): a group of 64 rows, whose scores stay in
+// cache through every step, or the whole block.
+template <class T>
+T* score_row(QueryBlock<T>& w, Rows rr, std::size_t r, std::size_t nk)
+{
+    return w.s.get() + (r - rr.r0) * nk;
 }
 
 // Whether the mask hides keys [j0, j1) from every row of the block.
@@ -175,7 +184,7 @@ void own_score_product(const Tiled<float>& t, QueryBlock<float>& w, const float*
         const std::size_t rows = std::min(kPanelWidth, rr.r1 - r0);
         const auto [lo, hi] = seen_by_group(t, w, r0, j0, nk);
         for (std::size_t c0 = 0; c0 < nk; c0 += kPanelWidth) {
-            float* out = w.s.get() + r0 * nk + c0;
+            float* out = score_row(w, rr, r0, nk) + c0;
             if (static_cast<long>(c0) < hi && static_cast<long>(c0 + kPanelWidth) > lo) {
                 panel64(rows, d, q + r0 * d, d, kt + c0, nk, out, nk, false);
             } else if (w.any_revisited) {  // otherwise nothing reads it (softmax_columns)
@@ -195,7 +204,7 @@ void score_product(const Tiled<T>& t, QueryBlock<T>& w, Rows rr, std::size_t j0,
     if constexpr (std::is_same_v<T, float>) {
         if (own_products<T>(t.d) && nk % kPanelWidth == 0) return own_score_product(t, w, q, rr, j0, nk);
     }
-    blas::gemm_nt(rr.r1 - rr.r0, nk, t.d, static_cast<T>(t.in.scale), q + rr.r0 * t.d, t.d, k, t.d, T(0), w.s.get() + rr.r0 * nk, nk);
+    blas::gemm_nt(rr.r1 - rr.r0, nk, t.d, static_cast<T>(t.in.scale), q + rr.r0 * t.d, t.d, k, t.d, T(0), w.s.get(), nk);
 }
 
 // The tile columns [from, to) whose scores the softmax reads for rows [r0, r0 + 64): every
@@ -225,7 +234,7 @@ void score_tile(const Tiled<T>& t, QueryBlock<T>& w, Rows rr, std::size_t j0, st
     for (std::size_t r0 = rr.r0; r0 < rr.r1; r0 += kPanelWidth) {
         const auto [from, to] = w.any_revisited ? std::pair<std::size_t, std::size_t>{0, nk} : softmax_columns(t, w, r0, j0, nk);
         for (std::size_t r = r0; r < std::min(rr.r1, r0 + kPanelWidth); ++r) {
-            T* row = w.s.get() + r * nk;
+            T* row = score_row(w, rr, r, nk);
             // Hidden: tile columns [0, a) and [e, nk) (all of them when the row sees nothing).
             const std::size_t a = clip(w.span[r].first), e = std::max(a, clip(w.span[r].second));
             const bool filled = t.mask && (a > 0 || e < nk);
@@ -249,7 +258,7 @@ void absorb_tile(const Tiled<T>& t, QueryBlock<T>& w, Rows rr, std::size_t j0, s
         const std::size_t r1 = std::min(rr.r1, r0 + kPanelWidth);
         const auto [from, to] = softmax_columns(t, w, r0, j0, nk);
         for (std::size_t r = r0; r < r1; ++r) {
-            const T m_new = row_max(w.s.get() + r * nk + from, to - from, w.m[r]);
+            const T m_new = row_max(score_row(w, rr, r, nk) + from, to - from, w.m[r]);
             // Nothing visible yet: every p is 0 (exp(-inf - -inf) would be NaN).
             w.shift[r] = m_new == -std::numeric_limits<T>::infinity() ? T(0) : m_new;
             w.alpha[r] = w.m[r] - w.shift[r];
@@ -257,7 +266,7 @@ void absorb_tile(const Tiled<T>& t, QueryBlock<T>& w, Rows rr, std::size_t j0, s
         }
         exp_inplace(w.alpha.data() + r0, r1 - r0);
         for (std::size_t r = r0; r < r1; ++r) {
-            w.l[r] = w.l[r] * w.alpha[r] + exp_shifted_sum(w.s.get() + r * nk + from, to - from, w.shift[r]);
+            w.l[r] = w.l[r] * w.alpha[r] + exp_shifted_sum(score_row(w, rr, r, nk) + from, to - from, w.shift[r]);
             if (w.alpha[r] != T(1) && !w.unwritten[r0 / kPanelWidth]) scale_inplace(w.o.data() + r * d, d, w.alpha[r]);
         }
     }
@@ -332,7 +341,7 @@ void keep_scores(const Tiled<T>& t, QueryBlock<T>& w, Rows rr, std::size_t j0, s
 {
     if (w.kept.empty()) return;
     for (std::size_t r = rr.r0; r < rr.r1; ++r)
-        if (w.revisited[r]) std::copy_n(w.s.get() + r * nk, nk, w.kept.data() + w.kept_row[r] * t.S + j0);
+        if (w.revisited[r]) std::copy_n(score_row(w, rr, r, nk), nk, w.kept.data() + w.kept_row[r] * t.S + j0);
 }
 
 // Every tile again, from the kernel's own scores (kept, or computed again): the final weights
@@ -387,13 +396,13 @@ void value_product(const Tiled<T>& t, QueryBlock<T>& w, Rows rr, const T* v, std
                 if (from >= to) continue;
                 char& unwritten = w.unwritten[r0 / kPanelWidth];
                 for (std::size_t c0 = 0; c0 < d; c0 += kPanelWidth)  // from +0 either way: the same bits
-                    panel64(rows, to - from, w.s.get() + r0 * nk + from, nk, v + from * d + c0, d, w.o.data() + r0 * d + c0, d, !unwritten);
+                    panel64(rows, to - from, score_row(w, rr, r0, nk) + from, nk, v + from * d + c0, d, w.o.data() + r0 * d + c0, d, !unwritten);
                 unwritten = 0;
             }
             return;
         }
     }
-    blas::gemm_nn(rr.r1 - rr.r0, d, nk, T(1), w.s.get() + rr.r0 * nk, nk, v, d, T(1), w.o.data() + rr.r0 * d, d);
+    blas::gemm_nn(rr.r1 - rr.r0, d, nk, T(1), w.s.get(), nk, v, d, T(1), w.o.data() + rr.r0 * d, d);
 }
 
 template <class T>
@@ -429,6 +438,28 @@ void merge(AttentionStats& into, const AttentionStats& part)
     into.nan_weights += part.nan_weights;
 }
 
+// Runs the query blocks of every (sequence, head) on the kernel's threads. Each thread starts on
+// heads of its own and takes them one after another, so that it transposes the key tiles of as
+// few heads as it can; a head's blocks come from one counter, the last first, and a thread whose
+// heads are done takes the blocks left in the others'. Which thread runs a block changes no bit.
+template <class T>
+void run_heads(const Tiled<T>& t, unsigned threads, kernel::WorkerLease<T>& workers, AttentionStats& stats)
+{
+    const std::size_t heads = t.B * t.H;
+    const std::unique_ptr<std::atomic<std::size_t>[]> next(new std::atomic<std::size_t>[heads]);
+    for (std::size_t h = 0; h < heads; ++h) next[h] = 0;
+    std::mutex lock;
+    parallel_for_workers(threads, threads, [&](std::size_t start, unsigned worker) {
+        AttentionStats part;
+        for (std::size_t i = 0; i < heads; ++i) {
+            const std::size_t bh = (start * heads / threads + i) % heads;
+            for (std::size_t block = next[bh]++; block < t.blocks; block = next[bh]++) run_item(t, bh * t.blocks + block, workers[worker], part);
+        }
+        const std::lock_guard<std::mutex> hold(lock);
+        merge(stats, part);
+    });
+}
+
 // Every (sequence, head, query block) of the range, on the kernel's threads.
 template <class T>
 void run_tiled(const AttentionInputs<T>& in, RowRange range, bool keep, AttentionOutput<T>& res)
@@ -440,13 +471,7 @@ void run_tiled(const AttentionInputs<T>& in, RowRange range, bool keep, Attentio
     const Tiled<T> t{in, B, H, L, d, S, H / in.k->shape(1), mask, mask == nullptr || mask->fill == -kInf, range, last_block, blocks, keep, res};
     const unsigned threads = thread_count(in.threads);
     kernel::WorkerLease<T> workers(threads);
-    std::mutex lock;
-    parallel_for_workers(blocks * B * H, threads, [&](std::size_t item, unsigned worker) {
-        AttentionStats part;
-        run_item(t, item, workers[worker], part);
-        const std::lock_guard<std::mutex> hold(lock);
-        merge(res.stats, part);
-    });
+    run_heads(t, threads, workers, res.stats);
 }
 
 // The 16-bit types run the reference, a block of rows at a time, with the figures the
