@@ -202,6 +202,26 @@ TEST_CASE("kernel: the same bits for any thread count and any row range")
     }
 }
 
+TEST_CASE("kernel: a call after another of the same shape reads its own keys, not the scratch the last one kept")
+{
+    const std::size_t L = kBlockK + 64, d = 64;  // float32, d = 64: the kernel's own products and kept key tiles
+    // One head: the last call's thread ends on the head this one starts with.
+    const auto q = random4<float>(1, 1, L, d, 1), k1 = random4<float>(1, 1, L, d, 2), k2 = random4<float>(1, 1, L, d, 4),
+               v = random4<float>(1, 1, L, d, 3);
+    AttentionInputs<float> first, second;
+    first.q = second.q = &q, first.v = second.v = &v, first.scale = second.scale = 0.125;
+    first.k = &k1, second.k = &k2;
+    for (unsigned threads : {1u, 2u}) {
+        CAPTURE(threads);
+        first.threads = second.threads = threads;
+        const auto ref1 = attention_reference(first, RowRange{0, static_cast<long>(L)}).out, ref2 = attention_reference(second, RowRange{0, static_cast<long>(L)}).out;
+        REQUIRE(max_abs_diff(ref1, ref2) > 1e-3);  // the keys do differ
+        // Each call leaves its key tiles in the kept scratch for the next.
+        for (const AttentionInputs<float>* in : {&first, &second, &first, &second})
+            CHECK(max_abs_diff(attention(*in, Matrices::drop).out, in == &first ? ref1 : ref2) <= 2e-5);  // as at the block edges
+    }
+}
+
 TEST_CASE("kernel: ALiBi computed tile by tile equals the stored bias tensor")
 {
     const auto q = random4<double>(1, 4, 70, 8, 1), k = random4<double>(1, 4, 90, 8, 2), v = random4<double>(1, 4, 90, 8, 3);
