@@ -14,6 +14,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -299,6 +300,34 @@ TEST_CASE("fast exp: the row steps of the streaming softmax")
     CHECK(p[1] == doctest::Approx(std::exp(-2.0)).epsilon(1e-15));
     CHECK(p[2] == 0.0);
     CHECK(sum == doctest::Approx(std::exp(-1.0) + std::exp(-2.0)).epsilon(1e-15));
+}
+
+TEST_CASE("fast exp: the float32 row step equals exp_inplace of x - shift and its sixteen-lane sum, bit for bit")
+{
+    // Every length up to three blocks and a tail, over values that reach both ends of the
+    // reduction, -88's clamp, -inf and NaN.
+    std::vector<float> values = {0.0f, -0.0f, -1e-7f, -0.3465736f, -0.3465737f, -1.0f, -20.5f, -87.3f, -87.68f, -87.9f, -88.0f,
+                                 -88.5f, -1e30f, -INFINITY, NAN};
+    for (int i = 0; i < 40; ++i) values.push_back(-0.731f * static_cast<float>(i));
+    for (std::size_t n = 0; n <= 53; ++n) {
+        CAPTURE(n);
+        std::vector<float> x(n), want(n);
+        for (std::size_t i = 0; i < n; ++i) x[i] = values[(i * 7) % values.size()] + 0.25f;
+        for (std::size_t i = 0; i < n; ++i) want[i] = x[i] - 0.25f;
+        exp_inplace(want.data(), n);
+        float lanes[16] = {}, tail = 0.0f;
+        const std::size_t whole = n / 16 * 16;
+        for (std::size_t i = 0; i < n; ++i) (i < whole ? lanes[i % 16] : tail) += want[i];
+        float want_sum = 0.0f;
+        for (const float lane : lanes) want_sum += lane;
+        want_sum += tail;
+        const float sum = exp_shifted_sum(x.data(), n, 0.25f);
+        for (std::size_t i = 0; i < n; ++i) {
+            CAPTURE(i);
+            CHECK((std::isnan(x[i]) ? std::isnan(want[i]) : std::memcmp(&x[i], &want[i], sizeof(float)) == 0));
+        }
+        CHECK((std::isnan(sum) ? std::isnan(want_sum) : std::memcmp(&sum, &want_sum, sizeof(float)) == 0));
+    }
 }
 
 TEST_CASE("projection: the BLAS blocks equal the plain loop, whatever the threads")
