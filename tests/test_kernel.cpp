@@ -133,7 +133,7 @@ TEST_CASE("kernel: the float32 panel product equals its plain loop for every row
 
 TEST_CASE("kernel: the key tile's transposition in registers equals its plain loop bit for bit")
 {
-    for (const auto& [nk, d] : {std::pair<std::size_t, std::size_t>{16, 16}, {256, 64}, {64, 128}, {48, 32}}) {
+    for (const auto& [nk, d] : {std::pair<std::size_t, std::size_t>{64, 16}, {256, 64}, {64, 128}, {192, 32}}) {
         CAPTURE(nk);
         CAPTURE(d);
         std::vector<float> k(nk * d), fast(nk * d, -1.0f), plain(nk * d, -2.0f);
@@ -141,7 +141,9 @@ TEST_CASE("kernel: the key tile's transposition in registers equals its plain lo
         transpose_scaled(nk, d, 0.125f, k.data(), fast.data());
         transpose_scaled_reference(nk, d, 0.125f, k.data(), plain.data());
         CHECK(fast == plain);
-        CHECK(plain[3 * nk + 5] == 0.125f * k[5 * d + 3]);  // row c of kt is column c of k
+        CHECK(plain[3 * 64 + 5] == 0.125f * k[5 * d + 3]);  // row c of a panel is column c of k
+        // key 64 p + j, column c, sits in panel p at row c, column j
+        CHECK(plain[(nk / 64 - 1) * d * 64 + (d - 1) * 64 + 63] == 0.125f * k[(nk - 1) * d + d - 1]);
         transpose_scaled(nk, d, 1.0f / 3.0f, k.data(), fast.data());
         transpose_scaled_reference(nk, d, 1.0f / 3.0f, k.data(), plain.data());
         CHECK(fast == plain);

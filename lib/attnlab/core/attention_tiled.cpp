@@ -154,9 +154,10 @@ std::pair<long, long> seen_by_group(const Tiled<T>& t, const QueryBlock<T>& w, s
     return {std::min(lo, to) - from, std::max(hi, from) - from};
 }
 
-// The key tile at j0 transposed with the scale folded in (1/8 at d = 64: exact), so that the
-// kernel's own q k^T packs nothing again and zeroes nothing first. Each thread transposes a
-// tile once per key head, in registers, and keeps it while it takes that head's query blocks.
+// The key tile at j0 transposed in panels of 64 keys (transpose_scaled), with the scale folded
+// in (1/8 at d = 64: exact), so that the kernel's own q k^T packs nothing again and zeroes
+// nothing first. Each thread transposes a tile once per key head, in registers, and keeps it
+// while it takes that head's query blocks.
 const float* key_tile(const Tiled<float>& t, const QueryBlock<float>& w, std::size_t j0, std::size_t nk)
 {
     KeyTiles& c = *w.keys;
@@ -186,7 +187,7 @@ void own_score_product(const Tiled<float>& t, QueryBlock<float>& w, const float*
         for (std::size_t c0 = 0; c0 < nk; c0 += kPanelWidth) {
             float* out = score_row(w, rr, r0, nk) + c0;
             if (static_cast<long>(c0) < hi && static_cast<long>(c0 + kPanelWidth) > lo) {
-                panel64(rows, d, q + r0 * d, d, kt + c0, nk, out, nk, false);
+                panel64(rows, d, q + r0 * d, d, kt + c0 * d, kPanelWidth, out, nk, false);
             } else if (w.any_revisited) {  // otherwise nothing reads it (softmax_columns)
                 for (std::size_t r = 0; r < rows; ++r) std::fill_n(out + r * nk, kPanelWidth, 0.0f);
             }

@@ -73,14 +73,15 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void transpose_scal
             exchange<2>(r);
             exchange<4>(r);
             exchange<8>(r);
-            for (std::size_t i = 0; i < 16; ++i) store(kt + (c0 + i) * nk + j0, scale * r[i]);
+            float* panel = kt + j0 / kPanelWidth * d * kPanelWidth + j0 % kPanelWidth;
+            for (std::size_t i = 0; i < 16; ++i) store(panel + (c0 + i) * kPanelWidth, scale * r[i]);
         }
 }
 
 void transpose_scaled_reference(std::size_t nk, std::size_t d, float scale, const float* k, float* kt)
 {
     for (std::size_t j = 0; j < nk; ++j)
-        for (std::size_t c = 0; c < d; ++c) kt[c * nk + j] = scale * k[j * d + c];
+        for (std::size_t c = 0; c < d; ++c) kt[j / kPanelWidth * d * kPanelWidth + c * kPanelWidth + j % kPanelWidth] = scale * k[j * d + c];
 }
 
 // Compiled with -ffp-contract=fast (CMakeLists.txt): acc += a * b is one fused multiply-add
