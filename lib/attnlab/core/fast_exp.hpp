@@ -29,7 +29,8 @@ void exp_inplace(double* x, std::size_t n);
 // The largest of start and x[0..n), NaN ignored (as softmax_inplace ignores it).
 float row_max(const float* x, std::size_t n, float start);
 double row_max(const double* x, std::size_t n, double start);
-// x = exp(x - shift) (as exp_inplace), and returns the sum of the new x.
+// x = exp(x - shift) (as exp_inplace), and returns the sum of the new x. The float version
+// has an AVX-512 body of its own in intrinsics, with the same bits (fast_exp.cpp).
 float exp_shifted_sum(float* x, std::size_t n, float shift);
 double exp_shifted_sum(double* x, std::size_t n, double shift);
 // x *= by, and out = x / by: one rounding each, the same in every clone.
