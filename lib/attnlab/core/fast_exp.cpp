@@ -160,7 +160,7 @@ __attribute__((target("avx512f"))) float exp_sum_avx512(float* x, std::size_t n,
         __m512 p = _mm512_set1_ps(f32::poly[0]);
         for (std::size_t i = 1; i < std::size(f32::poly); ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(f32::poly[i]));
         // 2^n as pow2_of_rounded builds it: (the bits of rounded + 127) << 23, lane by lane.
-        const __m512i bits = (__m512i)(((__v16si)_mm512_castps_si512(rounded) + 127) << 23);
+        const __m512i bits = (__m512i)(((__v16su)_mm512_castps_si512(rounded) + 127u) << 23);
         const __m512 e = _mm512_mul_ps(p, _mm512_castsi512_ps(bits));
         _mm512_storeu_ps(x + at, e);
         part = _mm512_add_ps(part, e);
