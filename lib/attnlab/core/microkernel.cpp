@@ -80,8 +80,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void transpose_scal
 
 void transpose_scaled_reference(std::size_t nk, std::size_t d, float scale, const float* k, float* kt)
 {
-    for (std::size_t j = 0; j < nk; ++j)
-        for (std::size_t c = 0; c < d; ++c) kt[j / kPanelWidth * d * kPanelWidth + c * kPanelWidth + j % kPanelWidth] = scale * k[j * d + c];
+    for (std::size_t j = 0; j < nk; ++j) {
+        float* panel = kt + j / kPanelWidth * d * kPanelWidth;
+        for (std::size_t c = 0; c < d; ++c) panel[c * kPanelWidth + j % kPanelWidth] = scale * k[j * d + c];
+    }
 }
 
 // Compiled with -ffp-contract=fast (CMakeLists.txt): acc += a * b is one fused multiply-add
