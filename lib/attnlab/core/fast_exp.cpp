@@ -108,6 +108,22 @@ __attribute__((always_inline)) inline T lanes_max(const T* x, std::size_t n, T s
     return best;
 }
 
+// The end of a row step, shared by both of its bodies so that their sums agree bit for bit:
+// exp of the elements from `at` on, one at a time, then the sum of the sixteen lanes' sums in
+// order, plus the tail's.
+template <class T>
+__attribute__((always_inline)) inline T finish_exp_sum(T* x, std::size_t at, std::size_t n, T shift, const T* lanes)
+{
+    T tail = 0;
+    for (; at < n; ++at) {
+        x[at] = exp_one(x[at] - shift);
+        tail += x[at];
+    }
+    T sum = 0;
+    for (std::size_t u = 0; u < 16; ++u) sum += lanes[u];
+    return sum + tail;
+}
+
 // Sixteen running sums in a fixed order, whatever the vector width.
 template <class T>
 __attribute__((always_inline)) inline T lanes_exp_sum(T* x, std::size_t n, T shift)
@@ -123,14 +139,9 @@ __attribute__((always_inline)) inline T lanes_exp_sum(T* x, std::size_t n, T shi
         std::memcpy(&v, e, sizeof v);
         part += v;
     }
-    T tail = 0;
-    for (; c < n; ++c) {
-        x[c] = exp_one(x[c] - shift);
-        tail += x[c];
-    }
-    T sum = 0;
-    for (std::size_t u = 0; u < W; ++u) sum += part[u];
-    return sum + tail;
+    T lanes[W];
+    std::memcpy(lanes, &part, sizeof lanes);
+    return finish_exp_sum(x, c, n, shift, lanes);
 }
 
 // lo > x ? lo : x in each lane, NaN kept: one vmaxps, written in asm because GCC turns the
@@ -167,14 +178,7 @@ __attribute__((target("avx512f"))) float exp_sum_avx512(float* x, std::size_t n,
     }
     float lanes[16];
     _mm512_storeu_ps(lanes, part);
-    float tail = 0;
-    for (; at < n; ++at) {
-        x[at] = exp_one(x[at] - shift);
-        tail += x[at];
-    }
-    float sum = 0;
-    for (const float lane : lanes) sum += lane;
-    return sum + tail;
+    return finish_exp_sum(x, at, n, shift, lanes);
 }
 
 #define ATTNLAB_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
