@@ -15,15 +15,57 @@
 
 namespace attnlab {
 
+std::size_t utf8_sequence(std::string_view bytes, std::size_t i)
+{
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(bytes[k]); };
+    const unsigned char lead = byte(i);
+    if (lead < 0x80) return 1;
+    // RFC 3629, table 3-7 of the Unicode standard: the second byte's range depends on the lead
+    // (no overlong forms, no surrogates, nothing past U+10FFFF); later bytes are 80..BF.
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) n = 2;
+    else if (lead >= 0xE0 && lead <= 0xEF) n = 3, lo = lead == 0xE0 ? 0xA0 : 0x80, hi = lead == 0xED ? 0x9F : 0xBF;
+    else if (lead >= 0xF0 && lead <= 0xF4) n = 4, lo = lead == 0xF0 ? 0x90 : 0x80, hi = lead == 0xF4 ? 0x8F : 0xBF;
+    else return 0;
+    if (i + n > bytes.size() || byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+    for (std::size_t k = 2; k < n; ++k)
+        if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+    return n;
+}
+
+namespace {
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+}  // namespace
+
+std::string valid_utf8(std::string_view bytes)
+{
+    std::string out;
+    out.reserve(bytes.size());
+    for (std::size_t i = 0; i < bytes.size();) {
+        const std::size_t n = utf8_sequence(bytes, i);
+        if (n == 0) out += kReplacement, ++i;
+        else out.append(bytes.substr(i, n)), i += n;
+    }
+    return out;
+}
+
 std::string excerpt(std::string_view bytes, std::size_t max)
 {
     std::string out;
-    for (std::size_t i = 0; i < bytes.size(); ++i) {
+    for (std::size_t i = 0; i < bytes.size();) {
         if (out.size() >= max) return out + "...";
         const auto c = static_cast<unsigned char>(bytes[i]);
+        const std::size_t n = utf8_sequence(bytes, i);
         if (c == '\\') out += "\\\\";
         else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-        else out += static_cast<char>(c);
+        else if (n == 0) out += kReplacement;
+        // C1 controls (U+0080..U+009F) drive a terminal as ESC sequences do
+        else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(bytes[i + 1]) < 0xA0) out += fmt::format("\\u{:04x}", static_cast<unsigned char>(bytes[i + 1]));
+        else out.append(bytes.substr(i, n));
+        i += n == 0 ? 1 : n;
     }
     return out;
 }

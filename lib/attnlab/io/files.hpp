@@ -29,9 +29,16 @@ struct OutputError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// At most max characters of bytes, for an error line: control characters and bytes that
-// would drive a terminal are escaped (\r, \x1b, ...), a longer text ends in "...".
+// At most about max bytes of text, for an error line or a report: control characters and
+// bytes that would drive a terminal are escaped (\r, \x1b, \u009b, ...), bytes that are not
+// UTF-8 become U+FFFD, and a longer text is cut at a character's boundary and ends in "...".
 std::string excerpt(std::string_view bytes, std::size_t max = 80);
+
+// The length of the well-formed UTF-8 sequence that starts at bytes[i] (1 to 4), or 0.
+std::size_t utf8_sequence(std::string_view bytes, std::size_t i);
+// bytes with each byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD,
+// so that any JSON, XML or CSV reader takes it; nothing else is changed.
+std::string valid_utf8(std::string_view bytes);
 
 // Which file a path names (links followed), to tell whether a write would replace a file
 // that the same run reads.

@@ -2,6 +2,7 @@
 
 #include "attnlab/core/half.hpp"
 #include "attnlab/core/params_json.hpp"
+#include "attnlab/io/files.hpp"
 
 #include <fmt/color.h>
 #include <fmt/format.h>
@@ -230,15 +231,22 @@ std::string verdict_word(const Check& c, Lang lang)
 
 std::string xml_escape(const std::string& s)
 {
+    const std::string text = valid_utf8(s);
     std::string out;
-    out.reserve(s.size());
-    for (unsigned char ch : s) {
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto ch = static_cast<unsigned char>(text[i]);
         switch (ch) {
             case '&': out += "&amp;"; break;
             case '<': out += "&lt;"; break;
             case '>': out += "&gt;"; break;
             case '"': out += "&quot;"; break;
-            default: out += ch < 0x20 && ch != '\t' && ch != '\n' ? '?' : static_cast<char>(ch);
+            default:
+                // U+FFFE and U+FFFF are UTF-8 but not XML characters
+                if (ch == 0xEF && text.compare(i + 1, 1, "\xBF") == 0 && i + 2 < text.size() && (text[i + 2] == '\xBE' || text[i + 2] == '\xBF')) {
+                    out += "\xEF\xBF\xBD";
+                    i += 2;
+                } else out += ch < 0x20 && ch != '\t' && ch != '\n' ? '?' : static_cast<char>(ch);
         }
     }
     return out;

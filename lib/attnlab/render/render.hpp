@@ -38,8 +38,9 @@ nlohmann::ordered_json to_json(const Report& report, bool with_tensors);
 nlohmann::ordered_json check_json(const Check& c);
 
 // Text made safe for XML and HTML content and double-quoted attributes (SVG, the report page,
-// JUnit): & < > " escaped, and a control character XML 1.0 cannot hold (all but tab and
-// newline) written as '?'.
+// JUnit): bytes that are not UTF-8 and the non-characters U+FFFE and U+FFFF written as U+FFFD,
+// & < > " escaped, and a control character XML 1.0 cannot hold (all but tab and newline)
+// written as '?'.
 std::string xml_escape(const std::string& s);
 
 // One check as a text line: "PASS  claim: metric = 3.1e-07 <= 1e-05".
