@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <set>
@@ -42,8 +43,9 @@ struct GradeOpts {
     GradeFormat format = GradeFormat::text;
     std::optional<Lang> lang;
     GradeSettings settings;
-    double memory_gib = 2.0;
-    bool isolate = false;
+    double memory_gib = 2.0, disk_gib = 1.0;
+    bool isolate = false, show_hidden = false;
+    std::string sandbox = "auto", teacher_report;
 };
 
 // A small JSON file of the teacher's (grading.json, --points): a regular file of at most 1 MiB.
@@ -80,17 +82,25 @@ void check_request(const GradeOpts& o)
     if (!o.settings.python.empty() && access(o.settings.python.c_str(), X_OK) != 0) {
         throw InputError(fmt::format("--python {}: not an executable file", excerpt(o.settings.python)));
     }
-    if (!o.out.empty() && o.format != GradeFormat::gradescope) throw InputError("--out DIR goes with --format gradescope (the other formats go to standard output)");
-    if (o.format == GradeFormat::gradescope && o.submissions.size() > 1) {
-        if (o.out.empty()) throw InputError("--format gradescope with several submissions writes DIR/NAME/results.json: give --out DIR");
+    if (o.format == GradeFormat::gradescope && o.submissions.size() > 1 && o.out.empty())
+        throw InputError("--format gradescope with several submissions writes DIR/gradescope/NAME/results.json: give --out DIR");
+    if (!o.out.empty()) {
         std::set<std::string> names;
         for (const auto& s : o.submissions)
             if (!names.insert(submission_name(s)).second) {
                 throw InputError(fmt::format("--out: two submissions are named {}; each needs a folder of its own name", excerpt(s)));
             }
+        check_output_folder(o.out, "exercise grade");
     }
-    if (!o.out.empty()) check_output_folder(o.out, "exercise grade");
-    if (o.isolate && !can_isolate()) throw InputError("--isolate needs root or unprivileged user namespaces (unshare), which this machine does not allow");
+}
+
+// --sandbox auto: bubblewrap where it works here, else none; bwrap: refused where it does not.
+Sandbox chosen_sandbox(const GradeOpts& o)
+{
+    if (o.sandbox == "none") return Sandbox::none;
+    if (bwrap_works()) return Sandbox::bwrap;
+    if (o.sandbox == "bwrap") throw InputError("--sandbox bwrap: bubblewrap is not installed or cannot make its namespaces here (Debian: bubblewrap)");
+    return Sandbox::none;
 }
 
 std::string utc_timestamp()
@@ -109,20 +119,41 @@ std::string host_name()
     return gethostname(name, sizeof name - 1) == 0 && name[0] ? name : "localhost";
 }
 
+std::string gradebook_in(GradeFormat format, const Gradebook& g)
+{
+    switch (format) {
+    case GradeFormat::text: return gradebook_text(g);
+    case GradeFormat::csv: return gradebook_csv(g);
+    case GradeFormat::json: return json_text(gradebook_json(g));
+    case GradeFormat::junit: return gradebook_junit(g, utc_timestamp(), host_name());
+    case GradeFormat::gradescope: return json_text(gradescope_results(g, g.submissions.front()));
+    }
+    return "";
+}
+
+// --out DIR: every format from the one grading.
+void write_every_format(const std::string& dir, const Gradebook& g)
+{
+    const OutputFolder out(dir, "exercise grade", true);
+    out.write("grades.txt", gradebook_text(g));
+    out.write("grades.csv", gradebook_csv(g));
+    out.write("grades.json", json_text(gradebook_json(g)));
+    out.write("junit.xml", gradebook_junit(g, utc_timestamp(), host_name()));
+    const OutputFolder gradescope = out.subfolder("gradescope");
+    for (const auto& s : g.submissions) gradescope.subfolder(submission_name(s.path)).write("results.json", json_text(gradescope_results(g, s)));
+}
+
 void write_gradebook(const GradeOpts& o, const Gradebook& g)
 {
-    switch (o.format) {
-    case GradeFormat::text: return write_stdout(gradebook_text(g));
-    case GradeFormat::csv: return write_stdout(gradebook_csv(g));
-    case GradeFormat::json: return write_stdout(gradebook_json(g).dump(2) + "\n");
-    case GradeFormat::junit: return write_stdout(gradebook_junit(g, utc_timestamp(), host_name()));
-    case GradeFormat::gradescope:
-        if (o.out.empty()) return write_stdout(gradescope_results(g, g.submissions.front()).dump(2) + "\n");
-        const OutputFolder out(o.out, "exercise grade", true);
-        for (const auto& s : g.submissions)
-            out.subfolder(submission_name(s.path)).write("results.json", gradescope_results(g, s).dump(2) + "\n");
-        return write_stdout(fmt::format("wrote {}/NAME/results.json for {} submissions\n", o.out, g.submissions.size()));
+    if (!o.teacher_report.empty()) {
+        Gradebook teacher = g;
+        teacher.show_hidden = true;
+        write_file_atomic(o.teacher_report, gradebook_text(teacher), "exercise grade --teacher-report");
     }
+    if (o.out.empty()) return write_stdout(gradebook_in(o.format, g));
+    write_every_format(o.out, g);
+    write_stdout(fmt::format("wrote {0}/grades.txt, grades.csv, grades.json, junit.xml and gradescope/NAME/results.json for {1} submissions\n",
+                             o.out, g.submissions.size()));
 }
 
 void run_grade(GradeOpts o)
@@ -132,7 +163,11 @@ void run_grade(GradeOpts o)
     GradeSettings& s = o.settings;
     s.lang = o.lang.value_or(lang_from_env());
     s.limits.memory_bytes = o.memory_gib * 1024 * 1024 * 1024;
+    s.limits.disk_bytes = o.disk_gib * 1024 * 1024 * 1024;
     s.limits.isolate = o.isolate;
+    s.limits.sandbox = chosen_sandbox(o);
+    if (o.isolate && s.limits.sandbox == Sandbox::none && !can_isolate())
+        throw InputError("--isolate needs bubblewrap, root or unprivileged user namespaces (unshare), which this machine does not allow");
     if (!o.points.empty()) s.points = parse_points(small_file(o.points), o.points);
     std::vector<std::uint64_t> seeds;
     std::string run = o.run;
@@ -140,7 +175,16 @@ void run_grade(GradeOpts o)
     s.run = run.empty() ? kExerciseRun : run;
     const std::vector<PreparedCase> cases = grade_cases(o.name, visible, o.hidden, seeds);
     case_points(cases, s);  // a points file naming no case is refused before anything runs
-    Gradebook g{o.name, &cases, grade_submissions(o.name, o.submissions, cases, s), s.lang};
+    std::vector<SubmissionResult> results;
+    try {
+        results = grade_submissions(o.name, o.submissions, cases, s);
+    } catch (const Interrupted& e) {
+        // every run is killed and the temporary folders are gone: end as the signal would
+        std::signal(e.signal, SIG_DFL);
+        std::raise(e.signal);
+        throw;
+    }
+    Gradebook g{o.name, &cases, std::move(results), s.lang, o.show_hidden, isolation_text(s.limits, s.lang)};
     write_gradebook(o, g);
 }
 
@@ -162,23 +206,41 @@ void setup_grade(CLI::App& exercise)
     g->add_option("--run", o->run, "How to run a submission, from its folder (default: exercise.json's run, python3 starter.py)");
     g->add_option("--python", o->settings.python, "The interpreter that python3 in the run command means (the first python3 on PATH may lack numpy)")
         ->check(non_empty_path);
-    g->add_option("--timeout", o->settings.limits.timeout_s, "Seconds a run may take before it is killed")->check(finite_positive)->default_str("20");
-    g->add_option("--memory", o->memory_gib, "Address space a run may use, in GiB")->check(finite_positive)->default_str("2");
+    g->add_option("--timeout", o->settings.limits.timeout_s, "Seconds a run may take before it is killed")
+        ->check(number_in(kTimeoutRange.lo, kTimeoutRange.hi, "seconds"))
+        ->default_str("20");
+    g->add_option("--memory", o->memory_gib, "Memory a run may use, all its processes together, in GiB")
+        ->check(number_in(kMemoryRange.lo, kMemoryRange.hi, "GiB"))
+        ->default_str("2");
+    g->add_option("--disk", o->disk_gib, "Disk a run may write, all its files together (its copy included), in GiB")
+        ->check(number_in(kDiskRange.lo, kDiskRange.hi, "GiB"))
+        ->default_str("1");
+    g->add_option("--sandbox", o->sandbox, "auto: bubblewrap where it works, else none; bwrap: refuse without it; none: process group and limits only")
+        ->check(CLI::IsMember({"auto", "bwrap", "none"}))
+        ->default_str("auto");
     g->add_option("--points", o->points, "JSON file: case name (visible, hidden-1, ...) -> points; other cases keep their share")->check(non_empty_path);
     g->add_option("--max-score", o->settings.max_score, "Points of a whole submission, shared equally by the cases")
         ->check(finite_positive)
         ->default_str("1 per case");
-    add_enum_option(*g, "--format", o->format, "Gradebook format: text, csv, json, junit or gradescope");
-    g->add_option("--out", o->out, "With --format gradescope: write DIR/NAME/results.json for each submission")->check(non_empty_path);
+    add_enum_option(*g, "--format", o->format, "Gradebook format on stdout: text, csv, json (the teacher's: everything), junit or gradescope");
+    g->add_option("--out", o->out, "Write every format into DIR: grades.txt, grades.csv, grades.json, junit.xml, gradescope/NAME/results.json")
+        ->check(non_empty_path);
+    g->add_flag("--show-hidden", o->show_hidden, "Show hidden cases' seeds, sizes, details and the smallest failing case in text, CSV, JUnit and Gradescope");
+    g->add_option("--teacher-report", o->teacher_report, "Also write the text gradebook with everything about hidden cases to FILE")
+        ->check(non_empty_path);
     o->settings.jobs = static_cast<int>(thread_count(0));
     g->add_option("--jobs", o->settings.jobs, "Runs at a time")->check(whole_in(1, 256))->default_str("the cores");
-    g->add_flag("--isolate", o->isolate, "Run each program in a network namespace of its own: no network (root or user namespaces)");
+    g->add_flag("--isolate", o->isolate, "No network for the programs (always so under bubblewrap; else root or user namespaces)");
     add_optional_enum(*g, "--lang", o->lang, "Language of the text gradebook, en or zh (default: from the locale)");
     g->callback([o] { run_grade(*o), exit_status() = 0; });
-    g->footer("Not a security sandbox: a submission runs as you, with a time and memory limit, an empty environment apart from PATH,\n"
-              "HOME and the locale, and no standard input; it can read what you can. Grade untrusted code in a container or VM.\n"
-              "Exit status: 0 when the grading ran, whatever the grades; 2 for a usage error or an unreadable exercise.\n"
-              "Example:\n  attnlab exercise grade rope-interleaved subs/* --grading hw1.grading.json --python /usr/bin/python3 --format csv");
+    g->footer("Each run has a time limit and, for all its processes together, a memory and a disk limit; nothing it starts outlives it.\n"
+              "Under bubblewrap (--sandbox auto where installed, Debian: bubblewrap) it has PID, network and mount namespaces of its own\n"
+              "and sees /usr and /etc read-only, not your files. With --sandbox none it runs as you and can read what you can: that is\n"
+              "not a security sandbox. The gradebook says which isolation the runs had. Hidden cases show their name and verdict\n"
+              "only, except in --format json, --teacher-report and with --show-hidden.\n"
+              "Exit status: 0 when the grading ran, whatever the grades; 2 for a usage error, an unreadable exercise or an interpreter\n"
+              "without numpy; a SIGINT or SIGTERM kills every run, removes the temporary folders and ends as the signal does.\n"
+              "Example:\n  attnlab exercise grade rope-interleaved subs/* --grading hw1.grading.json --python /usr/bin/python3 --out grades");
 }
 
 }  // namespace attnlab::app

@@ -101,6 +101,19 @@ const CLI::Validator whole_number = CLI::Validator(
     },
     "INT");
 
+CLI::Validator number_in(double lo, double hi, const std::string& unit)
+{
+    return CLI::Validator(
+        [lo, hi, unit](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            const bool numeric = !text.empty() && !std::isspace(static_cast<unsigned char>(text[0])) && end != nullptr && *end == '\0';
+            if (!numeric || !std::isfinite(v) || v < lo || v > hi) return fmt::format("must lie in {:g}..{:g} {} (got '{}')", lo, hi, unit, text);
+            return {};
+        },
+        fmt::format("NUMBER in {:g}..{:g}", lo, hi));
+}
+
 CLI::Validator whole_in(long lo, long hi)
 {
     return CLI::Validator(

@@ -54,6 +54,8 @@ extern const CLI::Validator non_empty_path;
 extern const CLI::Validator whole_number;
 // A whole number from lo to hi.
 CLI::Validator whole_in(long lo, long hi);
+// A finite number in lo..hi (UNIT names what it counts, for the message).
+CLI::Validator number_in(double lo, double hi, const std::string& unit);
 // "; did you mean --len?" for an option the subcommand does not have, or "".
 std::string did_you_mean(const CLI::App& sub, const std::string& unexpected);
 // Refuses (InputError) a comma-separated list option given twice, or with an empty item.

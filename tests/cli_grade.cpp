@@ -5,10 +5,19 @@
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 namespace fs = std::filesystem;
 
@@ -30,10 +39,6 @@ std::string fresh(const std::string& tag)
     fs::create_directories(dir);
     return dir;
 }
-
-// A submission that runs attnlab itself: under the sanitizers it reserves terabytes of address
-// space for its shadow memory, which the default limit of 2 GiB refuses.
-const char* const kAttnlabChildMemory = ATTNLAB_PROGRAM_SANITIZED ? "100000" : "2";
 
 std::vector<std::string> verdicts(const nlohmann::json& sub)
 {
@@ -94,10 +99,11 @@ TEST_CASE("exercise grade: right only at the visible size, with points from a fi
     // The student's folder keeps exercise.json (the visible case's seed and sizes): solving that
     // is right at the visible case and nowhere else.
     REQUIRE(run_cli({"exercise", "new", "causal-mask", dir + "/visible", "--len", "6"}).status == 0);
-    std::ofstream(dir + "/visible/run.sh") << "'" << ATTNLAB_EXE << "' exercise solve causal-mask . --force\n";
+    REQUIRE(run_cli({"exercise", "solve", "causal-mask", dir + "/visible"}).status == 0);
+    std::ofstream(dir + "/visible/run.sh") << "cp solution/answer.npy answer.npy\n";
     std::ofstream(dir + "/points.json") << R"({"visible": 4})";
     const auto j = run_json({"exercise", "grade", "causal-mask", dir + "/visible", "--len", "6", "--run", "sh run.sh", "--hidden", "2",
-                             "--max-score", "6", "--points", dir + "/points.json", "--memory", kAttnlabChildMemory});
+                             "--max-score", "6", "--points", dir + "/points.json"});
     const auto& sub = j["submissions"][0];
     CHECK(verdicts(sub) == std::vector<std::string>{"match", "wrong_shape", "wrong_shape"});
     CHECK(sub["cases"][0]["points"] == 4);
@@ -105,17 +111,16 @@ TEST_CASE("exercise grade: right only at the visible size, with points from a fi
     CHECK(sub["cases"][1]["max_points"] == 2);  // 6 shared by 3 cases; the file sets the visible one's
     CHECK(sub["score"] == 4);
     CHECK(sub["max_score"] == 8);
-    CHECK(sub["cases"][1]["detail"] == "shape [6, 6], expected [1, 1]");
-    CHECK(sub["cases"][1]["config"]["len"] == 1);  // hidden-1: the smallest size
+    CHECK(sub["cases"][1]["detail"] == "shape [6, 6], expected [2, 2]");
+    CHECK(sub["cases"][1]["config"]["len"] == 2);  // hidden-1: the smallest size where no mistake is right (a 1x1 mask is 0 either way)
     CHECK(sub["cases"][2]["config"]["len"] != 6);  // every hidden case differs from the visible one
     const auto csv = run_cli({"exercise", "grade", "causal-mask", dir + "/visible", "--len", "6", "--run", "sh run.sh", "--hidden", "2",
-                              "--max-score", "6", "--points", dir + "/points.json", "--format", "csv", "--memory", kAttnlabChildMemory});
+                              "--max-score", "6", "--points", dir + "/points.json", "--format", "csv"});
     CHECK(csv.out == "submission,score,max_score,visible,hidden-1,hidden-2,visible_verdict,hidden-1_verdict,hidden-2_verdict\n" + dir +
                          "/visible,4,8,4,0,0,match,wrong_shape,wrong_shape\n");
-    const auto zh = run_cli({"exercise", "grade", "causal-mask", dir + "/visible", "--len", "6", "--run", "sh run.sh", "--hidden", "1", "--lang", "zh",
-                             "--memory", kAttnlabChildMemory});
+    const auto zh = run_cli({"exercise", "grade", "causal-mask", dir + "/visible", "--len", "6", "--run", "sh run.sh", "--hidden", "1", "--lang", "zh"});
     CHECK(zh.out.find("提交") != std::string::npos);
-    CHECK(zh.out.find("形状不对（wrong_shape）") != std::string::npos);
+    CHECK(zh.out.find("hidden-1: 形状不对（wrong_shape）") != std::string::npos);  // a hidden case: its verdict only
 }
 
 TEST_CASE("exercise new --hidden-seeds keeps the hidden cases' seeds beside the folder, for exercise grade --grading")
@@ -150,7 +155,11 @@ TEST_CASE("exercise grade: usage errors are refused before any program runs, exi
     const std::string other = submission(dir + "/x", "a", "touch ran");
     expect_usage_error({"exercise", "grade", "causal-mask", dir + "/missing"}, "not a folder (a submission is the folder that holds the student's program)");
     expect_usage_error({"exercise", "grade", "nope", sub}, "no exercise 'nope'");
-    expect_usage_error({"exercise", "grade", "causal-mask", sub, "--out", dir + "/o"}, "--out DIR goes with --format gradescope");
+    for (const char* memory : {"1e11", "1e308", "1e-9", "nan"})
+        expect_usage_error({"exercise", "grade", "causal-mask", sub, "--memory", memory}, "--memory: must lie in 0.01..1024 GiB (got '" + std::string(memory) + "')");
+    expect_usage_error({"exercise", "grade", "causal-mask", sub, "--timeout", "1e308"}, "--timeout: must lie in 0.01..86400 seconds");
+    expect_usage_error({"exercise", "grade", "causal-mask", sub, "--disk", "0"}, "--disk: must lie in 0.001..1024 GiB");
+    expect_usage_error({"exercise", "grade", "causal-mask", sub, "--sandbox", "docker"}, "--sandbox");
     expect_usage_error({"exercise", "grade", "causal-mask", sub, sub + "/..", "--format", "gradescope"}, "give --out DIR");
     expect_usage_error({"exercise", "grade", "causal-mask", sub, other, "--format", "gradescope", "--out", dir + "/o"}, "two submissions are named");
     expect_usage_error({"exercise", "grade", "causal-mask", sub, "--python", dir + "/no-python"}, "--python " + dir + "/no-python: not an executable file");
@@ -219,9 +228,199 @@ TEST_CASE("exercise grade --format gradescope: one submission to stdout, several
     const auto several = run_cli({"exercise", "grade", "causal-mask", a + "/", b, "--run", "sh run.sh", "--hidden", "1", "--format", "gradescope",
                                   "--out", dir + "/results"});
     REQUIRE(several.status == 0);
-    CHECK(several.out == "wrote " + dir + "/results/NAME/results.json for 2 submissions\n");
-    CHECK(nlohmann::json::parse(slurp(dir + "/results/alice/results.json"))["tests"][1]["name"] == "hidden-1");
-    CHECK(nlohmann::json::parse(slurp(dir + "/results/bob/results.json"))["tests"][0]["output"].get<std::string>().find("missing") != std::string::npos);
+    CHECK(several.out == "wrote " + dir + "/results/grades.txt, grades.csv, grades.json, junit.xml and gradescope/NAME/results.json for 2 submissions\n");
+    const auto alice = nlohmann::json::parse(slurp(dir + "/results/gradescope/alice/results.json"));
+    CHECK(alice["tests"][1]["name"] == "hidden-1");
+    CHECK(alice["tests"][1]["visibility"] == "after_published");
+    CHECK(alice["tests"][1]["output"] == "hidden-1: crash");  // no seed, sizes or command of a hidden case
+    CHECK(alice["tests"][0]["visibility"] == "visible");
+    CHECK(alice["output"] == "");
+    CHECK(nlohmann::json::parse(slurp(dir + "/results/gradescope/bob/results.json"))["tests"][0]["output"].get<std::string>().find("missing") != std::string::npos);
+    // the other formats from the same grading
+    const auto book = nlohmann::json::parse(slurp(dir + "/results/grades.json"));
+    CHECK(book["submissions"][1]["cases"][0]["verdict"] == "missing");
+    CHECK(slurp(dir + "/results/grades.csv").rfind("submission,score,max_score,visible,hidden-1", 0) == 0);
+    CHECK(slurp(dir + "/results/junit.xml").find("<testsuites") != std::string::npos);
+    CHECK(slurp(dir + "/results/grades.txt").find("hidden-1: crash") != std::string::npos);
     REQUIRE(run_cli({"exercise", "new", "causal-mask", dir + "/hw/", "--hidden-seeds"}).status == 0);
     CHECK(fs::is_regular_file(dir + "/hw.grading.json"));
+}
+
+namespace {
+
+// Whether a process whose command line holds MARKER is alive (a zombie is not).
+bool process_alive(const std::string& marker)
+{
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::string cmdline = slurp(entry.path().string() + "/cmdline");
+        for (char& c : cmdline) c = c == '\0' ? ' ' : c;
+        if (cmdline.find(marker) == std::string::npos || cmdline.find("sh -c") != std::string::npos || cmdline.find("run.sh") != std::string::npos) continue;
+        const std::string stat = slurp(entry.path().string() + "/stat");
+        const auto paren = stat.rfind(')');
+        if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z') return true;
+    }
+    return false;
+}
+
+bool has_xmllint() { return std::system("xmllint --version >/dev/null 2>&1") == 0; }
+
+}  // namespace
+
+TEST_CASE("exercise grade: output that is not UTF-8 and hostile folder names leave every format parseable")
+{
+    const std::string dir = fresh("utf8");
+    // a Chinese traceback line longer than the excerpt (cut in a character), raw bytes, a terminal escape
+    std::string han;
+    for (int i = 0; i < 80; ++i) han += "\xe9\x94\x99";  // 错
+    const std::vector<std::string> subs = {
+        submission(dir, "traceback", "printf '" + han + "\\n' >&2; exit 1"),
+        submission(dir, "bytes", "printf 'bad \\377\\376 \\033[31m red\\n'; exit 1"),
+        submission(dir, "name\xff" "x", "exit 1"),
+        submission(dir, "=HYPERLINK(\"http:,x\")", "exit 1"),
+        submission(dir, "two\nlines", "exit 1"),
+    };
+    fs::create_directories(subs[1] + "/bad\xfe" "dir");
+    std::ofstream(subs[1] + "/bad\xfe" "dir/f") << "x";
+    if (::mkfifo((subs[1] + "/pipe\xfe").c_str(), 0600) != 0) FAIL("mkfifo");
+    std::vector<std::string> args = {"exercise", "grade", "causal-mask"};
+    args.insert(args.end(), subs.begin(), subs.end());
+    for (const char* a : {"--run", "sh run.sh", "--hidden", "1", "--out", ""}) args.emplace_back(a);
+    args.back() = dir + "/out";
+    const auto r = run_cli(args);
+    REQUIRE(r.status == 0);
+    CHECK(r.err.empty());
+    const auto j = nlohmann::json::parse(slurp(dir + "/out/grades.json"));  // strict: it refuses bytes that are not UTF-8
+    REQUIRE(j["submissions"].size() == subs.size());
+    const std::string detail = j["submissions"][0]["cases"][0]["detail"];
+    CHECK(detail.rfind("exit status 1; last output line: \xe9\x94\x99", 0) == 0);
+    CHECK(detail.size() < 220);
+    CHECK(detail.substr(detail.size() - 3) == "...");
+    CHECK(j["submissions"][1]["cases"][0]["detail"] == "exit status 1; last output line: bad \xef\xbf\xbd\xef\xbf\xbd \\x1b[31m red");
+    CHECK(j["submissions"][2]["path"] == dir + "/name\xef\xbf\xbdx");
+    for (const auto& sub : subs) {
+        const std::string name = fs::path(sub).filename().string();
+        CHECK(nlohmann::json::parse(slurp(dir + "/out/gradescope/" + name + "/results.json"))["score"] == 0);
+    }
+    // CSV: the formula is text, behind a quote
+    const std::string csv = slurp(dir + "/out/grades.csv");
+    CHECK(csv.find("\"" + dir + "/=HYPERLINK(\"\"http:,x\"\")\"") != std::string::npos);
+    // text: every name on one line
+    const std::string text = slurp(dir + "/out/grades.txt");
+    CHECK(text.find(dir + "/two\\x0alines") != std::string::npos);
+    CHECK(text.find("\nlines") == std::string::npos);
+    if (has_xmllint()) CHECK(std::system(("xmllint --noout '" + dir + "/out/junit.xml'").c_str()) == 0);
+    else MESSAGE("xmllint is missing (Debian: libxml2-utils): junit.xml not parsed");
+    // what was not copied is named in valid UTF-8
+    const auto not_copied = j["submissions"][1]["not_copied"];
+    CHECK(not_copied.size() == 1);
+    CHECK(not_copied[0] == "pipe\xef\xbf\xbd");
+}
+
+TEST_CASE("exercise grade: a folder whose name starts with = lands in the CSV as text, not a formula")
+{
+    const std::string dir = fresh("formula");
+    submission(dir, "=1+2", "exit 1");
+    const int status = std::system(("cd '" + dir + "' && '" ATTNLAB_EXE "' exercise grade causal-mask =1+2 --run 'sh run.sh' --hidden 0 --format csv > out.csv").c_str());
+    REQUIRE(status == 0);
+    CHECK(slurp(dir + "/out.csv").find("\n'=1+2,0,1,0,crash\n") != std::string::npos);
+}
+
+TEST_CASE("exercise grade: hidden cases show their name and verdict only, except to the teacher")
+{
+    const std::string dir = fresh("hidden");
+    const std::string sub = submission(dir, "alice", "exit 4");
+    const std::vector<std::string> base = {"exercise", "grade", "causal-mask", sub, "--run", "sh run.sh", "--hidden", "2", "--seed", "5"};
+    auto with = [&](std::vector<std::string> extra) {
+        auto a = base;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return run_cli(a);
+    };
+    const auto j = run_json(base);
+    const std::string seed1 = std::to_string(j["submissions"][0]["cases"][1]["config"]["seed"].get<std::uint64_t>());
+    CHECK(j["submissions"][0]["smallest_failing"]["command"].get<std::string>().find("--seed " + seed1) != std::string::npos);  // JSON: the teacher's
+    for (const char* format : {"text", "csv", "junit", "gradescope"}) {
+        CAPTURE(format);
+        const auto r = with({"--format", format});
+        REQUIRE(r.status == 0);
+        CHECK(r.out.find(seed1) == std::string::npos);
+        CHECK(r.out.find("exercise new") == std::string::npos);
+    }
+    const auto text = with({"--teacher-report", dir + "/teacher.txt"});
+    CHECK(text.out.find("  hidden-1: crash\n") != std::string::npos);
+    CHECK(text.out.find("  visible (seed 5, len 6): crash: exit status 4\n") != std::string::npos);
+    const std::string teacher = slurp(dir + "/teacher.txt");
+    CHECK(teacher.find("hidden-1 (seed " + seed1) != std::string::npos);
+    CHECK(teacher.find("smallest failing case") != std::string::npos);
+    CHECK(with({"--show-hidden"}).out.find("hidden-1 (seed " + seed1) != std::string::npos);
+}
+
+TEST_CASE("exercise grade: an answer stored as float16 is wrong, not judged at float16's tolerance")
+{
+    const std::string dir = fresh("float16");
+    // the causal mask of len 6 (0 and -inf), which float16 holds exactly
+    std::vector<double> mask;
+    for (int i = 0; i < 6; ++i)
+        for (int k = 0; k < 6; ++k) mask.push_back(k <= i ? 0.0 : -INFINITY);
+    const std::string half = submission(dir, "half", "cp answer16.npy answer.npy"), full = submission(dir, "full", "cp answer64.npy answer.npy");
+    write_npy(half + "/answer16.npy", {6, 6}, mask, NpyFloat::half);
+    write_npy(full + "/answer64.npy", {6, 6}, mask);
+    const auto j = run_json({"exercise", "grade", "causal-mask", half, full, "--run", "sh run.sh", "--hidden", "0"});
+    CHECK(j["submissions"][0]["cases"][0]["verdict"] == "differs");
+    CHECK(j["submissions"][0]["cases"][0]["detail"] == "stored as float16; this exercise is judged at float32");
+    CHECK(j["submissions"][1]["cases"][0]["verdict"] == "match");
+}
+
+TEST_CASE("exercise grade: an interpreter without numpy is refused before any grading, exit 2 naming it")
+{
+    if (std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") != 0) {
+        MESSAGE("numpy is missing: no interpreter with and without it to compare");
+        return;
+    }
+    const std::string dir = fresh("python");
+    fs::create_directories(dir + "/env/bin");
+    // python3 without its site packages: no numpy
+    std::ofstream(dir + "/env/bin/python3") << "#!/bin/sh\nexec /usr/bin/python3 -S -I \"$@\"\n";
+    fs::permissions(dir + "/env/bin/python3", fs::perms::owner_all);
+    const std::string sub = submission(dir, "a", "touch ran");
+    expect_usage_error({"exercise", "grade", "causal-mask", sub, "--python", dir + "/env/bin/python3"},
+                       "--python " + dir + "/env/bin/python3 cannot import numpy");
+    CHECK_FALSE(fs::exists(sub + "/ran"));
+    const auto ok = run_cli({"exercise", "grade", "causal-mask", sub, "--python", "/usr/bin/python3", "--run", "sh run.sh", "--hidden", "0"});
+    CHECK(ok.status == 0);
+}
+
+TEST_CASE("exercise grade: SIGTERM to the grader ends every run, a double-forked daemon too, and leaves no temporary folder")
+{
+    for (const char* sandbox : {"none", "auto"}) {
+        CAPTURE(sandbox);
+        const std::string dir = fresh(std::string("sigterm-") + sandbox), tmp = dir + "/tmp";
+        fs::create_directories(tmp);
+        const std::string marker = std::string("31.") + (sandbox[0] == 'n' ? "71" : "72");
+        const std::string sub = submission(dir, "daemon", "(setsid sleep " + marker + " </dev/null >/dev/null 2>&1 &); sleep " + marker);
+        const pid_t pid = ::fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            const int devnull = ::open("/dev/null", O_WRONLY);
+            ::dup2(devnull, 1);
+            ::dup2(devnull, 2);
+            ::setenv("TMPDIR", tmp.c_str(), 1);
+            ::execl(ATTNLAB_EXE, ATTNLAB_EXE, "exercise", "grade", "causal-mask", sub.c_str(), "--run", "sh run.sh", "--hidden", "0", "--sandbox",
+                    sandbox, static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        int waited = 0;
+        while (!process_alive("sleep " + marker) && waited++ < 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        REQUIRE(waited < 200);
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the daemon too
+        ::kill(pid, SIGTERM);
+        int status = 0;
+        REQUIRE(::waitpid(pid, &status, 0) == pid);
+        CHECK(WIFSIGNALED(status));
+        CHECK(WTERMSIG(status) == SIGTERM);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        CHECK_FALSE(process_alive("sleep " + marker));
+        CHECK(fs::is_empty(tmp));
+    }
 }

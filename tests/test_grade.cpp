@@ -5,11 +5,15 @@
 #include "attnlab/exercise/gradebook.hpp"
 #include "attnlab/exercise/program.hpp"
 
+#include "attnlab/io/files.hpp"
+
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -75,11 +79,45 @@ TEST_CASE("grade: the same seeds draw the same cases, and kept seeds replace the
     const auto kept = grade_cases("attention", {"visible", false, 11, {}}, 2, {42, 43});
     CHECK(kept[1].config.seed == 42);
     CHECK(kept[2].config.seed == 43);
-    // the smallest sizes of attention: batch 1, len 1, dim 2, heads 1
-    CHECK(a[1].config.sizes == std::map<std::string, long>{{"batch", 1}, {"len", 1}, {"dim", 2}, {"heads", 1}});
+    // the smallest sizes of attention at which no mistake is right: at len 1 each softmax is 1
+    // whatever its scores, and with one head the head-splitting mistakes are right; so batch 1,
+    // len 2, dim 4, heads 2 (not the range's low ends, batch 1, len 1, dim 2, heads 1)
+    CHECK(a[1].config.sizes == std::map<std::string, long>{{"batch", 1}, {"len", 2}, {"dim", 4}, {"heads", 2}});
     CHECK(case_command("attention", a[1].config) ==
-          "attnlab exercise new attention DIR --seed " + std::to_string(a[1].config.seed) + " --batch 1 --len 1 --dim 2 --heads 1");
+          "attnlab exercise new attention DIR --seed " + std::to_string(a[1].config.seed) + " --batch 1 --len 2 --dim 4 --heads 2");
     CHECK_THROWS_AS(grade_cases("attention", {"visible", false, 0, {{"dim", 7}}}, 1, {}), InputError);  // 7 is not a multiple of 2 heads
+}
+
+TEST_CASE("grade: no free points: in every hidden case of every exercise, over 100 seeds, every mistake it names is wrong")
+{
+    for (const auto& info : exercise_list()) {
+        CAPTURE(info.name);
+        std::set<std::string> named;
+        for (const auto& m : make_exercise({info.name, {}, 0, {}}).mistakes) named.insert(m.id);
+        int cases = 0;
+        for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+            CAPTURE(seed);
+            const auto made = grade_cases(info.name, {"visible", false, seed, {}}, seed <= 10 ? 5 : 1, {});
+            for (std::size_t i = 1; i < made.size(); ++i, ++cases) {
+                std::set<std::string> differ;
+                for (const auto& m : made[i].made.mistakes) differ.insert(m.id);
+                // each named mistake is offered only where it differs from the answer at float32 precision
+                for (const auto& id : named) CHECK_MESSAGE(differ.count(id) == 1, id);
+            }
+        }
+        CHECK(cases == 140);
+    }
+}
+
+TEST_CASE("grade: at its smallest sizes, an interleaved RoPE is right for dim 2, so the exercise's hidden-1 is larger")
+{
+    // dim 2 has one pair: (0, 1) in the interleaved pairing and (0, d/2) = (0, 1) in the half one
+    const auto low = make_exercise({"rope-half", {{"dim", 2}, {"len", 1}}, 5, {}});
+    bool interleaved_offered = false;
+    for (const auto& m : low.mistakes) interleaved_offered |= m.id.find("interleaved") != std::string::npos;
+    CHECK_FALSE(interleaved_offered);
+    const auto cases = grade_cases("rope-half", {"visible", false, 5, {}}, 1, {});
+    CHECK(cases[1].config.sizes.at("dim") > 2);
 }
 
 TEST_CASE("grade: points per case, from a share of the maximum or from a points file")
@@ -125,30 +163,186 @@ TEST_CASE("grade: a submission is copied without links out of it, special files,
     CHECK_THROWS_AS(copy_submission((from / "starter.py").string(), (fs::path(tmp.path()) / "x").string(), {}), InputError);
 }
 
+namespace {
+
+// The ways a program can be run here: always without a sandbox, and under bubblewrap where it works.
+std::vector<Sandbox> sandboxes()
+{
+    std::vector<Sandbox> out{Sandbox::none};
+    if (bwrap_works()) out.push_back(Sandbox::bwrap);
+    else MESSAGE("bubblewrap is not installed or cannot make namespaces here: the bwrap sandbox is not tested");
+    return out;
+}
+
+// DIR's program run with the answer answer.npy, its log DIR.log and the copied-out answer DIR.answer.
+ProgramOutcome run_in(const std::string& command, const std::string& dir, const ProgramLimits& limits)
+{
+    fs::create_directories(dir);
+    return run_program({command, dir, dir + ".log", "answer.npy", dir + ".answer"}, limits);
+}
+
+// Whether a process whose command line holds MARKER is alive (zombies, already dead, are not).
+bool process_alive(const std::string& marker)
+{
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::string cmdline = slurp_log(entry.path().string() + "/cmdline");
+        for (char& c : cmdline) c = c == '\0' ? ' ' : c;
+        if (cmdline.find(marker) == std::string::npos || cmdline.find("sh -c") != std::string::npos) continue;
+        const std::string stat = slurp_log(entry.path().string() + "/stat");
+        const auto paren = stat.rfind(')');
+        if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z') return true;
+    }
+    return false;
+}
+
+}  // namespace
+
 TEST_CASE("grade: a program's time and memory are limited, and its background children end with it")
 {
-    const TempFolder tmp("attnlab-test-run-");
-    const std::string log = tmp.path() + "/log";
+    for (Sandbox sandbox : sandboxes()) {
+        CAPTURE(name_of(sandbox));
+        const TempFolder tmp("attnlab-test-run-");
+        const std::string dir = tmp.path() + "/run", log = dir + ".log";
+        ProgramLimits limits;
+        limits.sandbox = sandbox;
+        limits.timeout_s = 0.3;
+        // a child left in the background is killed with the run
+        auto run = run_in("sleep 31.001 & while :; do :; done", dir, limits);
+        CHECK(run.end == ProgramOutcome::End::timed_out);
+        CHECK(run.seconds >= 0.3);
+        CHECK_FALSE(process_alive("sleep 31.001"));
+        run = run_in("sleep 31.002 & echo started; exit 0", dir, limits);
+        CHECK(run.end == ProgramOutcome::End::exited);
+        CHECK(run.code == 0);
+        CHECK(run.output_tail == "started");
+        CHECK_FALSE(process_alive("sleep 31.002"));
+        // 64 MiB of address space (the shell reports it in KiB) and no core file
+        limits.memory_bytes = 64.0 * 1024 * 1024;
+        run = run_in("ulimit -v; ulimit -c", dir, limits);
+        CHECK(run.code == 0);
+        CHECK(slurp_log(log) == "65536\n0\n");
+    }
+}
+
+TEST_CASE("grade: a double fork into a session of its own outlives neither the run nor a timeout")
+{
+    for (Sandbox sandbox : sandboxes()) {
+        CAPTURE(name_of(sandbox));
+        const TempFolder tmp("attnlab-test-daemon-");
+        ProgramLimits limits;
+        limits.sandbox = sandbox;
+        limits.timeout_s = 5;
+        // the daemon's parent exits at once: the daemon is nobody's child in the run's group
+        auto run = run_in("(setsid sleep 31.003 </dev/null >/dev/null 2>&1 &); exit 0", tmp.path() + "/a", limits);
+        CHECK(run.end == ProgramOutcome::End::exited);
+        CHECK_FALSE(process_alive("sleep 31.003"));
+        limits.timeout_s = 0.5;
+        run = run_in("(setsid sleep 31.004 </dev/null >/dev/null 2>&1 &); sleep 30", tmp.path() + "/b", limits);
+        CHECK(run.end == ProgramOutcome::End::timed_out);
+        CHECK_FALSE(process_alive("sleep 31.004"));
+    }
+}
+
+TEST_CASE("grade: memory and disk are limited for all of a run's processes and files together")
+{
+    if (std::system("python3 -c 1 >/dev/null 2>&1") != 0) {
+        MESSAGE("python3 is missing: the memory test needs a program that holds memory");
+        return;
+    }
+    for (Sandbox sandbox : sandboxes()) {
+        CAPTURE(name_of(sandbox));
+        const TempFolder tmp("attnlab-test-limits-");
+        ProgramLimits limits;
+        limits.sandbox = sandbox;
+        limits.timeout_s = 20;
+        limits.memory_bytes = 0.5 * 1024 * 1024 * 1024;
+        // three processes of 300 MB each: under the limit one by one, over it together
+        const std::string hold = "python3 -c 'import time; b = bytearray(b\"x\") * (300 << 20); time.sleep(30)' &";
+        auto run = run_in(hold + hold + hold + " wait", tmp.path() + "/m", limits);
+        CHECK(run.end == ProgramOutcome::End::memory_exceeded);
+        CHECK(run.peak_bytes > limits.memory_bytes);
+        CHECK(run.seconds < 15);
+        // three files of 40 MB against 100 MiB of disk: the third cannot be written whole
+        limits.disk_bytes = 100.0 * 1024 * 1024;
+        run = run_in("for i in 1 2 3; do head -c 40000000 /dev/zero > f$i || exit 9; done; sleep 30", tmp.path() + "/d", limits);
+        if (sandbox == Sandbox::bwrap) {
+            CHECK(run.end == ProgramOutcome::End::exited);  // the tmpfs is full: the write fails
+            CHECK(run.code == 9);
+        } else {
+            CHECK(run.end == ProgramOutcome::End::disk_exceeded);  // polled
+        }
+        // the next run has the whole disk again
+        run = run_in("head -c 40000000 /dev/zero > f && printf ok > answer.npy", tmp.path() + "/e", limits);
+        CHECK(run.end == ProgramOutcome::End::exited);
+        CHECK(run.code == 0);
+        CHECK(slurp_log(run.answer_path) == "ok");
+    }
+}
+
+TEST_CASE("grade: the answer a run leaves is found: a regular file, something else, or nothing")
+{
+    for (Sandbox sandbox : sandboxes()) {
+        CAPTURE(name_of(sandbox));
+        const TempFolder tmp("attnlab-test-answer-");
+        ProgramLimits limits;
+        limits.sandbox = sandbox;
+        auto run = run_in("printf 'NUMPY' > answer.npy", tmp.path() + "/a", limits);
+        CHECK(run.answer == ProgramOutcome::Answer::regular);
+        CHECK(slurp_log(run.answer_path) == "NUMPY");
+        run = run_in("ln -s /etc/passwd answer.npy", tmp.path() + "/b", limits);
+        CHECK(run.answer == ProgramOutcome::Answer::other);
+        run = run_in("mkdir answer.npy", tmp.path() + "/c", limits);
+        CHECK(run.answer == ProgramOutcome::Answer::other);
+        run = run_in("true", tmp.path() + "/d", limits);
+        CHECK(run.answer == ProgramOutcome::Answer::absent);
+    }
+}
+
+TEST_CASE("grade: under bubblewrap a run sees its own copy, its own processes and no network, not the grader's files")
+{
+    if (!bwrap_works()) {
+        MESSAGE("bubblewrap is not installed or cannot make namespaces here");
+        return;
+    }
+    const TempFolder tmp("attnlab-test-bwrap-");
+    std::ofstream(tmp.path() + "/secret.txt") << "the grader's";
+    fs::create_directories(tmp.path() + "/run");
+    std::ofstream(tmp.path() + "/run/mine.txt") << "mine";
     ProgramLimits limits;
-    limits.timeout_s = 0.3;
-    // a child left in the background is killed with the group (it would create `late` after 1 s)
-    auto run = run_program("(sleep 1; touch late) & while :; do :; done", tmp.path(), log, limits);
-    CHECK(run.end == ProgramOutcome::End::timed_out);
-    CHECK(run.seconds >= 0.3);
-    run = run_program("(sleep 1; touch late2) & echo started; exit 0", tmp.path(), log, limits);
+    limits.sandbox = Sandbox::bwrap;
+    const std::string probe = fmt::format(
+        "[ -f mine.txt ] || exit 3; [ ! -e {0}/secret.txt ] || exit 4; [ \"$(ls /proc | grep -c '^[0-9]')\" -le 6 ] || exit 5; "
+        "[ \"$(grep -c ':' /proc/net/dev)\" -le 1 ] || exit 6; touch /usr/x 2>/dev/null && exit 7; echo hi > /tmp/t && [ -f /tmp/t ] || exit 8; "
+        "[ ! -e /proc/{1} ] || [ \"$(cat /proc/{1}/comm)\" != \"$(cat /proc/self/comm)\" ] || exit 9",
+        tmp.path(), getpid());
+    const auto run = run_program({probe, tmp.path() + "/run", tmp.path() + "/log", "answer.npy", tmp.path() + "/answer"}, limits);
+    CAPTURE(slurp_log(tmp.path() + "/log"));
     CHECK(run.end == ProgramOutcome::End::exited);
     CHECK(run.code == 0);
-    CHECK(run.output_tail == "started");
-    usleep(1500000);  // past the background children's second
-    CHECK_FALSE(fs::exists(tmp.path() + "/late"));
-    CHECK_FALSE(fs::exists(tmp.path() + "/late2"));
-    // 64 MiB of address space (the shell reports it in KiB) and no core file
-    limits.memory_bytes = 64.0 * 1024 * 1024;
-    run = run_program("ulimit -v; ulimit -c", tmp.path(), log, limits);
-    CHECK(run.code == 0);
-    CHECK(slurp_log(log) == "65536\n0\n");
-    run = run_program("echo ok", tmp.path() + "/missing", log, limits);
-    CHECK(run.code == 127);
+}
+
+TEST_CASE("grade: text from a submission is valid UTF-8 in every gradebook, and names stay one line")
+{
+    CHECK(valid_utf8("plain") == "plain");
+    CHECK(valid_utf8("\xe4\xb8\xad\xe6\x96\x87") == "\xe4\xb8\xad\xe6\x96\x87");  // 中文
+    CHECK(valid_utf8("a\xff" "b") == "a\xef\xbf\xbd" "b");
+    CHECK(valid_utf8("\xe4\xb8") == "\xef\xbf\xbd\xef\xbf\xbd");  // a character cut short
+    CHECK(valid_utf8("\xc0\xaf") == "\xef\xbf\xbd\xef\xbf\xbd");  // an overlong '/'
+    CHECK(valid_utf8("\xed\xa0\x80") == "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // a surrogate
+    CHECK(valid_utf8("\xf4\x90\x80\x80").find("\xf4") == std::string::npos);  // past U+10FFFF
+    // an excerpt cuts at a character's boundary: 60 three-byte characters kept to at most 10 bytes and "..."
+    std::string han;
+    for (int i = 0; i < 60; ++i) han += "\xe4\xb8\xad";
+    const std::string cut = excerpt(han, 10);
+    CHECK(cut == "\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad...");
+    CHECK(valid_utf8(cut) == cut);
+    CHECK(excerpt("line\nforged") == "line\\x0aforged");
+    CHECK(excerpt("\xc2\x9b" "31m") == "\\u009b31m");  // a C1 control (CSI)
+    CHECK(csv_text_cell("=HYPERLINK(\"http://x\")") == "\"'=HYPERLINK(\"\"http://x\"\")\"");
+    for (const char* lead : {"+1", "-1", "@SUM(A1)", "\tx"}) CHECK(csv_text_cell(lead).find('\'') != std::string::npos);
+    CHECK(csv_text_cell("alice") == "alice");
 }
 
 TEST_CASE("grade: CSV cells are quoted as RFC 4180 says")

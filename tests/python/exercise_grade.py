@@ -3,10 +3,14 @@
 
 Usage: exercise_grade.py ATTNLAB [quick]
 
-The exercise is rope-interleaved (seed 7, default sizes) with 3 hidden cases. The submissions:
-a correct one in numpy, one in PyTorch (left out where torch is missing), one per catalogued
+The exercise is rope-interleaved (seed 7, default sizes) with 3 hidden cases. The class of 30:
+correct ones in numpy, one in PyTorch (left out where torch is missing), one per catalogued
 mistake, one that crashes, one that loops forever, one that writes NaN, one with the wrong
-shape, one that copies the visible answer and one that is right only at the visible size.
+shape, one that copies the visible answer, one that is right only at the visible size, and
+hostile or unlucky ones (output that is not UTF-8, a double-forked daemon, a disk filler,
+processes that hold memory together, a float16 answer, one that runs the grader's binary).
+They are graded under bubblewrap where it works and without a sandbox, and after each grading
+no process of theirs and no temporary folder is left.
 Each case's verdict is checked against the table below, worked out from the cases' sizes;
 then every format is checked against the JSON gradebook: text, csv, junit (valid against
 junit.xsd, by xmllint) and gradescope, on a smaller class (each grading runs every program
@@ -96,32 +100,95 @@ out = torch.stack([x1 * c - x2 * s, x1 * s + x2 * c], dim=-1).flatten(-2)
 np.save(os.path.join(HERE, "answer.npy"), out.numpy())
 """
 
-# The verdicts on the cases visible; hidden-1 (len 1, dim 2, heads 1, the smallest);
-# hidden-2 (len 1, dim 16, heads 4); hidden-3 (len 2, dim 10, heads 1). At len 1 the only
-# position is 0 and RoPE is the identity, so mistakes in the angle or the pairing give the
-# right answer there; at dim 2 there is one pair and both pairings agree. Swapping the head
-# and position axes keeps the shape only when both are 1. The visible case's dim is 8.
+# The verdicts on the cases visible (len 8, dim 8, heads 2); hidden-1 (len 2, dim 4, heads 1,
+# the smallest sizes at which every catalogued mistake is wrong: at len 1 the only position is
+# 0 and RoPE is the identity, at dim 2 both pairings agree); hidden-2 (len 10, dim 4, heads 2);
+# hidden-3 (len 2, dim 10, heads 1). Each hidden case is drawn where every mistake differs, so
+# each mistake fails every hidden case; swapping the head and position axes changes the shape
+# wherever heads != len. The visible case's dim is 8, which no hidden case has.
 M, D, W, C, T, N = "match", "differs", "wrong_shape", "crash", "timeout", "nan"
 EXPECTED = {
     "numpy": [M, M, M, M],
     "torch": [M, M, M, M],
-    "pairing_half": [D, M, M, D],
-    "rotation_reversed": [D, M, M, D],
-    "missing_factor_2": [D, M, M, D],
+    "pairing_half": [D, D, D, D],
+    "rotation_reversed": [D, D, D, D],
+    "missing_factor_2": [D, D, D, D],
     "positions_from_1": [D, D, D, D],
-    "heads_and_positions_swapped": [W, M, W, W],
+    "heads_and_positions_swapped": [W, W, W, W],
     "crash": [C, C, C, C],
     "loop": [T, T, T, T],
     "nan": [N, N, N, N],
     "wrong_shape": [W, W, W, W],
     "copies_visible": [M, W, W, W],
-    "visible_size_only": [M, M, M, D],
+    "visible_size_only": [M, D, D, D],
+    # hostile or unlucky: output that is not UTF-8 (a Chinese traceback cut by the excerpt),
+    # a double-forked daemon (its answer is right; the daemon must not outlive the case), a
+    # disk filler, three processes that hold memory together, an answer stored as float16, and
+    # one that looks for the grader's own binary through /proc to run exercise solve (under
+    # bubblewrap it cannot see it; without a sandbox it could, which is why that is not one)
+    "not_utf8": [C, C, C, C],
+    "daemon": [M, M, M, M],
+    "fills_disk": [C, C, C, C],
+    "holds_memory": [C, C, C, C],
+    "float16": [D, D, D, D],
+    "finds_grader": [C, C, C, C],
 }
+# Right answers, so that the class holds 30 submissions.
+for i in range(2, 13):
+    EXPECTED[f"numpy_{i}"] = [M, M, M, M]
+BODIES.update({
+    "not_utf8": """
+    import sys
+    sys.stderr.buffer.write(b"bad \\xff\\xfe " + "\u9519\u8bef\uff1a".encode() * 60 + b"\\n")
+    raise SystemExit(1)
+""",
+    "daemon": """
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            import time
+            time.sleep(31.93)
+        os._exit(0)
+    os.wait()
+""" + CORRECT.lstrip("\n"),
+    "fills_disk": """
+    with open(os.path.join(HERE, "filler"), "wb") as f:
+        for _ in range(400):
+            f.write(b"x" * (1 << 20))
+            f.flush()
+""" + CORRECT.lstrip("\n"),
+    "holds_memory": """
+    import subprocess, sys
+    hold = "import time; b = bytearray(b'x') * (400 << 20); time.sleep(30)"
+    children = [subprocess.Popen([sys.executable, "-c", hold]) for _ in range(3)]
+    for c in children:
+        c.wait()
+""" + CORRECT.lstrip("\n"),
+    "float16": CORRECT.replace("return out", "return out.astype(np.float16)"),
+    "finds_grader": """
+    import subprocess
+    for pid in os.listdir("/proc"):
+        try:
+            exe = os.readlink(f"/proc/{pid}/exe")
+        except OSError:
+            continue
+        if os.path.basename(exe) == "attnlab":
+            subprocess.run([exe, "exercise", "solve", EXERCISE_NAME, HERE, "--force"], check=True)
+            import shutil
+            shutil.copy(os.path.join(HERE, "solution", "answer.npy"), os.path.join(HERE, "answer.npy"))
+            raise SystemExit(0)
+    raise SystemExit("no grader found")
+""",
+})
+for i in range(2, 13):
+    BODIES[f"numpy_{i}"] = CORRECT
 EXPECTED_NAMES = [n for n in EXPECTED if n != "torch" or HAVE_TORCH]
 MISTAKES = ["pairing_half", "rotation_reversed", "missing_factor_2", "positions_from_1", "heads_and_positions_swapped"]
+HOSTILE = ["not_utf8", "daemon", "fills_disk", "holds_memory", "float16", "finds_grader"]
 # The smaller class the other formats are checked on.
-SMALL = ["numpy", "positions_from_1", "heads_and_positions_swapped", "crash", "nan", "copies_visible"]
-CONFIGS = [(8, 8, 2), (1, 2, 1), (1, 16, 4), (2, 10, 1)]  # (len, dim, heads) of each case
+SMALL = ["numpy", "positions_from_1", "heads_and_positions_swapped", "crash", "nan", "copies_visible", "not_utf8"]
+CONFIGS = [(8, 8, 2), (2, 4, 1), (10, 4, 2), (2, 10, 1)]  # (len, dim, heads) of each case
+LIMITS = ["--memory", "1", "--disk", "0.25"]
 
 
 def fail(message):
@@ -151,6 +218,7 @@ def make_submissions(attnlab, tmp):
         program = TORCH_PROGRAM if name == "torch" else re.sub(
             r"(# --- your code: start ---\n).*?(    # --- your code: end ---)",
             lambda m: m.group(1) + BODIES[name].lstrip("\n") + m.group(2), starter, flags=re.S)
+        program = program.replace("EXERCISE_NAME", repr(EXERCISE))
         open(os.path.join(folder, "starter.py"), "w").write(program)
         if name == "copies_visible":
             shutil.copy(os.path.join(hw, "solution", "answer.npy"), os.path.join(folder, "saved.npy"))
@@ -162,7 +230,7 @@ def make_submissions(attnlab, tmp):
 def grade(attnlab, submissions, fmt, *extra):
     timeout = LOOP_TIMEOUT if [os.path.basename(s) for s in submissions] == ["loop"] else TIMEOUT
     done = run([attnlab, "exercise", "grade", EXERCISE, *submissions, "--seed", "7", "--hidden", str(HIDDEN),
-                "--python", sys.executable, "--timeout", timeout, "--jobs", "2", "--format", fmt, *extra])
+                "--python", sys.executable, "--timeout", timeout, "--jobs", "2", *LIMITS, "--format", fmt, *extra])
     if done.returncode != 0 or done.stderr:
         fail(f"grade --format {fmt} exited {done.returncode}: {done.stderr}")
     return done.stdout
@@ -207,32 +275,35 @@ def check_smallest(name, sub):
     c = smallest["config"]
     if smallest["command"] != f"attnlab exercise new {EXERCISE} DIR --seed {c['seed']} --len {c['len']} --dim {c['dim']} --heads {c['heads']}":
         fail(f"{name}: smallest failing command {smallest['command']!r}")
-    if name == "visible_size_only" and ((c["len"], c["dim"]) != (2, 4) or smallest["runs"] != 8):
+    if name == "visible_size_only" and ((c["len"], c["dim"]) != (2, 4) or smallest["runs"] != 2):
         # len 2 is the least with a second position; dim 4 the least with a second angle. From
-        # hidden-3 (len 2, dim 10, heads 1), each distinct candidate once: len 1 (passes), dim 2
-        # (passes), dim 6 (fails); len 1, dim 2, dim 4 (fails); len 1, dim 2 (both pass; dim 3
-        # is odd, which RoPE refuses, and heads is already 1): 8 runs
-        fail(f"visible_size_only: shrunk to {c} in {smallest['runs']} runs, expected len 2 and dim 4 in 8")
+        # hidden-1 (len 2, dim 4, heads 1): len 1 (passes), dim 2 (passes; dim 3 is odd, which
+        # RoPE refuses, and heads is already 1): 2 runs
+        fail(f"visible_size_only: shrunk to {c} in {smallest['runs']} runs, expected len 2 and dim 4 in 2")
 
 
-def case_line(case):
+def case_line(case, student=False):
+    if student and case["hidden"]:
+        return f"{case['name']}: {case['verdict']}"
     sizes = case["config"]
     line = f"{case['name']} (seed {sizes['seed']}, len {sizes['len']}, dim {sizes['dim']}, heads {sizes['heads']}): {case['verdict']}: {case['detail']}"
     ids = [d["id"] + ("" if d["certainty"] == "matches" else " (closest)") for d in case["diagnosis"]]
     return line + (f"; mistake: {', '.join(ids)}" if ids else "")
 
 
-def check_text(text, book):
+def check_text(text, book, isolation):
+    """The text a student may see: a hidden case's name and verdict only, no smallest failing case."""
     width = max(10, *(len(s["path"]) for s in book["submissions"]))
-    lines = [f"exercise {EXERCISE}: 1 visible case, {HIDDEN} hidden", f"{'submission':<{width}}  score"]
+    lines = [f"exercise {EXERCISE}: 1 visible case, {HIDDEN} hidden", f"isolation: {isolation}", f"{'submission':<{width}}  score"]
     for sub in book["submissions"]:
         lines.append(f"{sub['path']:<{width}}  {sub['score']:g}/{sub['max_score']:g}")
-        lines += ["  " + case_line(c) for c in sub["cases"] if c["verdict"] != M]
-        if sub["smallest_failing"]:
-            s = sub["smallest_failing"]
-            lines.append(f"  smallest failing case ({s['verdict']}, {s['runs']} runs): {s['command']}")
+        lines += ["  " + case_line(c, student=True) for c in sub["cases"] if c["verdict"] != M]
     if text != "\n".join(lines) + "\n":
         fail("text gradebook:\n" + text + "\nexpected:\n" + "\n".join(lines))
+    for sub in book["submissions"]:
+        for c in sub["cases"]:
+            if c["hidden"] and str(c["config"]["seed"]) in text:
+                fail(f"the text gradebook shows {c['name']}'s seed")
 
 
 def check_csv(text, book):
@@ -267,49 +338,93 @@ def check_junit(text, book, tmp):
         if (suite.get("tests"), suite.get("errors"), suite.get("failures")) != (str(len(got)), str(errors), str(len(got) - errors - got.count(M))):
             fail(f"junit {sub['path']}: counts {suite.attrib}")
         for p, c in zip(problems, sub["cases"]):
-            if p is not None and (p.tag != ("error" if c["verdict"] in (C, T) else "failure") or p.text != case_line(c)):
+            if p is not None and (p.tag != ("error" if c["verdict"] in (C, T) else "failure") or p.text != case_line(c, student=True)):
                 fail(f"junit {sub['path']} {c['name']}: <{p.tag}> {p.text!r}")
 
 
 def check_gradescope(results, sub):
-    if set(results) != {"score", "execution_time", "output", "tests"} or results["score"] != sub["score"]:
-        fail(f"gradescope {sub['path']}: {sorted(results)} score {results.get('score')}")
+    if set(results) != {"score", "execution_time", "output", "tests"} or results["score"] != sub["score"] or results["output"] != "":
+        fail(f"gradescope {sub['path']}: {sorted(results)} score {results.get('score')} output {results.get('output')!r}")
     expected = [{"name": c["name"], "score": c["points"], "max_score": c["max_points"],
-                 "status": "passed" if c["verdict"] == M else "failed", "output": case_line(c)} for c in sub["cases"]]
+                 "status": "passed" if c["verdict"] == M else "failed", "output": case_line(c, student=True),
+                 "visibility": "after_published" if c["hidden"] else "visible"} for c in sub["cases"]]
     if results["tests"] != expected:
         fail(f"gradescope {sub['path']}: {results['tests']}")
+
+
+def leftovers(tmp):
+    """What grading left: a process of the daemon's, or a temporary folder in TMPDIR."""
+    alive = []
+    for pid in os.listdir("/proc"):
+        try:
+            cmdline = open(f"/proc/{pid}/cmdline", "rb").read()
+            state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if (b"31.93" in cmdline or b"400 << 20" in cmdline) and state != "Z":
+            alive.append(pid)
+    left = [n for n in os.listdir(tmp) if n.startswith("attnlab-grade-")]
+    if alive or left:
+        fail(f"left after grading: processes {alive}, folders {left}")
+
+
+def sandboxes(attnlab, tmp):
+    """bubblewrap where it works here, and none (the fallback) always."""
+    probe = os.path.join(tmp, "probe")
+    os.makedirs(probe)
+    open(os.path.join(probe, "run.sh"), "w").write("exit 0\n")
+    done = run([attnlab, "exercise", "grade", EXERCISE, probe, "--hidden", "0", "--run", "sh run.sh", "--sandbox", "bwrap", "--format", "json"])
+    if done.returncode == 0:
+        return ["bwrap", "none"]
+    print(f"note: bubblewrap is not usable here ({done.stderr.strip()}); the fallback alone is graded")
+    return ["none"]
 
 
 def main():
     attnlab, quick = os.path.abspath(sys.argv[1]), sys.argv[2:] == ["quick"]
     if shutil.which("xmllint") is None:
         fail("xmllint is missing (Debian: libxml2-utils; setup.sh installs it)")
+    global LIMITS
     with tempfile.TemporaryDirectory() as tmp:
+        os.environ["TMPDIR"] = tmp  # the grader's temporary folders, looked for afterwards
         submissions = make_submissions(attnlab, tmp)
         small = [s for s in submissions if os.path.basename(s) in SMALL]
         loop = [s for s in submissions if os.path.basename(s) == "loop"]
         others = [s for s in submissions if s not in loop]
+        boxes = sandboxes(attnlab, tmp)
+        LIMITS = LIMITS + ["--sandbox", boxes[0]]
         loop_book = json.loads(grade(attnlab, loop, "json"))
         check_json(loop_book, loop)
         if quick:
             check_json(json.loads(grade(attnlab, small, "json")), small)
+            leftovers(tmp)
             print(f"ok: {len(small) + 1} submissions graded on {HIDDEN + 1} cases (json)")
             return
-        full = json.loads(grade(attnlab, others, "json"))
-        check_json(full, others)
-        # the smaller class's gradebook is the full one's entries (the same cases, the same programs)
-        book = {"submissions": [s for s in full["submissions"] if s["path"] in small]}
-        check_text(grade(attnlab, small, "text", "--lang", "en"), book)
-        check_csv(grade(attnlab, small, "csv"), book)
-        check_junit(grade(attnlab, small, "junit"), book, tmp)
+        for box in boxes:
+            LIMITS[-1] = box
+            # without a sandbox a submission can run the grader's own binary: not a security sandbox
+            # (the fallback grades the hostile ones and the smaller class: the right answers' copies add nothing there)
+            graded = others if box == boxes[0] and box == "bwrap" else [
+                s for s in others if os.path.basename(s) in SMALL + HOSTILE and os.path.basename(s) != "finds_grader"]
+            full = json.loads(grade(attnlab, graded, "json"))
+            check_json(full, graded)
+            leftovers(tmp)
+        isolation = full["isolation"]
+        out = os.path.join(tmp, "out")
+        grade(attnlab, small, "text", "--out", out, "--lang", "en")
+        book = json.load(open(os.path.join(out, "grades.json")))
+        check_json(book, small)
+        check_text(open(os.path.join(out, "grades.txt")).read(), book, isolation)
+        check_csv(open(os.path.join(out, "grades.csv")).read(), book)
+        check_junit(open(os.path.join(out, "junit.xml")).read(), book, tmp)
+        for sub in book["submissions"]:
+            check_gradescope(json.load(open(os.path.join(out, "gradescope", os.path.basename(sub["path"]), "results.json"))), sub)
         check_junit(grade(attnlab, loop, "junit"), loop_book, tmp)  # errors, not failures
         one = json.loads(grade(attnlab, small[-1:], "gradescope"))
         check_gradescope(one, book["submissions"][-1])
-        out = os.path.join(tmp, "gradescope")
-        grade(attnlab, small, "gradescope", "--out", out)
-        for sub in book["submissions"]:
-            check_gradescope(json.load(open(os.path.join(out, os.path.basename(sub["path"]), "results.json"))), sub)
-    print(f"ok: {len(submissions)} submissions graded on {HIDDEN + 1} cases; json, text, csv, junit and gradescope agree")
+        leftovers(tmp)
+    print(f"ok: {len(submissions)} submissions graded on {HIDDEN + 1} cases under {' and '.join(boxes)}; "
+          "json, text, csv, junit and gradescope agree")
 
 
 if __name__ == "__main__":

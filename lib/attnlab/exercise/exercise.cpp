@@ -224,6 +224,7 @@ nlohmann::ordered_json exercise_json(const MadeExercise& m, const nlohmann::orde
     j["sizes"] = m.sizes;
     j["size_range"] = nlohmann::ordered_json::object();
     for (const auto& [key, range] : m.info.size_range) j["size_range"][key] = {range.first, range.second};
+    j["judged_at"] = name_of(m.info.judged_at);
     j["run"] = kExerciseRun;
     j["seed"] = m.seed;
     j["lang"] = lang == Lang::zh ? "zh" : "en";

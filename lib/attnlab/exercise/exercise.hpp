@@ -27,6 +27,8 @@ struct ExerciseInfo {
     std::map<std::string, long> defaults;
     // The sizes a hidden case of `exercise grade` is drawn from, each inclusive.
     std::map<std::string, std::pair<long, long>> size_range;
+    // The precision `exercise grade` judges an answer at: a file stored at less is wrong.
+    DType judged_at = DType::float32;
 
     const std::string& title(Lang lang) const { return lang == Lang::zh ? title_zh : title_en; }
 };

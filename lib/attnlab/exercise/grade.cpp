@@ -15,6 +15,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <set>
 #include <thread>
 
 namespace attnlab {
@@ -49,25 +51,71 @@ std::uint64_t derived_hidden_seed(std::uint64_t seed, int i)
 
 namespace {
 
-// The smallest sizes of the range that the exercise takes, raised together until it takes them.
-std::optional<PreparedCase> smallest_case(const std::string& exercise, const ExerciseInfo& info, GradeCase c)
+// The catalogued mistakes an exercise names at its default sizes: what `exercise list` shows.
+std::set<std::string> named_mistakes(const std::string& exercise)
 {
-    for (long k = 0; k < 64; ++k) {
-        for (const auto& [key, range] : info.size_range) c.sizes[key] = std::min(range.first + k, range.second);
-        if (auto made = prepare_case(exercise, c)) return made;
+    std::set<std::string> ids;
+    for (const auto& m : make_exercise({exercise, {}, 0, {}}).mistakes) ids.insert(m.id);
+    return ids;
+}
+
+// No free points: a hidden case is one where every mistake the exercise names gives an answer
+// other than the reference (at the smallest sizes, an interleaved RoPE is right for dim 2).
+bool every_mistake_differs(const PreparedCase& c, const std::set<std::string>& named)
+{
+    std::set<std::string> here;
+    for (const auto& m : c.made.mistakes) here.insert(m.id);
+    return std::includes(here.begin(), here.end(), named.begin(), named.end());
+}
+
+// Every way to raise the sizes from the low ends of their ranges by `total` steps in all, in a
+// fixed order (the first key raised least first).
+void raisings(const std::vector<std::pair<std::string, std::pair<long, long>>>& ranges, std::size_t key, long total,
+              std::map<std::string, long>& sizes, const std::function<bool(const std::map<std::string, long>&)>& visit, bool& done)
+{
+    if (done) return;
+    const auto& [name, range] = ranges[key];
+    if (key + 1 == ranges.size()) {
+        if (range.first + total > range.second) return;
+        sizes[name] = range.first + total;
+        done = visit(sizes);
+        return;
     }
-    return std::nullopt;
+    for (long step = 0; step <= total && range.first + step <= range.second && !done; ++step) {
+        sizes[name] = range.first + step;
+        raisings(ranges, key + 1, total - step, sizes, visit, done);
+    }
+}
+
+// The smallest sizes (fewest steps above the low ends of the ranges) that the exercise takes
+// and at which every named mistake differs; at most 4000 tried.
+std::optional<PreparedCase> smallest_case(const std::string& exercise, const ExerciseInfo& info, GradeCase c, const std::set<std::string>& named)
+{
+    const std::vector<std::pair<std::string, std::pair<long, long>>> ranges(info.size_range.begin(), info.size_range.end());
+    std::optional<PreparedCase> found;
+    int tried = 0;
+    bool done = false;
+    const auto visit = [&](const std::map<std::string, long>& sizes) {
+        c.sizes = sizes;
+        auto made = prepare_case(exercise, c);
+        if (made && every_mistake_differs(*made, named)) found = std::move(made);
+        return found.has_value() || ++tried >= 4000;
+    };
+    std::map<std::string, long> sizes;
+    for (long total = 0; total < 64 && !done; ++total) raisings(ranges, 0, total, sizes, visit, done);
+    return found;
 }
 
 std::optional<PreparedCase> drawn_case(const std::string& exercise, const ExerciseInfo& info, GradeCase c,
-                                       const std::map<std::string, long>& visible)
+                                       const std::map<std::string, long>& visible, const std::set<std::string>& named)
 {
     Rng rng(c.seed, stream::hidden_cases);
     for (int attempt = 0; attempt < 500; ++attempt) {
         for (const auto& [key, range] : info.size_range)
             c.sizes[key] = range.first + static_cast<long>(rng.below(static_cast<std::uint32_t>(range.second - range.first + 1)));
         if (c.sizes == visible) continue;
-        if (auto made = prepare_case(exercise, c)) return made;
+        auto made = prepare_case(exercise, c);
+        if (made && every_mistake_differs(*made, named)) return made;
     }
     return std::nullopt;
 }
@@ -92,11 +140,12 @@ std::vector<PreparedCase> grade_cases(const std::string& exercise, const GradeCa
     out.front().config.sizes.clear();
     for (const auto& key : info.sizes) out.front().config.sizes[key] = out.front().made.sizes.at(key);
     const std::map<std::string, long> shown = out.front().config.sizes;  // a copy: out grows
+    const std::set<std::string> named = hidden > 0 ? named_mistakes(exercise) : std::set<std::string>{};
     for (int i = 1; i <= hidden; ++i) {
         GradeCase c{fmt::format("hidden-{}", i), true, seeds.empty() ? derived_hidden_seed(visible.seed, i) : seeds.at(i - 1), {}};
         std::optional<PreparedCase> made;
-        if (i == 1) made = smallest_case(exercise, info, c);
-        if (!made || made->config.sizes == shown) made = drawn_case(exercise, info, c, shown);
+        if (i == 1) made = smallest_case(exercise, info, c, named);
+        if (!made || made->config.sizes == shown) made = drawn_case(exercise, info, c, shown, named);
         if (!made) throw std::logic_error(fmt::format("exercise {}: no hidden case within its size_range", exercise));
         out.push_back(std::move(*made));
     }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,8 @@ std::uint64_t derived_hidden_seed(std::uint64_t seed, int i);
 // The visible case and `hidden` hidden ones, with seeds from `seeds` (kept in grading.json)
 // or derived from the visible seed. Hidden case 1 has the smallest sizes the exercise takes
 // (when the visible case does not), the others sizes drawn from each one's seed; every hidden
-// case differs from the visible one in at least one size. Throws InputError for a visible
+// case differs from the visible one in at least one size, and in each every mistake the
+// exercise names (at its default sizes) gives an answer other than the reference. Throws InputError for a visible
 // configuration the exercise cannot hold.
 std::vector<PreparedCase> grade_cases(const std::string& exercise, const GradeCase& visible, int hidden,
                                       const std::vector<std::uint64_t>& seeds);
@@ -104,8 +106,18 @@ struct SubmissionResult {
 // InputError for a points file naming a case there is not.
 std::vector<double> case_points(const std::vector<PreparedCase>& cases, const GradeSettings& s);
 
+// A SIGINT, SIGTERM or SIGHUP ended the grading: every run was killed and the temporary
+// folders removed; the caller ends the program as the signal would.
+struct Interrupted : std::runtime_error {
+    int signal;
+    explicit Interrupted(int sig) : std::runtime_error("grading interrupted"), signal(sig) {}
+};
+
 // Grades every submission (a folder each, checked to be one before), on settings.jobs
-// threads; the results are in argument order and do not depend on the thread count.
+// threads; the results are in argument order and do not depend on the thread count. Before
+// any run, the interpreter the run command uses (settings.python, else python3 on PATH, when the
+// command names python) must import numpy, and torch when a submission's .py files import it,
+// under the grading's own limits and sandbox: else InputError naming it. Throws Interrupted.
 std::vector<SubmissionResult> grade_submissions(const std::string& exercise, const std::vector<std::string>& submissions,
                                                 const std::vector<PreparedCase>& cases, const GradeSettings& s);
 

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -48,10 +49,24 @@ bool ended_badly(const ProgramOutcome& run, const ProgramLimits& limits, Lang la
 {
     const bool zh = lang == Lang::zh;
     const std::string tail = run.output_tail.empty() ? "" : fmt::format(zh ? "；最后一行输出：{}" : "; last output line: {}", run.output_tail);
+    const double gib = 1024.0 * 1024 * 1024;
     switch (run.end) {
     case ProgramOutcome::End::timed_out:
         r.verdict = CaseVerdict::timeout;
         r.detail = fmt::format(zh ? "{} s 后仍在运行，已终止{}" : "still running after {} s, killed{}", limits.timeout_s, tail);
+        return true;
+    case ProgramOutcome::End::memory_exceeded:
+        r.verdict = CaseVerdict::crash;
+        r.detail = fmt::format(zh ? "所有进程合计使用的内存超过 {:g} GiB，已终止{}" : "its processes together used more than {:g} GiB of memory, killed{}",
+                               limits.memory_bytes / gib, tail);
+        return true;
+    case ProgramOutcome::End::disk_exceeded:
+        r.verdict = CaseVerdict::crash;
+        r.detail = fmt::format(zh ? "写入磁盘超过 {:g} GiB，已终止{}" : "it wrote more than {:g} GiB to disk, killed{}", limits.disk_bytes / gib, tail);
+        return true;
+    case ProgramOutcome::End::interrupted:
+        r.verdict = CaseVerdict::crash;
+        r.detail = zh ? "评分被信号中断" : "grading was interrupted by a signal";
         return true;
     case ProgramOutcome::End::not_started:
         r.verdict = CaseVerdict::crash;
@@ -74,23 +89,32 @@ bool ended_badly(const ProgramOutcome& run, const ProgramLimits& limits, Lang la
     return false;
 }
 
+// Whether a file stored as ELEM holds fewer significant bits than the exercise is judged at.
+bool stored_below(Elem elem, DType judged_at)
+{
+    const auto bits = [](DType d) { return d == DType::float64 ? 53 : d == DType::float32 ? 24 : d == DType::float16 ? 11 : 8; };
+    if (elem == Elem::float16) return bits(DType::float16) < bits(judged_at);
+    if (elem == Elem::bfloat16) return bits(DType::bfloat16) < bits(judged_at);
+    return false;
+}
+
 std::string shape_text(const std::vector<std::size_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 // The answer file held against the reference, as check.sh would hold it.
-void judge_answer(const PreparedCase& c, const fs::path& answer, Lang lang, CaseResult& r)
+void judge_answer(const PreparedCase& c, const ProgramOutcome& run, Lang lang, CaseResult& r)
 {
     const bool zh = lang == Lang::zh;
-    struct stat st{};
-    if (lstat(answer.c_str(), &st) != 0) {
+    if (run.answer == ProgramOutcome::Answer::absent) {
         r.verdict = CaseVerdict::missing;
         r.detail = fmt::format(zh ? "程序正常结束，但没有写出 {}" : "the program ended without writing {}", c.made.answer_file);
         return;
     }
-    if (!S_ISREG(st.st_mode)) {
+    if (run.answer == ProgramOutcome::Answer::other) {
         r.verdict = CaseVerdict::unreadable;
         r.detail = fmt::format(zh ? "{} 不是普通文件" : "{} is not a regular file", c.made.answer_file);
         return;
     }
+    const fs::path answer = run.answer_path;
     RunContext ctx;
     ctx.dtype = DType::float64;
     ctx.seed = c.made.seed;
@@ -103,14 +127,23 @@ void judge_answer(const PreparedCase& c, const fs::path& answer, Lang lang, Case
     try {
         report = c.made.judge(ctx);
     } catch (const InputError& e) {
+        // the message names the file as the student wrote it, not where the grader keeps it
+        std::string what = e.what();
+        for (auto at = what.find(answer.string()); at != std::string::npos; at = what.find(answer.string(), at + 1))
+            what.replace(at, answer.string().size(), c.made.answer_file);
         r.verdict = CaseVerdict::unreadable;
-        r.detail = excerpt(e.what(), 200);
+        r.detail = excerpt(what, 200);
         return;
     }
     const Comparison& cmp = *report.against;
     r.max_diff = cmp.max_abs_diff;
     r.diagnosis = cmp.diagnosis;
-    if (cmp.passed) {
+    if (stored_below(cmp.got_elem, c.made.info.judged_at)) {
+        // --against judges a float16 file at float16 precision; a grade does not buy tolerance
+        // with the precision a student chose to store
+        r.verdict = CaseVerdict::differs;
+        r.detail = fmt::format(zh ? "以 {} 存储；本练习按 {} 精度评判" : "stored as {}; this exercise is judged at {}", name_of(cmp.got_elem), name_of(c.made.info.judged_at));
+    } else if (cmp.passed) {
         r.verdict = CaseVerdict::match;
         r.detail = fmt::format(zh ? "最大差 {:.3g}，容差 rtol {:.3g}、atol {:.3g}" : "max |diff| {:.3g} within rtol {:.3g}, atol {:.3g}", cmp.max_abs_diff, cmp.rtol, cmp.atol);
     } else if (cmp.shape_got != cmp.shape_expected) {
@@ -137,12 +170,14 @@ struct Grader {
     {
         CaseResult r;
         r.config = c.config;
+        if (GradingSignals::received() != 0) return r;  // the grading ends; nothing more starts
         const fs::path dir = work / folder;
         fs::create_directories(dir);
         lay_out(c, submission, dir / "run", result);
-        const ProgramOutcome run = run_program(s.run, (dir / "run").string(), (dir / "output.log").string(), s.limits);
+        const ProgramRun how{s.run, (dir / "run").string(), (dir / "output.log").string(), c.made.answer_file, (dir / "answer.out").string()};
+        const ProgramOutcome run = run_program(how, s.limits);
         r.time_s = run.seconds;
-        if (!ended_badly(run, s.limits, s.lang, r)) judge_answer(c, dir / "run" / c.made.answer_file, s.lang, r);
+        if (!ended_badly(run, s.limits, s.lang, r)) judge_answer(c, run, s.lang, r);
         std::error_code ec;
         fs::remove_all(dir, ec);
         return r;
@@ -179,18 +214,101 @@ struct Grader {
     }
 };
 
+// A word quoted for sh: 'it'\''s'.
+std::string sh_quote(const std::string& word)
+{
+    std::string out = "'";
+    for (char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return out + "'";
+}
+
+bool system_folder(const fs::path& p)
+{
+    for (const char* top : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"})
+        if (p == top || p.string().rfind(std::string(top) + "/", 0) == 0) return true;
+    return false;
+}
+
+// `python3` and `python` in the run command mean --python: a two-line script of each name in
+// WORK/bin (a script, not a link, so that a virtual environment's python finds its
+// pyvenv.cfg). The sandbox shows the interpreter's prefix (the folder above its bin/), as
+// given and with links followed, read-only.
+void use_python(GradeSettings& s, const std::string& work)
+{
+    const fs::path python = fs::absolute(s.python), bin = fs::path(work) / "bin";
+    fs::create_directories(bin);
+    for (const char* name : {"python3", "python"}) {
+        const fs::path script = bin / name;
+        write_bytes(script, fmt::format("#!/bin/sh\nexec {} \"$@\"\n", sh_quote(python.string())));
+        fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+    }
+    s.limits.bin_dir = bin.string();
+    std::error_code ec;
+    for (const fs::path& p : {python, fs::canonical(python, ec)}) {
+        const fs::path prefix = p.parent_path().parent_path();
+        if (prefix.empty() || prefix == "/" || system_folder(prefix)) continue;
+        if (std::find(s.limits.read_only.begin(), s.limits.read_only.end(), prefix.string()) == s.limits.read_only.end())
+            s.limits.read_only.push_back(prefix.string());
+    }
+}
+
+// Whether one of the submissions' .py files imports torch (a line that starts "import torch"
+// or "from torch"); at most 1000 files of at most 1 MiB each are read per submission.
+bool imports_torch(const std::vector<std::string>& submissions)
+{
+    for (const auto& sub : submissions) {
+        std::error_code ec;
+        int files = 0;
+        for (fs::recursive_directory_iterator it(sub, ec), end; !ec && it != end && files < 1000; it.increment(ec)) {
+            if (it->path().extension() != ".py" || !it->is_regular_file(ec) || it->file_size(ec) > (1u << 20)) continue;
+            ++files;
+            std::ifstream in(it->path());
+            for (std::string line; std::getline(in, line);) {
+                const auto first = line.find_first_not_of(" \t");
+                if (first == std::string::npos) continue;
+                const std::string_view l = std::string_view(line).substr(first);
+                if (l.rfind("import torch", 0) == 0 || l.rfind("from torch", 0) == 0) return true;
+            }
+        }
+    }
+    return false;
+}
+
+// Before any grading: the interpreter the submissions will run imports what they need, run as
+// they will be run (the same limits and sandbox), so that a class is never given 0 for the
+// teacher's interpreter.
+void check_interpreter(const GradeSettings& s, const std::vector<std::string>& submissions, const std::string& work)
+{
+    if (s.python.empty() && s.run.find("python") == std::string::npos) return;
+    std::vector<std::string> modules{"numpy"};
+    if (imports_torch(submissions)) modules.emplace_back("torch");
+    const fs::path dir = fs::path(work) / "interpreter";
+    fs::create_directories(dir / "run");
+    const std::string who = s.python.empty() ? "python3 (the first on PATH; name another with --python)" : "--python " + excerpt(s.python);
+    for (const auto& module : modules) {
+        ProgramLimits limits = s.limits;
+        limits.timeout_s = std::max(limits.timeout_s, 60.0);  // torch's first import on a cold disk
+        const ProgramRun how{"python3 -c 'import " + module + "'", (dir / "run").string(), (dir / "output.log").string(), "none", (dir / "none").string()};
+        const ProgramOutcome run = run_program(how, limits);
+        if (GradingSignals::received() != 0) throw Interrupted(GradingSignals::received());
+        if (run.end == ProgramOutcome::End::exited && run.code == 0) continue;
+        throw InputError(fmt::format("{} cannot import {} as the submissions run ({}){}; install it (Debian: python3-{}) or name an interpreter "
+                                     "that has it",
+                                     who, module, s.limits.sandbox == Sandbox::bwrap ? "in the sandbox" : "under the grading's limits",
+                                     run.output_tail.empty() ? "" : ": " + run.output_tail, module));
+    }
+}
+
 }  // namespace
 
 std::vector<SubmissionResult> grade_submissions(const std::string& exercise, const std::vector<std::string>& submissions,
                                                 const std::vector<PreparedCase>& cases, const GradeSettings& settings)
 {
+    const GradingSignals signals;
     TempFolder work("attnlab-grade-");
     GradeSettings s = settings;
-    if (!s.python.empty()) {
-        fs::create_directories(fs::path(work.path()) / "bin");
-        for (const char* name : {"python3", "python"}) fs::create_symlink(fs::absolute(s.python), fs::path(work.path()) / "bin" / name);
-        s.limits.path_prefix = (fs::path(work.path()) / "bin").string();
-    }
+    if (!s.python.empty()) use_python(s, work.path());
+    check_interpreter(s, submissions, work.path());
     const Grader grader{exercise, s, work.path()};
     const std::vector<double> points = case_points(cases, s);
     std::vector<SubmissionResult> results(submissions.size());
@@ -212,6 +330,7 @@ std::vector<SubmissionResult> grade_submissions(const std::string& exercise, con
             break;
         }
     });
+    if (GradingSignals::received() != 0) throw Interrupted(GradingSignals::received());
     return results;
 }
 

@@ -1,5 +1,6 @@
 #include "attnlab/exercise/gradebook.hpp"
 
+#include "attnlab/io/files.hpp"
 #include "attnlab/render/render.hpp"
 
 #include <fmt/format.h>
@@ -34,11 +35,38 @@ std::string diagnosis_text(const std::vector<Diagnosis>& diagnosis, Lang lang)
     return fmt::format(lang == Lang::zh ? "；已知错误：{}" : "; mistake: {}", fmt::join(ids, ", "));
 }
 
-// One line for a case: its verdict, why, and the catalogued mistake it matches.
+bool shown(const Gradebook& g, const CaseResult& c) { return g.show_hidden || !c.config.hidden; }
+
+// One line for a case: its verdict, why, and the catalogued mistake it matches; a hidden one's
+// name and verdict only, unless the gradebook shows hidden cases.
 std::string case_line(const Gradebook& g, const CaseResult& c)
 {
-    return fmt::format("{} ({}): {}: {}{}", c.config.name, config_text(g, c.config), verdict_text(c.verdict, g.lang), c.detail,
+    if (!shown(g, c)) return fmt::format("{}: {}", c.config.name, verdict_text(c.verdict, g.lang));
+    return fmt::format("{} ({}): {}: {}{}", c.config.name, config_text(g, c.config), verdict_text(c.verdict, g.lang), excerpt(c.detail, std::string::npos),
                        diagnosis_text(c.diagnosis, g.lang));
+}
+
+// The detail a student may see: nothing of a hidden case.
+std::string case_message(const Gradebook& g, const CaseResult& c)
+{
+    return shown(g, c) ? c.detail + diagnosis_text(c.diagnosis, g.lang) : verdict_text(c.verdict, g.lang);
+}
+
+// A name from outside on one line of text.
+std::string one_line(const std::string& s) { return excerpt(s, std::string::npos); }
+
+std::vector<std::string> one_line_each(const std::vector<std::string>& names)
+{
+    std::vector<std::string> out;
+    for (const auto& n : names) out.push_back(one_line(n));
+    return out;
+}
+
+std::vector<std::string> valid_each(const std::vector<std::string>& names)
+{
+    std::vector<std::string> out;
+    for (const auto& n : names) out.push_back(valid_utf8(n));
+    return out;
 }
 
 std::string smallest_line(const Shrunk& s, Lang lang)
@@ -58,8 +86,9 @@ std::string junit_suite(const Gradebook& g, const SubmissionResult& s, std::size
     std::string out = fmt::format(
         "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\" time=\"{:.3f}\" timestamp=\"{}\" hostname=\"{}\" id=\"{}\" package=\"{}\">\n",
         xml_escape(s.path), s.cases.size(), failures, errors, s.time_s, timestamp, xml_escape(hostname), id, xml_escape(g.exercise));
-    out += fmt::format("    <properties>\n      <property name=\"score\" value=\"{}\"/>\n      <property name=\"max_score\" value=\"{}\"/>\n    </properties>\n",
-                       number(s.score), number(s.max_score));
+    out += fmt::format("    <properties>\n      <property name=\"score\" value=\"{}\"/>\n      <property name=\"max_score\" value=\"{}\"/>\n"
+                       "      <property name=\"isolation\" value=\"{}\"/>\n    </properties>\n",
+                       number(s.score), number(s.max_score), xml_escape(g.isolation));
     for (const auto& c : s.cases) {
         out += fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"{:.3f}\"", c.config.name, xml_escape(g.exercise + "." + s.path), c.time_s);
         if (c.verdict == CaseVerdict::match) {
@@ -68,10 +97,10 @@ std::string junit_suite(const Gradebook& g, const SubmissionResult& s, std::size
         }
         const char* tag = is_error(c.verdict) ? "error" : "failure";
         out += fmt::format(">\n      <{0} type=\"{1}\" message=\"{2}\">{3}</{0}>\n    </testcase>\n", tag, name_of(c.verdict),
-                           xml_escape(c.detail + diagnosis_text(c.diagnosis, g.lang)), xml_escape(case_line(g, c)));
+                           xml_escape(case_message(g, c)), xml_escape(case_line(g, c)));
     }
     out += fmt::format("    <system-out>{}</system-out>\n    <system-err></system-err>\n  </testsuite>\n",
-                       s.smallest ? xml_escape(smallest_line(*s.smallest, g.lang)) : "");
+                       s.smallest && g.show_hidden ? xml_escape(smallest_line(*s.smallest, g.lang)) : "");
     return out;
 }
 
@@ -85,20 +114,30 @@ std::string csv_cell(const std::string& s)
     return out + "\"";
 }
 
+std::string csv_text_cell(const std::string& s)
+{
+    std::string text = valid_utf8(s);
+    if (!text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos) text.insert(0, "'");
+    return csv_cell(text);
+}
+
+std::string json_text(const nlohmann::ordered_json& j) { return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"; }
+
 std::string gradebook_text(const Gradebook& g)
 {
     const bool zh = g.lang == Lang::zh;
     const auto& cases = *g.cases;
     std::string out = fmt::format(zh ? "练习 {}：1 个公开用例，{} 个隐藏用例\n" : "exercise {}: 1 visible case, {} hidden\n", g.exercise, cases.size() - 1);
+    if (!g.isolation.empty()) out += fmt::format(zh ? "隔离：{}\n" : "isolation: {}\n", g.isolation);
     std::size_t width = zh ? 4 : 10;
-    for (const auto& s : g.submissions) width = std::max(width, s.path.size());
+    for (const auto& s : g.submissions) width = std::max(width, one_line(s.path).size());
     out += fmt::format("{:<{}}  {}\n", zh ? "提交" : "submission", width, zh ? "得分" : "score");  // fmt pads by display width
     for (const auto& s : g.submissions) {
-        out += fmt::format("{:<{}}  {}/{}\n", s.path, width, number(s.score), number(s.max_score));
+        out += fmt::format("{:<{}}  {}/{}\n", one_line(s.path), width, number(s.score), number(s.max_score));
         for (const auto& c : s.cases)
             if (c.verdict != CaseVerdict::match) out += "  " + case_line(g, c) + "\n";
-        if (s.smallest) out += "  " + smallest_line(*s.smallest, g.lang) + "\n";
-        if (!s.left_out.empty()) out += fmt::format(zh ? "  未复制：{}\n" : "  not copied: {}\n", fmt::join(s.left_out, ", "));
+        if (s.smallest && g.show_hidden) out += "  " + smallest_line(*s.smallest, g.lang) + "\n";
+        if (!s.left_out.empty()) out += fmt::format(zh ? "  未复制：{}\n" : "  not copied: {}\n", fmt::join(one_line_each(s.left_out), ", "));
     }
     return out;
 }
@@ -110,7 +149,7 @@ std::string gradebook_csv(const Gradebook& g)
     for (const auto& c : *g.cases) header.push_back(c.config.name + "_verdict");
     std::string out = fmt::format("{}\n", fmt::join(header, ","));
     for (const auto& s : g.submissions) {
-        std::vector<std::string> row{csv_cell(s.path), number(s.score), number(s.max_score)};
+        std::vector<std::string> row{csv_text_cell(s.path), number(s.score), number(s.max_score)};
         for (const auto& c : s.cases) row.push_back(number(c.points));
         for (const auto& c : s.cases) row.push_back(name_of(c.verdict));
         out += fmt::format("{}\n", fmt::join(row, ","));
@@ -120,22 +159,22 @@ std::string gradebook_csv(const Gradebook& g)
 
 nlohmann::ordered_json gradebook_json(const Gradebook& g)
 {
-    nlohmann::ordered_json j{{"exercise", g.exercise}, {"submissions", nlohmann::ordered_json::array()}};
+    nlohmann::ordered_json j{{"exercise", g.exercise}, {"isolation", g.isolation}, {"submissions", nlohmann::ordered_json::array()}};
     for (const auto& s : g.submissions) {
-        nlohmann::ordered_json sub{{"path", s.path}, {"score", s.score}, {"max_score", s.max_score}, {"time_s", s.time_s}, {"cases", nlohmann::ordered_json::array()}};
+        nlohmann::ordered_json sub{{"path", valid_utf8(s.path)}, {"score", s.score}, {"max_score", s.max_score}, {"time_s", s.time_s}, {"cases", nlohmann::ordered_json::array()}};
         for (const auto& c : s.cases) {
             nlohmann::ordered_json diagnosis = nlohmann::ordered_json::array();
             for (const auto& d : c.diagnosis)
                 diagnosis.push_back({{"id", d.id}, {"what", d.explanation}, {"certainty", name_of(d.certainty)}, {"max_diff", d.max_abs_diff}});
             sub["cases"].push_back({{"name", c.config.name}, {"hidden", c.config.hidden}, {"config", config_json(c.config)}, {"verdict", name_of(c.verdict)},
-                                    {"max_diff", c.max_diff ? nlohmann::ordered_json(*c.max_diff) : nlohmann::ordered_json()}, {"detail", c.detail},
+                                    {"max_diff", c.max_diff ? nlohmann::ordered_json(*c.max_diff) : nlohmann::ordered_json()}, {"detail", valid_utf8(c.detail)},
                                     {"diagnosis", diagnosis}, {"points", c.points}, {"max_points", c.max_points}, {"time_s", c.time_s}});
         }
         sub["smallest_failing"] = nullptr;
         if (s.smallest)
             sub["smallest_failing"] = {{"config", config_json(s.smallest->config)}, {"verdict", name_of(s.smallest->verdict)},
                                        {"command", s.smallest->command}, {"runs", s.smallest->runs}};
-        sub["not_copied"] = s.left_out;
+        sub["not_copied"] = valid_each(s.left_out);
         j["submissions"].push_back(std::move(sub));
     }
     return j;
@@ -159,14 +198,15 @@ std::string gradebook_junit(const Gradebook& g, const std::string& timestamp, co
 nlohmann::ordered_json gradescope_results(const Gradebook& g, const SubmissionResult& s)
 {
     nlohmann::ordered_json j{{"score", s.score}, {"execution_time", s.time_s}};
-    j["output"] = s.smallest ? smallest_line(*s.smallest, g.lang) : "";
+    j["output"] = s.smallest && g.show_hidden ? smallest_line(*s.smallest, g.lang) : "";
     j["tests"] = nlohmann::ordered_json::array();
     for (const auto& c : s.cases) {
         j["tests"].push_back({{"name", c.config.name},
                               {"score", c.points},
                               {"max_score", c.max_points},
                               {"status", c.verdict == CaseVerdict::match ? "passed" : "failed"},
-                              {"output", case_line(g, c)}});
+                              {"output", valid_utf8(case_line(g, c))},
+                              {"visibility", c.config.hidden ? "after_published" : "visible"}});
     }
     return j;
 }

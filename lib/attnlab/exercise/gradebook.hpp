@@ -12,15 +12,27 @@
 
 namespace attnlab {
 
+// Everything a submission or its folder puts into a gradebook (its output, its file and folder
+// names) is data: valid UTF-8 in every format, escaped for it, one line in text.
+//
+// Hidden means hidden: the formats a student may see (text, CSV, JUnit, Gradescope) give a
+// hidden case's name and verdict only, and no smallest failing case (it is made from a hidden
+// one), unless show_hidden; JSON, the teacher's, gives everything.
 struct Gradebook {
     std::string exercise;
     std::vector<PreparedCase> const* cases = nullptr;
     std::vector<SubmissionResult> submissions;
     Lang lang = Lang::en;
+    bool show_hidden = false;
+    std::string isolation;  // isolation_text
 };
 
 // A CSV cell as RFC 4180 writes it: quoted when it holds a comma, a quote or a line break.
 std::string csv_cell(const std::string& s);
+// A cell of text from outside (a submission's folder name): valid UTF-8, and a leading = + - @
+// tab or carriage return, which a spreadsheet would run as a formula, behind a ' (OWASP's
+// advice on CSV injection); then csv_cell.
+std::string csv_text_cell(const std::string& s);
 
 std::string gradebook_text(const Gradebook& g);
 std::string gradebook_csv(const Gradebook& g);
@@ -28,7 +40,10 @@ nlohmann::ordered_json gradebook_json(const Gradebook& g);
 // timestamp: ISO 8601 without a zone ("2026-12-02T15:00:00"), hostname: the machine's name.
 std::string gradebook_junit(const Gradebook& g, const std::string& timestamp, const std::string& hostname);
 // Gradescope's results.json for one submission: score, execution_time, output, and one test
-// per case (name, score, max_score, status, output).
+// per case (name, score, max_score, status, output, visibility: "after_published" for a
+// hidden case).
 nlohmann::ordered_json gradescope_results(const Gradebook& g, const SubmissionResult& s);
+// A JSON document as text, whatever bytes it holds (any left that are not UTF-8 become U+FFFD).
+std::string json_text(const nlohmann::ordered_json& j);
 
 }  // namespace attnlab

@@ -1,43 +1,108 @@
-// A student's program, run the way `exercise grade` runs it: a copy of its folder, its own
-// process group, a time and a memory limit, an almost empty environment, no standard input.
-// This bounds mistakes (a loop, a leak, a flood of output); it is not a security sandbox: the
-// program runs as the grader's user and can read what that user can.
+// A student's program, run the way `exercise grade` runs it: a copy of its folder, a time, a
+// memory and a disk limit for the submission as a whole, an almost empty environment, no
+// standard input, and nothing it started left running afterwards.
+//
+// Two ways, chosen by the grader (Sandbox):
+// - bwrap: bubblewrap (Debian's `bubblewrap`) gives the run PID, network, mount, IPC and UTS
+//   namespaces of its own. It sees the system's /usr and /etc read-only, its /proc, and one
+//   writable folder: a tmpfs of the disk limit into which its copy is laid. It cannot see the
+//   grader's files or binary. When the run ends (or the grader dies) the namespace's first
+//   process is killed, and the kernel kills every process left in it.
+// - none: a process group, with the grader as the subreaper of whatever the program leaves
+//   behind; limits per process (address space, file size) and, polled, for the whole run. This
+//   bounds mistakes (a loop, a leak, a flood of output); it is not a security sandbox: the
+//   program runs as the grader's user and can read what that user can.
 #pragma once
 
+#include "attnlab/core/enums.hpp"
+
+#include <array>
 #include <cstddef>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace attnlab {
 
+enum class Sandbox { bwrap, none };
+constexpr auto enum_names(Sandbox)
+{
+    return std::array{std::pair{Sandbox::bwrap, std::string_view("bwrap")}, std::pair{Sandbox::none, std::string_view("none")}};
+}
+
 struct ProgramLimits {
     double timeout_s = 20.0;
-    double memory_bytes = 2.0 * 1024 * 1024 * 1024;  // address space (RLIMIT_AS)
+    double memory_bytes = 2.0 * 1024 * 1024 * 1024;  // all its processes together (and each one's address space)
+    double disk_bytes = 1.0 * 1024 * 1024 * 1024;    // all it writes together
     double file_bytes = 256.0 * 1024 * 1024;         // any one file it writes (RLIMIT_FSIZE)
-    std::string path_prefix;  // a folder put first on PATH (where `python3` means --python)
-    bool isolate = false;     // in a network namespace of its own: no network
+    std::string bin_dir;                 // a folder put first on PATH (where `python3` means --python)
+    std::vector<std::string> read_only;  // folders the sandbox shows read-only (the interpreter's prefix)
+    bool isolate = false;                // no network (always so under bwrap)
+    Sandbox sandbox = Sandbox::none;
 };
 
+// The ranges the limits are taken in (exit 2 outside them): a limit is converted to bytes and
+// seconds without overflow anywhere in them.
+struct LimitRange {
+    double lo, hi;
+};
+inline constexpr LimitRange kTimeoutRange{0.01, 86400.0};  // seconds
+inline constexpr LimitRange kMemoryRange{0.01, 1024.0};    // GiB
+inline constexpr LimitRange kDiskRange{0.001, 1024.0};     // GiB
+
 struct ProgramOutcome {
-    enum class End { exited, signaled, timed_out, not_started };
+    enum class End { exited, signaled, timed_out, not_started, memory_exceeded, disk_exceeded, interrupted };
     End end = End::not_started;
     int code = 0;  // the exit status, or the signal
     double seconds = 0.0;
+    double peak_bytes = 0.0;  // the most memory its processes held together, as polled (PSS)
     std::string output_tail;  // the last line the program wrote to stdout or stderr, escaped
+    // The answer file it left: answer_path names where to read it when answer == regular.
+    enum class Answer { absent, regular, other };
+    Answer answer = Answer::absent;
+    std::string answer_path;
 };
 
-// Runs `sh -c COMMAND` in DIR; its stdout and stderr go to LOG (a file outside DIR). On the
-// timeout the whole process group is killed, and so is anything of it left after it exits.
-ProgramOutcome run_program(const std::string& command, const std::string& dir, const std::string& log, const ProgramLimits& limits);
+struct ProgramRun {
+    std::string command;      // run as `sh -c COMMAND`
+    std::string dir;          // the laid-out folder: the submission's copy and its inputs
+    std::string log;          // stdout and stderr go here (a file outside DIR)
+    std::string answer_name;  // the file the program writes, relative to DIR
+    std::string answer_out;   // under bwrap, where the answer is copied out (outside DIR)
+};
 
-// Whether --isolate can work here (root, or unprivileged user namespaces).
+// Runs the program. On the timeout, the memory or the disk limit, or a SIGINT, SIGTERM or SIGHUP
+// to the grader (GradingSignals), everything it started is killed; so is anything left after
+// it exits.
+ProgramOutcome run_program(const ProgramRun& run, const ProgramLimits& limits);
+
+// Whether bubblewrap is installed and can make its namespaces here (tried once, then kept).
+bool bwrap_works();
+// Whether --isolate can work without bubblewrap (root, or unprivileged user namespaces).
 bool can_isolate();
+// One line: which isolation the runs have, for the gradebook.
+std::string isolation_text(const ProgramLimits& limits, Lang lang);
+
+// While one lives, SIGINT, SIGTERM and SIGHUP (unless ignored, as under nohup) do not end the
+// grader at once: every run in progress is killed, grading stops, and the signal is kept for
+// the caller to raise once the temporary folders are gone.
+class GradingSignals {
+public:
+    GradingSignals();
+    GradingSignals(const GradingSignals&) = delete;
+    GradingSignals& operator=(const GradingSignals&) = delete;
+    ~GradingSignals();
+    // The signal received, or 0.
+    static int received();
+};
 
 // Copies the submission folder FROM into TO (made), for one run: regular files and folders
 // only; a link is copied as what it points to only when that stays inside FROM, and special
-// files (FIFOs, devices, sockets) are skipped. The top-level names in `skip` are left out (the
-// answer and the inputs, which the grader writes). At most max_bytes in all; beyond that the
-// rest is left out. Returns the names left out, for the report.
+// files (FIFOs, devices, sockets) are skipped, as are folders nested more than 32 deep. The
+// top-level names in `skip` are left out (the answer and the inputs, which the grader writes).
+// At most max_bytes in all; beyond that the rest is left out. Returns the names left out, for
+// the report.
 std::vector<std::string> copy_submission(const std::string& from, const std::string& to, const std::vector<std::string>& skip,
                                          std::size_t max_bytes = std::size_t{256} << 20);
 
