@@ -161,6 +161,15 @@ TEST_CASE("grade: a submission is copied without links out of it, special files,
     CHECK_FALSE(fs::exists(to / "inputs"));
     CHECK_FALSE(fs::exists(fs::symlink_status(to / "pipe")));
     CHECK_THROWS_AS(copy_submission((from / "starter.py").string(), (fs::path(tmp.path()) / "x").string(), {}), InputError);
+    // folders nested more than 32 deep are left out, and named
+    fs::path deep = fs::path(tmp.path()) / "nested";
+    for (int i = 0; i < 34; ++i) deep /= "d";
+    fs::create_directories(deep);
+    std::ofstream(deep / "f.py") << "x = 1";
+    const auto nested = copy_submission((fs::path(tmp.path()) / "nested").string(), (fs::path(tmp.path()) / "nested-copy").string(), {});
+    REQUIRE(nested.size() == 1);
+    CHECK(nested[0].size() == 33 * 2 - 1 + std::string("/ (more than 32 folders deep)").size());
+    CHECK(nested[0].find("/ (more than 32 folders deep)") != std::string::npos);
 }
 
 namespace {
