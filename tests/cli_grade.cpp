@@ -2,6 +2,7 @@
 // program can earn without numpy, the limits it runs under, points, the teacher's grading
 // file and the usage errors. tests/python/exercise_grade.py grades Python submissions.
 #include "cli_support.hpp"
+#include "process_support.hpp"
 
 #include <doctest/doctest.h>
 
@@ -248,22 +249,6 @@ TEST_CASE("exercise grade --format gradescope: one submission to stdout, several
 
 namespace {
 
-// Whether a process whose command line holds MARKER is alive (a zombie is not).
-bool process_alive(const std::string& marker)
-{
-    for (const auto& entry : fs::directory_iterator("/proc")) {
-        const std::string name = entry.path().filename().string();
-        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::string cmdline = slurp(entry.path().string() + "/cmdline");
-        for (char& c : cmdline) c = c == '\0' ? ' ' : c;
-        if (cmdline.find(marker) == std::string::npos || cmdline.find("sh -c") != std::string::npos || cmdline.find("run.sh") != std::string::npos) continue;
-        const std::string stat = slurp(entry.path().string() + "/stat");
-        const auto paren = stat.rfind(')');
-        if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z') return true;
-    }
-    return false;
-}
-
 bool has_xmllint() { return std::system("xmllint --version >/dev/null 2>&1") == 0; }
 
 }  // namespace
@@ -397,7 +382,8 @@ TEST_CASE("exercise grade: SIGTERM to the grader ends every run, a double-forked
         CAPTURE(sandbox);
         const std::string dir = fresh(std::string("sigterm-") + sandbox), tmp = dir + "/tmp";
         fs::create_directories(tmp);
-        const std::string marker = std::string("31.") + (sandbox[0] == 'n' ? "71" : "72");
+        // a duration that no other test process uses
+        const std::string marker = "31." + std::to_string(::getpid()) + (sandbox[0] == 'n' ? "71" : "72");
         const std::string sub = submission(dir, "daemon", "(setsid sleep " + marker + " </dev/null >/dev/null 2>&1 &); sleep " + marker);
         const pid_t pid = ::fork();
         REQUIRE(pid >= 0);

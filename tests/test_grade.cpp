@@ -6,6 +6,7 @@
 #include "attnlab/exercise/program.hpp"
 
 #include "attnlab/io/files.hpp"
+#include "process_support.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -174,6 +175,9 @@ TEST_CASE("grade: a submission is copied without links out of it, special files,
 
 namespace {
 
+// A sleep's duration that no other test process uses: 31.<this process><n> seconds.
+std::string sleep_marker(const std::string& n) { return fmt::format("31.{}{}", getpid(), n); }
+
 // The ways a program can be run here: always without a sandbox, and under bubblewrap where it works.
 std::vector<Sandbox> sandboxes()
 {
@@ -190,22 +194,6 @@ ProgramOutcome run_in(const std::string& command, const std::string& dir, const 
     return run_program({command, dir, dir + ".log", "answer.npy", dir + ".answer"}, limits);
 }
 
-// Whether a process whose command line holds MARKER is alive (zombies, already dead, are not).
-bool process_alive(const std::string& marker)
-{
-    for (const auto& entry : fs::directory_iterator("/proc")) {
-        const std::string name = entry.path().filename().string();
-        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::string cmdline = slurp_log(entry.path().string() + "/cmdline");
-        for (char& c : cmdline) c = c == '\0' ? ' ' : c;
-        if (cmdline.find(marker) == std::string::npos || cmdline.find("sh -c") != std::string::npos) continue;
-        const std::string stat = slurp_log(entry.path().string() + "/stat");
-        const auto paren = stat.rfind(')');
-        if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z') return true;
-    }
-    return false;
-}
-
 }  // namespace
 
 TEST_CASE("grade: a program's time and memory are limited, and its background children end with it")
@@ -218,15 +206,15 @@ TEST_CASE("grade: a program's time and memory are limited, and its background ch
         limits.sandbox = sandbox;
         limits.timeout_s = 0.3;
         // a child left in the background is killed with the run
-        auto run = run_in("sleep 31.001 & while :; do :; done", dir, limits);
+        auto run = run_in("sleep " + sleep_marker("001") + " & while :; do :; done", dir, limits);
         CHECK(run.end == ProgramOutcome::End::timed_out);
         CHECK(run.seconds >= 0.3);
-        CHECK_FALSE(process_alive("sleep 31.001"));
-        run = run_in("sleep 31.002 & echo started; exit 0", dir, limits);
+        CHECK_FALSE(process_alive("sleep " + sleep_marker("001")));
+        run = run_in("sleep " + sleep_marker("002") + " & echo started; exit 0", dir, limits);
         CHECK(run.end == ProgramOutcome::End::exited);
         CHECK(run.code == 0);
         CHECK(run.output_tail == "started");
-        CHECK_FALSE(process_alive("sleep 31.002"));
+        CHECK_FALSE(process_alive("sleep " + sleep_marker("002")));
         // 64 MiB of address space (the shell reports it in KiB) and no core file
         limits.memory_bytes = 64.0 * 1024 * 1024;
         run = run_in("ulimit -v; ulimit -c", dir, limits);
@@ -244,13 +232,13 @@ TEST_CASE("grade: a double fork into a session of its own outlives neither the r
         limits.sandbox = sandbox;
         limits.timeout_s = 5;
         // the daemon's parent exits at once: the daemon is nobody's child in the run's group
-        auto run = run_in("(setsid sleep 31.003 </dev/null >/dev/null 2>&1 &); exit 0", tmp.path() + "/a", limits);
+        auto run = run_in("(setsid sleep " + sleep_marker("003") + " </dev/null >/dev/null 2>&1 &); exit 0", tmp.path() + "/a", limits);
         CHECK(run.end == ProgramOutcome::End::exited);
-        CHECK_FALSE(process_alive("sleep 31.003"));
+        CHECK_FALSE(process_alive("sleep " + sleep_marker("003")));
         limits.timeout_s = 0.5;
-        run = run_in("(setsid sleep 31.004 </dev/null >/dev/null 2>&1 &); sleep 30", tmp.path() + "/b", limits);
+        run = run_in("(setsid sleep " + sleep_marker("004") + " </dev/null >/dev/null 2>&1 &); sleep 30", tmp.path() + "/b", limits);
         CHECK(run.end == ProgramOutcome::End::timed_out);
-        CHECK_FALSE(process_alive("sleep 31.004"));
+        CHECK_FALSE(process_alive("sleep " + sleep_marker("004")));
     }
 }
 
