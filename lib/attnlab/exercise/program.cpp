@@ -132,20 +132,43 @@ double folder_bytes(const std::string& dir, double limit)
     return sum;
 }
 
-// Kills ROOT's process group and every descendant; without a sandbox, also the processes left
-// to the grader (the subreaper) that are no run's first process, which only a run can have
-// started: a double fork that escaped its group.
-void kill_all(pid_t root, Sandbox sandbox)
+// Whether PID has ended: gone, or a zombie waiting to be reaped.
+bool ended(pid_t pid)
 {
-    kill(-root, SIGKILL);
-    kill(root, SIGKILL);
-    for (pid_t p : descendants(root)) kill(p, SIGKILL);
-    if (sandbox != Sandbox::none) return;
+    std::ifstream in(fmt::format("/proc/{}/stat", pid));
+    std::string line;
+    if (!std::getline(in, line)) return true;
+    const auto paren = line.rfind(')');
+    return paren == std::string::npos || paren + 2 >= line.size() || line[paren + 2] == 'Z';
+}
+
+// Kills and reaps the processes left to the grader (the subreaper) that are no run's first
+// process: only a run can have made them (a double fork that escaped its group, or under
+// bwrap the namespace's first process once bwrap is gone, whose end waits for every process
+// of its namespace).
+void reap_strays(pid_t root)
+{
     const std::lock_guard<std::mutex> lock(g_runs_lock);
     for (const auto& p : processes()) {
         if (p.ppid != getpid() || g_runs.count(p.pid) || p.pid == root) continue;
         kill(p.pid, SIGKILL);
         while (waitpid(p.pid, nullptr, 0) < 0 && errno == EINTR) {}
+    }
+}
+
+// Kills ROOT's process group, every descendant and the strays, and waits (at most 5 s) until
+// each has ended, so that nothing of the run is alive when it is reported done.
+void kill_all(pid_t root)
+{
+    const std::vector<pid_t> doomed = descendants(root);  // while they are still ROOT's
+    kill(-root, SIGKILL);
+    kill(root, SIGKILL);
+    for (pid_t p : doomed) kill(p, SIGKILL);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (;;) {
+        reap_strays(root);
+        if (std::all_of(doomed.begin(), doomed.end(), ended) || std::chrono::steady_clock::now() > deadline) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
 }
 
@@ -310,7 +333,7 @@ ProgramOutcome wait_for(pid_t pid, const Watch& w)
     auto pause = std::chrono::microseconds(200);
     int status = 0;
     const auto stop = [&](ProgramOutcome::End why) {
-        kill_all(pid, w.limits.sandbox);
+        kill_all(pid);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
         out.end = why;
     };
@@ -334,7 +357,7 @@ ProgramOutcome wait_for(pid_t pid, const Watch& w)
         std::this_thread::sleep_for(pause);
         pause = std::min(pause * 2, std::chrono::microseconds(20000));
     }
-    kill_all(pid, w.limits.sandbox);  // whatever it left running in the background
+    kill_all(pid);  // whatever it left running in the background
     out.seconds = std::chrono::duration<double>(clock::now() - start).count();
     if (out.end != ProgramOutcome::End::not_started) return out;
     out.end = WIFSIGNALED(status) ? ProgramOutcome::End::signaled : ProgramOutcome::End::exited;
