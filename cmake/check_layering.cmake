@@ -18,4 +18,7 @@ if(wrong)
   list(JOIN wrong "\n  " text)
   message(FATAL_ERROR "lib/attnlab/${LAYER} may include only ${ALLOWED}; these run the wrong way:\n  ${text}")
 endif()
+# The stamp's folder is made here: Ninja makes an output's folder by itself, Unix Makefiles do not.
+get_filename_component(stamp_dir "${STAMP}" DIRECTORY)
+file(MAKE_DIRECTORY "${stamp_dir}")
 file(TOUCH "${STAMP}")
