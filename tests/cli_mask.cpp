@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include <algorithm>
 
 TEST_CASE("mask: the default 5x5 causal mask passes, in every format")
@@ -18,13 +20,30 @@ TEST_CASE("mask: the default 5x5 causal mask passes, in every format")
     CHECK(j["params"]["lengths"] == nlohmann::json::array({3, 5, 2}));
 }
 
-TEST_CASE("mask: --diagonal 0 exits 1 and says which rows are fully masked")
+TEST_CASE("mask: --diagonal 0 hides row 0's only key: exit 1 for the plain softmax's NaN alone, 0 with --softmax safe")
 {
     const auto r = run_cli({"mask", "--diagonal", "0"});
     CHECK(r.status == 1);
-    CHECK(r.out.find("FAIL  row i sees exactly i+1 keys: rows with another count = 5 <= 0") != std::string::npos);
+    // row 0's weights are NaN: neither a number nor 0 at its masked keys
+    CHECK(r.err == "attnlab: failed checks: masked_weights_exactly_zero, no_nan_weights\n");
+    CHECK(r.out.find("PASS  row i sees exactly i keys: rows with another count = 0 <= 0") != std::string::npos);
     CHECK(r.out.find("fully masked rows: (batch 0, query 0)") != std::string::npos);
     CHECK(r.out.find("safe softmax [0, 0, 0, 0, 0]") != std::string::npos);
+    for (const char* diagonal : {"--diagonal=0", "--diagonal=2", "--diagonal=-1"}) {
+        CAPTURE(diagonal);
+        const auto safe = run_cli({"mask", "--kind", "causal", "--len", "11", diagonal, "--softmax", "safe", "--quiet"});
+        CHECK(safe.status == 0);
+        CHECK(safe.err.empty());
+    }
+    // a learner's mask of the usual diagonal, held against a run of diagonal 0, is caught
+    const std::string dir = scratch("mask-diagonal");
+    std::filesystem::remove_all(dir);
+    REQUIRE(run_cli({"mask", "--len", "4", "--save", dir, "--quiet"}).status == 0);
+    const auto held = run_cli({"mask", "--len", "4", "--diagonal", "0", "--softmax", "safe", "--against", dir + "/mask.npy", "--quiet"});
+    CHECK(held.status == 1);
+    CHECK(held.out.find("FAIL  the causal mask triu(fill, diagonal=0) equals the lower-triangular construction where(tril(ones, diagonal=-1), 0, fill): "
+                        "elements that differ = 4 <= 0") != std::string::npos);
+    CHECK(held.out.find("FAIL  row i sees exactly i keys: rows with another count = 4 <= 0") != std::string::npos);
 }
 
 TEST_CASE("mask: boolean conventions as CSV 0/1 and JSON true/false")

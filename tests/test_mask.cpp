@@ -43,16 +43,29 @@ TEST_CASE("causal mask equals torch.triu(full(-inf), diagonal=1) for L=3")
         for (int j = 0; j < 3; ++j) CHECK(mask(i, j) == expected[i][j]);
 }
 
-TEST_CASE("the tril reference agrees at diagonal 1 and not at diagonal 0")
+TEST_CASE("the tril reference agrees with triu at every diagonal, and a mask of another diagonal is caught")
 {
     auto m = causal(4);
-    CHECK(additive_mask<float>(m) == causal_reference_tril<float>(4, 4, Align::upper_left, -INFINITY));
-    CHECK(rows_with_wrong_visibility(mask_of(m), m) == 0);
-    m.diagonal = 0;  // the off-by-one: the diagonal hidden too
-    CHECK(additive_mask<float>(m) != causal_reference_tril<float>(4, 4, Align::upper_left, -INFINITY));
-    CHECK(rows_with_wrong_visibility(mask_of(m), m) == 4);
-    m.diagonal = 2;  // one future key leaks
-    CHECK(rows_with_wrong_visibility(mask_of(m), m) == 3);
+    for (long diagonal : {-1L, 0L, 1L, 2L, 5L}) {
+        CAPTURE(diagonal);
+        m.diagonal = diagonal;
+        CHECK(additive_mask<float>(m) == causal_reference_tril<float>(4, 4, Align::upper_left, diagonal, -INFINITY));
+        CHECK(rows_with_wrong_visibility(mask_of(m), m) == 0);
+    }
+    // row i sees keys 0 .. i + diagonal - 1: with diagonal 0 row 0 sees none, with 2 one key more
+    m.diagonal = 0;
+    CHECK(m.expected_visible(0, 0) == 0);
+    CHECK(m.expected_visible(0, 3) == 3);
+    m.diagonal = 2;
+    CHECK(m.expected_visible(0, 0) == 2);
+    CHECK(m.expected_visible(0, 3) == 4);
+    // the off-by-one held against the usual diagonal: every row sees one key too few
+    auto usual = causal(4), shifted = causal(4);
+    shifted.diagonal = 0;
+    CHECK(additive_mask<float>(shifted) != causal_reference_tril<float>(4, 4, Align::upper_left, 1, -INFINITY));
+    CHECK(rows_with_wrong_visibility(mask_of(shifted), usual) == 4);
+    shifted.diagonal = 2;  // one future key leaks: every row but the last
+    CHECK(rows_with_wrong_visibility(mask_of(shifted), usual) == 3);
 }
 
 TEST_CASE("rectangular masks: upper-left (is_causal) and lower-right (decoding with a cache)")
@@ -71,7 +84,7 @@ TEST_CASE("rectangular masks: upper-left (is_causal) and lower-right (decoding w
     CHECK(lr(0, 3) == 0);
     CHECK(lr(0, 4) == -kInf);
     CHECK(lr(1, 4) == 0);
-    CHECK(additive_mask<double>(m) == causal_reference_tril<double>(2, 5, Align::lower_right, -kInf));
+    CHECK(additive_mask<double>(m) == causal_reference_tril<double>(2, 5, Align::lower_right, 1, -kInf));
     CHECK(rows_with_wrong_visibility(mask_of(m), m) == 0);
 }
 
@@ -182,17 +195,24 @@ TEST_CASE("run_mask: default causal passes every check")
     CHECK(r.find("mask")->shape[0] == 5);
 }
 
-TEST_CASE("run_mask: --diagonal 0 fails the visibility and tril checks, and row 0 is fully masked")
+TEST_CASE("run_mask: the checks follow --diagonal: row 0 is fully masked at 0, which only the plain softmax's NaN fails")
 {
     MaskParams p;
     p.diagonal = 0;
     const Report r = run_mask(p, RunContext{});
-    CHECK_FALSE(find_check(r, "visible_keys_per_row").passed());
-    CHECK(find_check(r, "visible_keys_per_row").measured == 5);
-    CHECK_FALSE(find_check(r, "causal_equals_tril").passed());
+    CHECK(find_check(r, "visible_keys_per_row").passed());
+    CHECK(find_check(r, "visible_keys_per_row").claim == "row i sees exactly i keys");
+    CHECK(find_check(r, "causal_equals_tril").passed());
     CHECK(find_check(r, "no_nan_weights").measured == 5);  // row 0: plain softmax of all -inf
+    CHECK(r.find_check("row0_one_hot") == nullptr);  // row 0 sees no key: not its claim
     p.softmax = SoftmaxKind::safe;
-    CHECK(find_check(run_mask(p, RunContext{}), "no_nan_weights").passed());
+    CHECK(run_mask(p, RunContext{}).passed());
+    for (long diagonal : {-1L, 2L, 3L}) {
+        CAPTURE(diagonal);
+        p.diagonal = diagonal;
+        p.len = 11;
+        CHECK(run_mask(p, RunContext{}).passed());
+    }
 }
 
 TEST_CASE("run_mask: a finite fill that is not small enough leaks: masked weights are not zero")

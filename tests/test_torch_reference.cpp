@@ -58,7 +58,7 @@ TEST_CASE("masks equal PyTorch's: generate_square_subsequent_mask, the lower-rig
     const auto lower_right = xt::load_npy<double>(fixture("mask_causal_lower_right_3x5"));
     CHECK(max_abs_diff(additive_mask<double>(spec(MaskKind::causal, 3, 5, Align::lower_right)), lower_right) == 0.0);
     // and the tril construction agrees with both
-    CHECK(max_abs_diff(causal_reference_tril<double>(3, 5, Align::lower_right, -INFINITY), lower_right) == 0.0);
+    CHECK(max_abs_diff(causal_reference_tril<double>(3, 5, Align::lower_right, 1, -INFINITY), lower_right) == 0.0);
     const MaskSpec padding = spec(MaskKind::padding, 4, 4, Align::upper_left, {2, 4});
     const auto kpm = xt::load_npy<bool>(fixture("mask_key_padding_2_4"));
     const auto amb = xt::load_npy<bool>(fixture("mask_attn_bool_2_4"));

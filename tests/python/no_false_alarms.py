@@ -3,8 +3,8 @@
 exit 0 unless a checked property is truly false for that configuration. The list of true
 failures is closed:
   - mask --multiply (multiplying scores by a 0/1 mask does not mask);
-  - a row left fully masked under --softmax plain (by --diagonal, --window, a padding
-    length of 0, or lower-right alignment with more queries than keys).
+  - a row left fully masked under --softmax plain (by --diagonal, a padding length of 0, or
+    an alignment that leaves a query no key), worked out here from the mask's rule.
 Any other exit 1 is a false alarm, and so is any exit 2 (the generator draws valid input only).
 Usage: no_false_alarms.py ATTNLAB [SEED] [RUNS]   (runs on two workers)
 """
@@ -45,21 +45,51 @@ def alibi(r):
             "--slopes", r.choice(["reference-code", "paper-text"]), "--variant", r.choice(["symmetric", "causal"])], False
 
 
+def visible_range(kind, i, queries, keys, diagonal, align, window, length):
+    """The keys [first, second) query i may see: core/mask_spec.cpp's rule, written again."""
+    clamp = lambda v: min(max(v, 0), keys)
+    offset = keys - queries if align == "lower-right" else 0
+    causal_end = clamp(i + offset + diagonal)
+    if kind == "causal":
+        return 0, causal_end
+    if kind == "padding":
+        return 0, clamp(length)
+    if kind == "both":
+        return 0, min(clamp(length), causal_end)
+    return clamp(i + offset - window + 1), causal_end  # window
+
+
 def mask(r):
     kind = r.choice(["causal", "padding", "both", "window"])
     softmax = r.choice(["plain", "safe"])
     a, may_fail = ["--kind", kind, "--softmax", softmax, "--dk", r.randint(1, 16)], False
+    lengths, window, diagonal, align = [None], 1, 1, "upper-left"
     if kind in ("padding", "both"):
-        lengths = [r.randint(0 if softmax == "safe" else 1, 8) for _ in range(r.randint(1, 3))]
+        lengths = [r.randint(0, 8) for _ in range(r.randint(1, 3))]
         lengths[0] = max(lengths[0], 1)
         a += ["--lengths", ",".join(map(str, lengths))]
+        queries = max(lengths)
     else:
-        length = r.randint(1, 10)
-        a += ["--len", length]
-        if kind in ("causal", "window") and r.random() < 0.3:
+        queries = r.randint(1, 10)
+        a += ["--len", queries]
+        if r.random() < 0.3:
             a += ["--batch", r.randint(1, 3)]
+    keys = queries
     if kind == "window":
-        a += ["--window", r.randint(1, 6)]
+        window = r.randint(1, 6)
+        a += ["--window", window]
+    if kind != "padding":
+        if r.random() < 0.4:
+            diagonal = r.randint(-3, 4)
+            a += [f"--diagonal={diagonal}"]
+        if r.random() < 0.3:
+            keys = r.randint(max(queries, max(l or 0 for l in lengths)), 14)
+            align = r.choice(["upper-left", "lower-right"])
+            a += ["--kv-len", keys, "--align", align]
+    # the one true failure: a row that sees no key gives NaN under the plain softmax
+    empty = any(first >= second for length in lengths for i in range(queries)
+                for first, second in [visible_range(kind, i, queries, keys, diagonal, align, window, length)])
+    may_fail = empty and softmax == "plain"
     if r.random() < 0.2:
         a += ["--multiply"]
         may_fail = True

@@ -42,16 +42,8 @@ bool MaskSpec::row_fully_masked(long b, long i) const
 
 long MaskSpec::expected_visible(long b, long i) const
 {
-    const long causal_reach = std::clamp(i + offset() + 1, 0L, keys);  // keys 0 .. i+offset
-    switch (kind) {
-    case MaskKind::none: return keys;
-    case MaskKind::causal: return causal_reach;
-    case MaskKind::padding: return lengths[static_cast<std::size_t>(b)];
-    case MaskKind::both: return std::min(lengths[static_cast<std::size_t>(b)], causal_reach);
-    case MaskKind::window:
-        return causal_reach - std::clamp(i + offset() - window + 1, 0L, keys);
-    }
-    return keys;
+    const auto [first, second] = visible_range(b, i);
+    return std::max(0L, second - first);
 }
 
 }  // namespace attnlab

@@ -66,8 +66,8 @@ struct MaskSpec {
     std::pair<long, long> visible_range(long b, long i) const;
     // Whether every key is hidden from query i of sequence b.
     bool row_fully_masked(long b, long i) const;
-    // How many keys row i of sequence b should see under the usual diagonal (1): the figure
-    // the visibility check holds the mask against.
+    // How many keys row i of sequence b should see, with this spec's diagonal, alignment,
+    // window and lengths: the figure the visibility check holds a mask against.
     long expected_visible(long b, long i) const;
 };
 

@@ -26,21 +26,22 @@ std::optional<Check> check_tril(const MaskParams&, const Run& run, const CheckEn
 {
     const MaskSpec& m = resolved_as<MaskSpec>(run);
     if (m.kind != MaskKind::causal) return std::nullopt;
-    const Mat<T> ref = causal_reference_tril<T>(m.queries, m.keys, m.align, static_cast<T>(m.fill));
+    const Mat<T> ref = causal_reference_tril<T>(m.queries, m.keys, m.align, m.diagonal, static_cast<T>(m.fill));
     const Tensor& mask = run.at("mask");
     double differing = 0;
     for (std::size_t i = 0; i < ref.size(); ++i) differing += mask.values[i] != static_cast<double>(ref.data()[i]);
     return exact_zero(tr(env,
                          "the causal mask triu(fill, diagonal={}) equals the lower-triangular "
-                         "construction where(tril(ones), 0, fill)",
-                         "因果掩码 triu(fill, diagonal={}) 与下三角构造 where(tril(ones), 0, fill) 逐元素相同", m.diagonal),
+                         "construction where(tril(ones, diagonal={}), 0, fill)",
+                         "因果掩码 triu(fill, diagonal={}) 与下三角构造 where(tril(ones, diagonal={}), 0, fill) 逐元素相同", m.diagonal,
+                         m.diagonal - 1),
                       tr(env, "elements that differ", "不同的元素个数"), differing);
 }
 
 // What the visibility check expects, in words that match the figure it measures.
 std::string visibility_claim(const MaskSpec& m, const CheckEnv& env)
 {
-    const long k = m.offset() + 1;  // row i sees keys 0 .. i + offset
+    const long k = m.offset() + m.diagonal;  // row i sees keys 0 .. i + offset + diagonal - 1
     const std::string reach = k == 0 ? "i" : k > 0 ? fmt::format("i+{}", k) : fmt::format("i-{}", -k);
     switch (m.kind) {
     case MaskKind::causal: return tr(env, "row i sees exactly {} keys", "第 i 行恰好看到 {} 个键", reach);
@@ -48,7 +49,8 @@ std::string visibility_claim(const MaskSpec& m, const CheckEnv& env)
     case MaskKind::both:
         return tr(env, "row i of sequence b sees exactly min(lengths[b], {}) keys", "序列 b 的第 i 行恰好看到 min(lengths[b], {}) 个键", reach);
     case MaskKind::window:
-        return tr(env, "row i sees exactly min({}, {}) keys (the window)", "第 i 行恰好看到 min({}, {}) 个键（窗口）", reach, m.window);
+        // keys i+offset-W+1 .. i+offset+diagonal-1: W + diagonal - 1 of them where none is cut
+        return tr(env, "row i sees exactly min({}, {}) keys (the window)", "第 i 行恰好看到 min({}, {}) 个键（窗口）", reach, m.window + m.diagonal - 1);
     case MaskKind::none: break;
     }
     return {};
@@ -82,7 +84,8 @@ std::optional<Check> check_row0(const MaskParams&, const Run& run, const CheckEn
     const MaskSpec& m = resolved_as<MaskSpec>(run);
     const bool causal_part = m.kind == MaskKind::causal || m.kind == MaskKind::both;
     const bool no_empty = std::all_of(m.lengths.begin(), m.lengths.end(), [](long n) { return n > 0; });
-    if (!causal_part || m.offset() != 0 || (m.kind == MaskKind::both && !no_empty)) return std::nullopt;
+    // row 0 sees exactly key 0 only where offset + diagonal = 1 (the usual upper-left triangle)
+    if (!causal_part || m.offset() + m.diagonal != 1 || (m.kind == MaskKind::both && !no_empty)) return std::nullopt;
     const Tensor& w = run.at("weights");
     const std::size_t L = w.dim(1), S = w.dim(2);
     double err = 0.0;

@@ -10,9 +10,11 @@
 namespace attnlab {
 
 template <class T>
-Mat<T> causal_reference_tril(long queries, long keys, Align align, T fill)
+Mat<T> causal_reference_tril(long queries, long keys, Align align, long diagonal, T fill)
 {
-    const long diag = align == Align::lower_right ? keys - queries : 0;
+    // triu(fill, diagonal) hides j - i >= diagonal, so tril(ones, diagonal - 1) keeps the rest;
+    // lower-right alignment shifts both by S - L.
+    const long diag = (align == Align::lower_right ? keys - queries : 0) + diagonal - 1;
     // tril(ones, diag): 1 where j - i <= diag.
     Mat<T> out = xt::zeros<T>({static_cast<std::size_t>(queries), static_cast<std::size_t>(keys)});
     for (long i = 0; i < queries; ++i)
@@ -115,7 +117,7 @@ double max_row_sum_error(const Tensor& w, const MaskSpec& m)
 }
 
 #define ATTNLAB_MASK_INSTANTIATE(T)                                                                                \
-    template Mat<T> causal_reference_tril<T>(long, long, Align, T);                                                \
+    template Mat<T> causal_reference_tril<T>(long, long, Align, long, T);                                                \
     template Ten3<T> masked_softmax_additive<T>(const Ten3<T>&, const MaskSpec&, SoftmaxKind);                     \
     template Ten3<T> masked_softmax_key_padding<T>(const Ten3<T>&, const xt::xtensor<bool, 2>&, SoftmaxKind);      \
     template Ten3<T> masked_softmax_attn_bool<T>(const Ten3<T>&, const xt::xtensor<bool, 2>&, SoftmaxKind);

@@ -11,13 +11,13 @@
 
 namespace attnlab {
 
-// The standard causal mask, built the other way PyTorch builds it: visible where
-// tril(ones(L, S), diagonal = offset) is 1 (scaled_dot_product_attention's is_causal and
-// torch.nn.attention.bias.causal_lower_right), the fill elsewhere. additive_mask follows
-// triu(full(fill), diagonal) instead (generate_square_subsequent_mask); with the usual
-// diagonal 1 the two agree element for element, with any other diagonal they do not.
+// The causal mask built the other way PyTorch builds it: visible where
+// tril(ones(L, S), diagonal = offset + diagonal - 1) is 1 (scaled_dot_product_attention's
+// is_causal and torch.nn.attention.bias.causal_lower_right at the usual diagonal 1), the fill
+// elsewhere. additive_mask follows triu(full(fill), diagonal) instead
+// (generate_square_subsequent_mask); for the same diagonal the two agree element for element.
 template <class T>
-Mat<T> causal_reference_tril(long queries, long keys, Align align, T fill);
+Mat<T> causal_reference_tril(long queries, long keys, Align align, long diagonal, T fill);
 
 // [B, S] key_padding_mask (true = ignore) and its complement, attn_mask (true = may attend).
 xt::xtensor<bool, 2> key_padding_mask(const MaskSpec& m);
