@@ -44,6 +44,11 @@ TEST_CASE("mask: --diagonal 0 hides row 0's only key: exit 1 for the plain softm
     CHECK(held.out.find("FAIL  the causal mask triu(fill, diagonal=0) equals the lower-triangular construction where(tril(ones, diagonal=-1), 0, fill): "
                         "elements that differ = 4 <= 0") != std::string::npos);
     CHECK(held.out.find("FAIL  row i sees exactly i keys: rows with another count = 4 <= 0") != std::string::npos);
+    // the same count in both languages: "4 of 16", "16 个元素中 4 个超出"
+    CHECK(held.out.find("; 4 of 16 elements outside") != std::string::npos);
+    const auto zh = run_cli({"mask", "--len", "4", "--diagonal", "0", "--softmax", "safe", "--against", dir + "/mask.npy", "--quiet", "--lang", "zh"});
+    CHECK(zh.status == 1);
+    CHECK(zh.out.find("；16 个元素中 4 个超出") != std::string::npos);
 }
 
 TEST_CASE("mask: boolean conventions as CSV 0/1 and JSON true/false")

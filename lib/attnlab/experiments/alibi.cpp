@@ -212,7 +212,7 @@ std::optional<Check> check_geometric(const AlibiParams& p, const Run& run, const
     // by a factor of at least 2^(-8/H) / 2^(-8/(H+1)), far above this.
     const double u_store = unit_roundoff(precision_of(slopes.elem).value_or(DType::float64));
     return at_most(tr(env, "the slopes are the geometric sequence 2^(-8/{0}), 2^(-16/{0}), ..., 2^(-8)",
-                      "斜率是几何数列 2^(-8/{0}), 2^(-16/{0}), ..., 2^(-8)", p.heads),
+                      "斜率是等比数列 2^(-8/{0}), 2^(-16/{0}), ..., 2^(-8)", p.heads),
                    "max rel |m_h - 2^(-8(h+1)/H)|", err, u_store + 4.0 * unit_roundoff(DType::float64), 1.0);
 }
 

@@ -275,7 +275,10 @@ std::optional<Check> check_weights_permute(const PermuteParams& p, const Run& ru
 std::optional<Check> check_breaks(const PermuteParams& p, const Run& run, const CheckEnv& env)
 {
     if (!positional(p)) return std::nullopt;
-    const std::string what = p.pe != PeKind::none ? tr(env, "{} position information", "{} 位置信息", name_of(p.pe))
+    const auto zh_name = [](PeKind pe) {
+        return pe == PeKind::sinusoidal ? "正弦位置编码" : pe == PeKind::rope ? "RoPE 旋转位置编码" : "ALiBi 线性偏置";
+    };
+    const std::string what = p.pe != PeKind::none ? (env.lang == Lang::zh ? std::string(zh_name(p.pe)) : fmt::format("{} position information", name_of(p.pe)))
                                                   : tr(env, "a causal mask", "因果掩码");
     return demonstration(tr(env, "with {}, Attn(PX) != P Attn(X): order now matters (more than 100x rounding)",
                             "加入{}后 Attn(PX) != P Attn(X)：顺序有了意义（超过舍入误差的 100 倍）", what),

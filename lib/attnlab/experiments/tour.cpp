@@ -179,7 +179,7 @@ void section_pe(TourReport& t, const RunContext& ctx)
                       "[0, 1, 0, 1, ...]; the frequencies fall geometrically; PE(p+k) is a rotation of PE(p) by an\n"
                       "angle that depends on k alone; slicing a precomputed table gives the same rows.",
                       "PE(pos, 2i) = sin(pos w_i)，PE(pos, 2i+1) = cos(pos w_i)，w_i = 10000^(-2i/D)。第 0 行是\n"
-                      "[0, 1, 0, 1, ...]；频率按几何级数递减；PE(p+k) 是 PE(p) 旋转一个只取决于 k 的角度；\n"
+                      "[0, 1, 0, 1, ...]；频率按等比数列递减；PE(p+k) 是 PE(p) 旋转一个只取决于 k 的角度；\n"
                       "从预先计算的表中切片得到的行与直接计算的相同。"});
     PeParams p;
     p.len = 8;
@@ -342,7 +342,7 @@ void section_alibi(TourReport& t, const RunContext& ctx)
     AlibiParams p;
     p.heads = 4;
     s.use(run_alibi(p, all_tensors(ctx)), alibi_command(p),
-          {{"slopes_geometric", "Press et al. 2022 (ALiBi), §3", "斜率是几何数列 2^(-8/H), ..., 2^(-8)"},
+          {{"slopes_geometric", "Press et al. 2022 (ALiBi), §3", "斜率是等比数列 2^(-8/H), ..., 2^(-8)"},
            {"bias_toeplitz", "Press et al. 2022, §3", "偏置只取决于 i - j"},
            {"bloom_shortcut_equivalent", "BLOOM build_alibi_tensor", "BLOOM 只依赖键位置的偏置 m*j 给出相同的因果 softmax 行"}},
           "slopes");

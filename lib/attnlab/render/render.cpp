@@ -224,7 +224,7 @@ std::string verdict_word(const Check& c, Lang lang)
     switch (c.role) {
     case Role::invariant: return zh ? (ok ? "通过" : "失败") : (ok ? "PASS" : "FAIL");
     case Role::article: return zh ? (ok ? "成立" : "不成立") : (ok ? "HOLDS" : "WRONG");  // the wording against the measurement
-    case Role::demonstration: return zh ? (ok ? "显示" : "未显示") : (ok ? "SHOWN" : "NOT SHOWN");
+    case Role::demonstration: return zh ? (ok ? "已演示" : "未演示") : (ok ? "SHOWN" : "NOT SHOWN");
     }
     return {};
 }
@@ -325,7 +325,8 @@ std::string against_text(const Comparison& c, const RenderOptions& opts)
     std::string out = fmt::format(zh ? "\n对照 {} （张量 {}），按 {} 评判：\n" : "\nagainst {} (tensor {}), judged at {}:\n", c.file, c.tensor, c.judged_at);
     out += fmt::format("  {}: expected {}, got {}\n", zh ? "形状" : "shape", shape_text(c.shape_expected), shape_text(c.shape_got));
     if (c.shape_expected == c.shape_got) {
-        out += fmt::format(zh ? "  容差：|差| <= atol {} + rtol {} |期望值|；{} 个元素中 {} 个超出\n" : "  tolerance: |diff| <= atol {} + rtol {} |expected|; {} of {} elements outside\n",
+        // Chinese names the whole first: "128 个元素中 84 个超出" is "84 of 128"
+        out += fmt::format(zh ? "  容差：|差| <= atol {0} + rtol {1} |期望值|；{3} 个元素中 {2} 个超出\n" : "  tolerance: |diff| <= atol {0} + rtol {1} |expected|; {2} of {3} elements outside\n",
                            format_figure(c.atol), format_figure(c.rtol), c.mismatched, c.total);
         if (!c.worst_index.empty() || c.total == 1) out += worst_text(c, zh);
         if (!c.where.empty()) out += "  " + where_text(c, opts.lang) + "\n";
