@@ -163,10 +163,41 @@ std::vector<double> full_rows(const DecodeParams& p, const Run& run)
     return out;
 }
 
-Check steps_check(const DecodeParams& p, const Run& run, const CheckEnv& env, std::string claim, const std::vector<double>& expected, std::string metric)
+// The largest norm of one row (the last axis) of a tensor: |q_m| of one head at one position.
+double max_row_norm(const Tensor& t)
+{
+    const std::size_t d = t.shape.back();
+    double worst = 0.0;
+    for (std::size_t r = 0; r * d < t.values.size(); ++r) {
+        double sq = 0.0;
+        for (std::size_t c = 0; c < d; ++c) sq += t.values[r * d + c] * t.values[r * d + c];
+        worst = worse(worst, std::sqrt(sq));
+    }
+    return worst;
+}
+
+// Steps recomputed with positions other than the run's own (shifted by the pads, or the
+// cache's indices for the full pass's positions) are the same mathematically; in floating point
+// they rotate by other angles, each rounded (error model: u |angle| per rounding, within
+// angle_rel_error at positions up to m, theta_0 = 1, so delta <= angle_rel_error(float64, m) m
+// for the float64 recomputation). Turning q and k each by up to delta moves a score
+// q.k / sqrt(d) by at most 2 delta |q| |k| / sqrt(d); a softmax moves sum_j |w_j| by at most
+// twice its largest score change, so an output by 4 delta |q| |k| / sqrt(d) max |v|. ALiBi's
+// biases are its slopes times whole distances, the same at any shift: 0 there (sinusoidal PE is
+// never held against other positions: the shift check is RoPE's and ALiBi's, and sinks go
+// without it).
+double other_angles_tol(const DecodeParams& p, const Run& run)
+{
+    if (p.pe != PeKind::rope) return 0.0;
+    const double m = dsize(tokens(p) + p.prefill), delta = angle_rel_error(DType::float64, m) * m;
+    return 4.0 * delta * max_row_norm(run.at("q")) * max_row_norm(run.at("k")) / std::sqrt(dsize(head_dim(p))) * max_abs(run.at("v"));
+}
+
+Check steps_check(const DecodeParams& p, const Run& run, const CheckEnv& env, std::string claim, const std::vector<double>& expected, std::string metric,
+                  double other_angles = 0.0)
 {
     double size = 0.0;
-    const double tol = step_tol(p, run, env, &size);
+    const double tol = step_tol(p, run, env, &size) + other_angles;
     return at_most(std::move(claim), std::move(metric), steps_diff(run, expected), tol, size);
 }
 
@@ -194,7 +225,7 @@ std::optional<Check> check_sinks(const DecodeParams& p, const Run& run, const Ch
     return steps_check(p, run, env,
                        tr(env, "with S = {} sinks and a window of W = {}, each cached key is read at its index in the cache and the query at the last (StreamingLLM)",
                           "S = {} 个 sink 加 W = {} 的窗口时，缓存里每个键按它在缓存中的下标读取，查询用最后一个下标（StreamingLLM）", p.sinks, p.window),
-                       steps(p, run, PositionRule::correct), "max |out_steps - float64 recomputation|");
+                       steps(p, run, PositionRule::correct), "max |out_steps - float64 recomputation|", other_angles_tol(p, run));
 }
 
 std::optional<Check> check_left_pad(const DecodeParams& p, const Run& run, const CheckEnv& env)
@@ -214,7 +245,8 @@ std::optional<Check> check_shift(const DecodeParams& p, const Run& run, const Ch
     return steps_check(p, run, env,
                        tr(env, "under {}, counting positions from the first pad gives the same steps: a uniform shift changes no score",
                           "在 {} 下，从第一个填充开始计位置得到相同的各步输出：整体平移不改变任何得分", name_of(p.pe)),
-                       steps(p, run, PositionRule::left_pad_from_0), "max |out_steps - steps with positions from the first pad|");
+                       steps(p, run, PositionRule::left_pad_from_0), "max |out_steps - steps with positions from the first pad|",
+                       other_angles_tol(p, run));
 }
 
 // The position each slot of the cache is read with, by the formula: with a window the slots
