@@ -2,11 +2,13 @@
 """One exercise end to end, as a teacher and a student would use it (no numpy needed).
 
 Usage: exercise_check.py ATTNLAB NAME
+       exercise_check.py ATTNLAB all    (every exercise `attnlab exercise list` names, two at a time)
 
 `exercise new` writes the folder; starter.py compiles; `exercise solve` gives an answer that
 check.sh accepts (exit 0); every catalogued mistake gives an answer that check.sh rejects
 (exit 1) and names; check.sh exits 2 with one line when the answer or attnlab is missing.
 """
+import concurrent.futures
 import json
 import os
 import py_compile
@@ -93,5 +95,26 @@ def main():
         print(f"ok: {name}: reference accepted, {len(spec['mistakes'])} mistakes rejected and named")
 
 
+def check_all(attnlab):
+    """Each exercise of the catalogue in a process of its own; one line each, then the count."""
+    listed = run([attnlab, "exercise", "list", "--format", "json"])
+    if listed.returncode != 0:
+        fail(f"exercise list exited {listed.returncode}: {listed.stderr}")
+    names = [e["name"] for e in json.loads(listed.stdout)["exercises"]]
+    one = lambda name: subprocess.run([sys.executable, os.path.abspath(__file__), attnlab, name], capture_output=True, text=True, timeout=300)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(one, names))
+    failed = 0
+    for name, r in zip(names, results):
+        lines = (r.stdout + r.stderr).strip().splitlines()
+        print(lines[-1] if lines else f"FAIL: {name}: no output")
+        failed += r.returncode != 0
+    print(f"{len(names) - failed} passed, {failed} failed")
+    sys.exit(1 if failed or not names else 0)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[2:] == ["all"]:
+        check_all(os.path.abspath(sys.argv[1]))
+    else:
+        main()
