@@ -2,7 +2,9 @@
 // case, and the submissions on a pool of threads.
 #include "attnlab/exercise/grade.hpp"
 
+#include "attnlab/core/error_model.hpp"
 #include "attnlab/core/parallel.hpp"
+#include "attnlab/experiments/command_line.hpp"
 #include "attnlab/io/files.hpp"
 #include "attnlab/io/npy.hpp"
 
@@ -11,8 +13,8 @@
 
 #include <sys/stat.h>
 
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -89,13 +91,11 @@ bool ended_badly(const ProgramOutcome& run, const ProgramLimits& limits, Lang la
     return false;
 }
 
-// Whether a file stored as ELEM holds fewer significant bits than the exercise is judged at.
+// Whether a file stored as ELEM is coarser (a larger unit roundoff) than the exercise is judged at.
 bool stored_below(Elem elem, DType judged_at)
 {
-    const auto bits = [](DType d) { return d == DType::float64 ? 53 : d == DType::float32 ? 24 : d == DType::float16 ? 11 : 8; };
-    if (elem == Elem::float16) return bits(DType::float16) < bits(judged_at);
-    if (elem == Elem::bfloat16) return bits(DType::bfloat16) < bits(judged_at);
-    return false;
+    const std::optional<DType> stored = precision_of(elem);
+    return stored && unit_roundoff(*stored) > unit_roundoff(judged_at);
 }
 
 std::string shape_text(const std::vector<std::size_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
@@ -214,14 +214,6 @@ struct Grader {
     }
 };
 
-// A word quoted for sh: 'it'\''s'.
-std::string sh_quote(const std::string& word)
-{
-    std::string out = "'";
-    for (char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return out + "'";
-}
-
 bool system_folder(const fs::path& p)
 {
     for (const char* top : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"})
@@ -239,7 +231,7 @@ void use_python(GradeSettings& s, const std::string& work)
     fs::create_directories(bin);
     for (const char* name : {"python3", "python"}) {
         const fs::path script = bin / name;
-        write_bytes(script, fmt::format("#!/bin/sh\nexec {} \"$@\"\n", sh_quote(python.string())));
+        write_bytes(script, fmt::format("#!/bin/sh\nexec {} \"$@\"\n", shell_word(python.string())));
         fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
     }
     s.limits.bin_dir = bin.string();

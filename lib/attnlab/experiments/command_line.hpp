@@ -57,5 +57,7 @@ private:
 // "attnlab pe --len 8": the arguments as one line a shell takes as they are (a word with a
 // character the shell would read is single-quoted).
 std::string command_text(const std::vector<std::string>& args);
+// One word as the shell reads it back: as it is when plain, else single-quoted.
+std::string shell_word(const std::string& word);
 
 }  // namespace attnlab

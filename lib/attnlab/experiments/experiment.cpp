@@ -20,19 +20,19 @@ const Tensor& Run::at(const std::string& name) const
     throw std::logic_error("run has no tensor " + name);
 }
 
+std::string shell_word(const std::string& a)
+{
+    const bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$*?;&|<>()`!#~[]{}") == std::string::npos;
+    if (plain) return a;
+    std::string out = "'";  // in single quotes, a single quote is closed, escaped and reopened
+    for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
 std::string command_text(const std::vector<std::string>& args)
 {
     std::string out = "attnlab";
-    for (const auto& a : args) {
-        const bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$*?;&|<>()`!#~[]{}") == std::string::npos;
-        if (plain) {
-            out += " " + a;
-            continue;
-        }
-        out += " '";  // in single quotes, a single quote is closed, escaped and reopened
-        for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-        out += "'";
-    }
+    for (const auto& a : args) out += " " + shell_word(a);
     return out;
 }
 
