@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,6 +35,27 @@ constexpr auto enum_names(Role)
                       std::pair{Role::demonstration, std::string_view("demonstration")}};
 }
 
+// An article's claim judged: the wording holds; it does not; or it is literally false while
+// the statement its context means (Check::intended, measured in the same run) holds.
+enum class Verdict { holds, wrong, imprecise };
+constexpr auto enum_names(Verdict)
+{
+    return std::array{std::pair{Verdict::holds, std::string_view("holds")},
+                      std::pair{Verdict::wrong, std::string_view("wrong")},
+                      std::pair{Verdict::imprecise, std::string_view("imprecise")}};
+}
+
+
+// The figure of what an article means where its words say more: the verdict is IMPRECISE,
+// not WRONG, when the words fail and this holds.
+struct Intended {
+    std::string metric;
+    double measured = 0.0;
+    double tolerance = 0.0;
+    Compare cmp = Compare::le;
+    bool holds() const;  // NaN never holds
+};
+
 // numeric: a floating-point tolerance, replaced by --tol when given.
 // fixed:   a bound that is part of the claim itself (|PE| <= 1, a count that must be 0,
 //          two results that must be bit-identical); --tol never touches it.
@@ -53,9 +75,21 @@ struct Check {
     // kMaxToleranceFraction of it cannot tell a right figure from a wrong one, so the check
     // is not shown (see untestable()). 0: no yardstick (fixed bounds).
     double scale = 0.0;
+    // An article's claim: the article's own words (at most 40 characters; the section is in the
+    // claim or the tour's source) and one sentence on what a fair reader takes them to mean.
+    std::string quote;
+    std::string reading;
+    std::optional<Intended> intended;
 
     bool passed() const;  // NaN never passes
+    Verdict verdict() const;  // an article's claim: holds, wrong or imprecise
 };
+
+// An article's claim with its words and their reading (both in the run's language but the
+// quote, which stays as the article wrote it).
+Check quoting(Check c, std::string quote, std::string reading);
+// The same claim, IMPRECISE rather than WRONG when the intended statement's figure holds.
+Check meaning(Check c, std::string metric, double measured, double tolerance, Compare cmp = Compare::le);
 
 // Whether a rounding tolerance reaches kMaxToleranceFraction (core/error_model.hpp) of the
 // check's scale: at this precision the check could not fail, or could not hold, for a reason

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string_view>
 #include <limits>
+#include <map>
 
 namespace attnlab {
 
@@ -22,7 +23,9 @@ bool RunContext::keeps(const std::string& name, const std::string& main_tensor) 
     return std::find(show.begin(), show.end(), name) != show.end();
 }
 
-bool Check::passed() const
+namespace {
+
+bool compares(double measured, Compare cmp, double tolerance)
 {
     if (std::isnan(measured)) return false;
     switch (cmp) {
@@ -32,6 +35,31 @@ bool Check::passed() const
     case Compare::gt: return measured > tolerance;
     }
     return false;
+}
+
+}  // namespace
+
+bool Check::passed() const { return compares(measured, cmp, tolerance); }
+
+bool Intended::holds() const { return compares(measured, cmp, tolerance); }
+
+Verdict Check::verdict() const
+{
+    if (passed()) return Verdict::holds;
+    return intended && intended->holds() ? Verdict::imprecise : Verdict::wrong;
+}
+
+Check quoting(Check c, std::string quote, std::string reading)
+{
+    c.quote = std::move(quote);
+    c.reading = std::move(reading);
+    return c;
+}
+
+Check meaning(Check c, std::string metric, double measured, double tolerance, Compare cmp)
+{
+    c.intended = Intended{std::move(metric), measured, tolerance, cmp};
+    return c;
 }
 
 namespace {
@@ -238,6 +266,35 @@ void require_memory(double bytes, const RunContext& ctx, const std::string& what
 bool TourReport::passed() const
 {
     return std::all_of(sections.begin(), sections.end(), [](const TourSection& s) { return s.passed; });
+}
+
+std::string fact_verdict_word(FactVerdict v, Lang lang)
+{
+    if (lang != Lang::zh) return std::string(name_of(v));
+    switch (v) {
+    case FactVerdict::confirmed: return "来源证实";
+    case FactVerdict::contradicted: return "来源否定";
+    case FactVerdict::ambiguous: return "说法含糊";
+    case FactVerdict::not_in_source: return "来源中没有";
+    }
+    return {};
+}
+
+ArticleCount count_article_claims(const TourReport& t)
+{
+    std::map<std::string, Verdict> worst;  // wrong outranks imprecise, which outranks holds
+    const auto rank = [](Verdict v) { return v == Verdict::wrong ? 2 : v == Verdict::imprecise ? 1 : 0; };
+    for (const auto& c : t.claims) {
+        if (c.check.role != Role::article) continue;
+        const auto [it, added] = worst.emplace(c.check.name, c.check.verdict());
+        if (!added && rank(c.check.verdict()) > rank(it->second)) it->second = c.check.verdict();
+    }
+    ArticleCount n;
+    for (const auto& [name, v] : worst) {
+        ++n.distinct;
+        (v == Verdict::wrong ? n.wrong : v == Verdict::imprecise ? n.imprecise : n.holds) += 1;
+    }
+    return n;
 }
 
 }  // namespace attnlab

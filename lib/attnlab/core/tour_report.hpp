@@ -41,12 +41,18 @@ struct TourSection {
 
 // A statement about a model or a paper rather than about a computation: no measurement can
 // settle it, the cited source does. Its verdict never counts in the exit status.
-enum class FactVerdict { confirmed, contradicted };
+// ambiguous:     the sentence has two fair readings, and the source settles them apart.
+// not_in_source: what the article attributes to the source is not there.
+enum class FactVerdict { confirmed, contradicted, ambiguous, not_in_source };
 constexpr auto enum_names(FactVerdict)
 {
     return std::array{std::pair{FactVerdict::confirmed, std::string_view("CONFIRMED")},
-                      std::pair{FactVerdict::contradicted, std::string_view("CONTRADICTED")}};
+                      std::pair{FactVerdict::contradicted, std::string_view("CONTRADICTED")},
+                      std::pair{FactVerdict::ambiguous, std::string_view("AMBIGUOUS")},
+                      std::pair{FactVerdict::not_in_source, std::string_view("NOT IN SOURCE")}};
 }
+// The verdict in the tour's language: "CONTRADICTED", "来源否定".
+std::string fact_verdict_word(FactVerdict v, Lang lang);
 
 struct TourFact {
     std::string id;            // for scripts, e.g. "mistral_uses_alibi"
@@ -58,6 +64,12 @@ struct TourFact {
     std::string source_value;  // what the source says, quoted or transcribed
 };
 
+// The articles' claims the tour judged, each counted once by name (a claim measured at two
+// settings is wrong when either run finds it wrong, else imprecise when either does).
+struct ArticleCount {
+    long distinct = 0, holds = 0, wrong = 0, imprecise = 0;
+};
+
 struct TourReport {
     Lang lang = Lang::en;
     ParamList params;
@@ -66,5 +78,7 @@ struct TourReport {
     std::vector<TourFact> facts;
     bool passed() const;
 };
+
+ArticleCount count_article_claims(const TourReport& t);
 
 }  // namespace attnlab

@@ -223,7 +223,13 @@ std::string verdict_word(const Check& c, Lang lang)
     const bool ok = c.passed(), zh = lang == Lang::zh;
     switch (c.role) {
     case Role::invariant: return zh ? (ok ? "通过" : "失败") : (ok ? "PASS" : "FAIL");
-    case Role::article: return zh ? (ok ? "成立" : "不成立") : (ok ? "HOLDS" : "WRONG");  // the wording against the measurement
+    case Role::article:  // the wording against the measurement
+        switch (c.verdict()) {
+        case Verdict::holds: return zh ? "成立" : "HOLDS";
+        case Verdict::wrong: return zh ? "不成立" : "WRONG";
+        case Verdict::imprecise: return zh ? "不严谨" : "IMPRECISE";
+        }
+        return {};
     case Role::demonstration: return zh ? (ok ? "已演示" : "未演示") : (ok ? "SHOWN" : "NOT SHOWN");
     }
     return {};
@@ -266,6 +272,19 @@ std::string check_line(const Check& c, bool color, Lang lang)
     }
     const std::string role = role_word(c, lang);
     return fmt::format("{} {}{}: {}", verdict, c.claim, role.empty() ? "" : fmt::format(lang == Lang::zh ? "（{}）" : " ({})", role), check_figure(c));
+}
+
+std::string words_line(const Check& c, Lang lang)
+{
+    if (c.quote.empty() && c.reading.empty()) return {};
+    const bool zh = lang == Lang::zh;
+    std::string out = fmt::format(zh ? "原文：“{}”" : "the article: “{}”", c.quote);
+    if (!c.reading.empty()) out += fmt::format(zh ? "；本意：{}" : "; meant: {}", c.reading);
+    if (c.intended)
+        out += fmt::format(zh ? "（{} = {} {} {}，{}）" : " ({} = {} {} {}, {})", c.intended->metric, format_figure(c.intended->measured), name_of(c.intended->cmp),
+                           format_figure(c.intended->tolerance),
+                           c.intended->holds() ? (zh ? "本意成立" : "the meaning holds") : (zh ? "本意也不成立" : "the meaning does not hold either"));
+    return out;
 }
 
 std::string role_word(const Check& c, Lang lang)
@@ -366,7 +385,11 @@ std::string render_text(const Report& report, const RenderOptions& opts)
     const bool against = report.against.has_value();
     if (against && !opts.quiet && !report.checks.empty()) out += opts.lang == Lang::zh ? "参考运行的检查：\n" : "checks of the reference run:\n";
     if (!(against && opts.quiet))
-        for (const auto& c : report.checks) out += wrap_text(check_line(c, opts.color, opts.lang), opts.width, 6) + '\n';
+        for (const auto& c : report.checks) {
+            out += wrap_text(check_line(c, opts.color, opts.lang), opts.width, 6) + '\n';
+            const std::string words = opts.quiet ? std::string() : words_line(c, opts.lang);  // --quiet: the check lines alone
+            if (!words.empty()) out += wrap_text("      " + words, opts.width, 8) + '\n';
+        }
     if (against) out += against_text(*report.against, opts);
     return out;
 }
@@ -480,6 +503,13 @@ nlohmann::ordered_json check_json(const Check& c)
     j["tolerance"] = json_figure(c.tolerance);
     j["role"] = name_of(c.role);
     j["passed"] = c.passed();
+    if (c.role == Role::article) {
+        j["verdict"] = name_of(c.verdict());
+        j["quote"] = c.quote;
+        j["reading"] = c.reading;
+        if (c.intended) j["intended"] = {{"metric", c.intended->metric}, {"measured", json_figure(c.intended->measured)},
+                                           {"comparison", name_of(c.intended->cmp)}, {"tolerance", json_figure(c.intended->tolerance)}};
+    }
     return j;
 }
 

@@ -45,6 +45,9 @@ std::string xml_escape(const std::string& s);
 
 // One check as a text line: "PASS  claim: metric = 3.1e-07 <= 1e-05".
 std::string check_line(const Check& c, bool color, Lang lang = Lang::en);
+// An article's claim, under its line: the article's words, what they mean, and the intended
+// statement's figure when there is one; empty for a check without quoted words.
+std::string words_line(const Check& c, Lang lang);
 // What a check is, when it is not an invariant: "article's claim", "demonstration"; empty for
 // an invariant.
 std::string role_word(const Check& c, Lang lang);
@@ -56,8 +59,8 @@ std::string check_figure(const Check& c);
 // trailing newline is added.
 std::string wrap_text(const std::string& line, std::size_t width, std::size_t indent);
 
-// The verdict of a check in words: PASS/FAIL (invariants), HOLDS/WRONG (an article's
-// claim), SHOWN/NOT SHOWN (a demonstration), or their Chinese.
+// The verdict of a check in words: PASS/FAIL (invariants), HOLDS/WRONG/IMPRECISE (an
+// article's claim), SHOWN/NOT SHOWN (a demonstration), or their Chinese.
 std::string verdict_word(const Check& c, Lang lang);
 
 // A check's measured figure or tolerance as text lines show it: integers whole, others with

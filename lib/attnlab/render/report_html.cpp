@@ -30,9 +30,10 @@ p, li, td, th, figcaption, summary { overflow-wrap: anywhere; }
 .summary { font-weight: bold; } .summary.ok { color: #1a7f37; } .summary.fail { color: #b42318; }
 ol.checks { list-style: none; padding: 0; margin: 0; }
 li.check { border-left: 5px solid #1a7f37; background: #f6fbf7; padding: 5px 10px; margin: 6px 0; }
-li.check.fail { border-color: #b42318; background: #fdf3f2; } li.check.wrong { border-color: #b7791f; background: #fdf8ee; }
+li.check.fail { border-color: #b42318; background: #fdf3f2; } li.check.wrong { border-color: #b7791f; background: #fdf8ee; } li.check.imprecise { border-color: #6b7280; background: #f6f7f9; }
 .verdict { font-weight: bold; margin-right: 0.5em; } .figure { display: block; color: #444; font-size: 0.92em; }
 .role { color: #666; font-size: 0.85em; margin-left: 0.4em; }
+.quote { display: block; color: #333; font-size: 0.92em; font-style: italic; margin-top: 0.2em; }
 .grid { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 14px; }
 figure { margin: 0; border: 1px solid #ddd; border-radius: 4px; padding: 8px; min-width: 0; }
 figure svg { display: block; width: 100%; height: auto; }
@@ -56,11 +57,13 @@ std::string page(const std::string& title, Lang lang, const std::string& body)
 
 std::string check_item(const Check& c, Lang lang, const std::string& attribute)
 {
-    const std::string cls = c.passed() ? "ok" : c.role == Role::invariant ? "fail" : "wrong";
+    const std::string cls = c.passed() ? "ok" : c.role == Role::invariant ? "fail" : c.verdict() == Verdict::imprecise ? "imprecise" : "wrong";
     const std::string role = role_word(c, lang);
-    return fmt::format("<li class=\"check {}\" {}=\"{}\"><span class=\"verdict\">{}</span>{}{}<span class=\"figure\">{}</span></li>\n", cls, attribute,
+    const std::string words = words_line(c, lang);
+    return fmt::format("<li class=\"check {}\" {}=\"{}\"><span class=\"verdict\">{}</span>{}{}<span class=\"figure\">{}</span>{}</li>\n", cls, attribute,
                        xml_escape(c.name), xml_escape(verdict_word(c, lang)), xml_escape(c.claim),
-                       role.empty() ? "" : fmt::format("<span class=\"role\">({})</span>", xml_escape(role)), xml_escape(check_figure(c)));
+                       role.empty() ? "" : fmt::format("<span class=\"role\">({})</span>", xml_escape(role)), xml_escape(check_figure(c)),
+                       words.empty() ? "" : fmt::format("<span class=\"quote\">{}</span>", xml_escape(words)));
 }
 
 std::string checks_list(const std::vector<Check>& checks, Lang lang)

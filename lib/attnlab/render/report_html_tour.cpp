@@ -45,7 +45,7 @@ std::string facts_html(const TourReport& t)
     const Lang lang = t.lang;
     std::string out = fmt::format("<section class=\"facts\">\n<h2>{}</h2>\n<ul>\n", word(lang, "Facts: settled by the cited source, not measured", "事实：由所引来源判定，不是测量"));
     for (const auto& f : t.facts) {
-        const char* verdict = f.verdict == FactVerdict::confirmed ? word(lang, "CONFIRMED", "来源证实") : word(lang, "CONTRADICTED", "来源否定");
+        const std::string verdict = fact_verdict_word(f.verdict, lang);
         out += fmt::format("<li data-fact=\"{}\"><strong>{}</strong> {} <span class=\"figure\">{} · {}: {}</span></li>\n", xml_escape(f.id), verdict, xml_escape(f.statement),
                            xml_escape(f.where), xml_escape(f.source), xml_escape(f.source_value));
     }

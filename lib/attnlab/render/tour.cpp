@@ -31,16 +31,18 @@ std::string render_claims(const TourReport& t, std::size_t width)
     const bool zh = t.lang == Lang::zh;
     std::string out = zh ? "论断汇总：论断、出处、测量值与结论\n\n" : "Claims: each with its source, the measured figure and the verdict\n\n";
     for (const auto& c : t.claims) {
-        out += wrap_text(fmt::format("  {:<6} {}", verdict_word(c.check, t.lang), c.claim), width, 9) + "\n";
-        out += wrap_text(fmt::format("         {} | {}", c.source, check_figure(c.check)), width, 9) + "\n";
+        out += wrap_text(fmt::format("  {:<9} {}", verdict_word(c.check, t.lang), c.claim), width, 12) + "\n";
+        if (const std::string words = words_line(c.check, t.lang); !words.empty()) out += wrap_text("            " + words, width, 12) + "\n";
+        out += wrap_text(fmt::format("            {} | {}", c.source, check_figure(c.check)), width, 12) + "\n";
     }
-    long wrong = 0;
-    for (const auto& c : t.claims) wrong += c.check.role == Role::article && !c.check.passed();
+    const ArticleCount n = count_article_claims(t);
     out += "\n";
     const std::string summary =
-        zh ? fmt::format("{} 条文章论断与测量结果不符（见上表，附数值）；程序自身的不变量{}。", wrong, t.passed() ? "全部成立" : "有不成立的")
-           : fmt::format("{} of the articles' claims {} with the measurement (figures above); the program's own invariants {}.", wrong,
-                         wrong == 1 ? "disagrees" : "disagree", t.passed() ? "all hold" : "do NOT all hold");
+        zh ? fmt::format("{} 条文章论断与测量结果不符，{} 条不严谨（字面不成立、本意成立；见上表，附数值）；程序自身的不变量{}。", n.wrong, n.imprecise,
+                         t.passed() ? "全部成立" : "有不成立的")
+           : fmt::format("{} of the articles' claims {} with the measurement and {} {} imprecise (literally false, the meaning holds; figures above); "
+                         "the program's own invariants {}.",
+                         n.wrong, n.wrong == 1 ? "disagrees" : "disagree", n.imprecise, n.imprecise == 1 ? "is" : "are", t.passed() ? "all hold" : "do NOT all hold");
     return out + wrap_text(summary, width, 0) + "\n";
 }
 
@@ -54,9 +56,8 @@ std::string render_facts(const TourReport& t, std::size_t width)
                                           : "Facts: statements about models and papers, settled by the cited source (not measured; never in the exit status)",
                                        width, 0) + "\n\n";
     for (const auto& f : t.facts) {
-        const std::string verdict = zh ? (f.verdict == FactVerdict::confirmed ? "来源证实" : "来源否定") : name_of(f.verdict);
-        out += wrap_text(fmt::format("  {:<12} {}", verdict, f.statement), width, 15) + "\n";
-        out += wrap_text(fmt::format("               {} | {}: {}", f.where, f.source, f.source_value), width, 15) + "\n";
+        out += wrap_text(fmt::format("  {:<13} {}", fact_verdict_word(f.verdict, t.lang), f.statement), width, 16) + "\n";
+        out += wrap_text(fmt::format("                {} | {}: {}", f.where, f.source, f.source_value), width, 16) + "\n";
     }
     return out;
 }
@@ -128,6 +129,8 @@ nlohmann::ordered_json tour_to_json(const TourReport& t, bool with_tensors)
         claims.push_back(std::move(j));
     }
     doc["claims"] = std::move(claims);
+    const ArticleCount n = count_article_claims(t);
+    doc["article_claims"] = {{"distinct", n.distinct}, {"holds", n.holds}, {"wrong", n.wrong}, {"imprecise", n.imprecise}};
     auto facts = nlohmann::ordered_json::array();
     for (const auto& f : t.facts) {
         nlohmann::ordered_json j;
