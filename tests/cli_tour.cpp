@@ -51,10 +51,10 @@ TEST_CASE("tour: JSON has every section with tensors and checks, every claim wit
                         "bucket_depends_on_offset_only", "exact_buckets_near", "log_buckets_far", "beyond_max_distance_last_bucket",
                         "sign_told_apart_bidirectional_only", "far_distances_share_a_bucket",                    // relative
                         "pos0_unchanged", "norm_preserved", "dot_equals_relative_rotation",
-                        "relative_position_only", "styles_are_permutations", "rope_absorbs_into_kv_compression",
+                        "relative_position_only", "rope_relative_sign", "styles_are_permutations", "rope_absorbs_into_kv_compression",
                         "faq_q17_dynamic_ntk_bases", // rope
                         "slopes_geometric", "bias_toeplitz", "bloom_shortcut_equivalent",
-                        "simple_formula_matches_paper_text", "simple_formula_matches_reference_code", "paper_slopes_monotone",                        // alibi
+                        "simple_formula_matches_paper_text", "paper_text_and_reference_code_differ", "paper_slopes_monotone",                        // alibi
                         "causal_equals_tril", "rows_sum_to_one", "masked_weights_exactly_zero",
                         "hidden_scores_ignored", "multiply_leak_very_small", "multiply_cannot_mask", "transformer_src_mask_default",
                         "minus_1e9_avoids_fp16_overflow",
@@ -66,14 +66,10 @@ TEST_CASE("tour: JSON has every section with tensors and checks, every claim wit
                         "unmasked_rows_change", "teacher_forcing_needs_mask", "main_matches_reference", "causal_rows_unchanged",
                         "rows_sum_to_one", "cross_attention_positions",                                // encoder_decoder
                         "alibi_extrapolates_best", "learned_stops_at_max_len", "sinusoidal_does_not_extrapolate",
-                        "nope_learns_k_back"});                                                         // length
-    CHECK(j["claims"].size() == 77);
-    int wrong = 0;
-    for (const auto& c : j["claims"]) {
-        CHECK(!c["source"].get<std::string>().empty());
-        wrong += c["role"] == "article" && c["passed"] == false;
-    }
-    CHECK(wrong >= 8);  // the articles' claims the measurements refute
+                        "nope_learns_k_back", "sinusoidal_extrapolates_easily", "rope_weaker_on_short_sequences",
+                        "alibi_extrapolates_because_relative"});                                        // length
+    CHECK(j["claims"].size() == 81);
+    for (const auto& c : j["claims"]) CHECK(!c["source"].get<std::string>().empty());
     // Each section draws one picture, the tensor or pair its author chose, listed in the JSON.
     std::vector<std::string> drawn;
     for (const auto& s : j["sections"]) {
@@ -103,20 +99,84 @@ TEST_CASE("tour: JSON has every section with tensors and checks, every claim wit
                      {"baichuan_7b_uses_rope", "CONFIRMED"},
                      {"baichuan_13b_uses_rope", "CONTRADICTED"},
                      {"roformer_llama7b_perplexities", "CONTRADICTED"},
-                     {"llama2_extends_context_with_dynamic_ntk", "CONTRADICTED"},
-                     {"mistral_uses_alibi", "CONTRADICTED"}});
+                     {"llama2_extends_context_with_dynamic_ntk", "AMBIGUOUS"},
+                     {"roformer_calls_rope_vectorised_sinusoidal", "NOT IN SOURCE"},
+                     {"press_bias_is_symmetric", "NOT IN SOURCE"},
+                     {"mistral_uses_alibi", "CONTRADICTED"},
+                     {"alibi_train_1024_infer_8192", "CONFIRMED"}});
     CHECK(j["passed"] == true);  // a contradicted fact is not a failed check
-    CHECK(j["facts"][6]["source_value"].get<std::string>().find("\"rope_theta\": 10000.0 (v0.1), 1000000.0 (v0.2)") == 0);
+    CHECK(j["facts"][8]["source_value"].get<std::string>().find("\"rope_theta\": 10000.0 (v0.1), 1000000.0 (v0.2)") == 0);
     const auto en = run_cli({"tour", "--section", "rope"}, {"LANG=C"});
     CHECK(en.status == 0);
     CHECK(en.out.find("Facts: statements about models and papers") != std::string::npos);
-    CHECK(en.out.find("  CONTRADICTED Baichuan uses RoPE: Baichuan-13B\n") != std::string::npos);
-    CHECK(en.out.find("  CONFIRMED    Baichuan uses RoPE: Baichuan-7B\n") != std::string::npos);
+    CHECK(en.out.find("  CONTRADICTED  Baichuan uses RoPE: Baichuan-13B\n") != std::string::npos);
+    CHECK(en.out.find("  CONFIRMED     Baichuan uses RoPE: Baichuan-7B\n") != std::string::npos);
+    CHECK(en.out.find("  AMBIGUOUS     Llama-2's context extension uses Dynamic NTK\n") != std::string::npos);
     CHECK(en.out.find("mistral") == std::string::npos);  // --section keeps the section's facts only
     const auto zh = run_cli({"tour", "--section", "alibi", "--lang", "zh"});
     CHECK(zh.out.find("事实：关于模型与论文的说法") != std::string::npos);
-    CHECK(zh.out.find("  来源否定     部分 Mistral 版本使用 ALiBi\n") != std::string::npos);
+    CHECK(zh.out.find("  来源否定      部分 Mistral 版本使用 ALiBi\n") != std::string::npos);
+    CHECK(zh.out.find("  来源中没有    Press et al. 定义的 ALiBi 偏置是 -m |i - j|") != std::string::npos);
     CHECK(run_json({"tour", "--section", "mask"})["facts"].empty());
+}
+
+// The article's rows: every one quotes its sentence (at most 40 characters) and says what it
+// means; the re-judged rows carry the verdict a careful reading gives, and the counts add up.
+TEST_CASE("tour: every article row has its verdict, quote and reading, IMPRECISE is counted apart, and the README's count is the tour's")
+{
+    const auto j = run_json({"tour"});
+    std::map<std::string, std::string> verdict;
+    for (const auto& c : j["claims"]) {
+        if (c["role"] != "article") {
+            CHECK_FALSE(c.contains("verdict"));
+            continue;
+        }
+        const std::string name = c["name"], quote = c["quote"];
+        CAPTURE(name);
+        CHECK(!quote.empty());
+        std::size_t chars = 0;  // code points: bytes that do not continue a UTF-8 sequence
+        for (unsigned char ch : quote) chars += (ch & 0xC0) != 0x80;
+        CHECK(chars <= 40);
+        CHECK(!c["reading"].get<std::string>().empty());
+        CHECK(c["passed"] == (c["verdict"] == "holds"));
+        if (c["verdict"] == "imprecise") CHECK(c["intended"]["measured"].is_number());
+        const std::string v = c["verdict"];
+        auto [it, added] = verdict.emplace(name, v);
+        if (!added && v == "wrong") it->second = v;
+    }
+    CHECK(verdict.at("output_unchanged") == "imprecise");
+    CHECK(verdict.at("teacher_forcing_needs_mask") == "imprecise");
+    CHECK(verdict.at("rope_relative_sign") == "imprecise");
+    CHECK(verdict.at("multiply_cannot_mask") == "holds");
+    CHECK(verdict.at("faq_q17_dynamic_ntk_bases") == "holds");
+    CHECK(verdict.at("cross_attention_positions") == "wrong");
+    CHECK(verdict.at("sinusoidal_extrapolates_easily") == "wrong");
+    CHECK(verdict.at("rope_weaker_on_short_sequences") == "wrong");
+    CHECK(verdict.count("paper_text_and_reference_code_differ") == 0);  // the program's demonstration, not the articles'
+    long holds = 0, wrong = 0, imprecise = 0;
+    for (const auto& [name, v] : verdict) (v == "holds" ? holds : v == "wrong" ? wrong : imprecise) += 1;
+    const auto& n = j["article_claims"];
+    CHECK(n["distinct"] == static_cast<long>(verdict.size()));
+    CHECK(n["holds"] == holds);
+    CHECK(n["wrong"] == wrong);
+    CHECK(n["imprecise"] == imprecise);
+    // the README states the same counts
+    const std::string readme = slurp(std::string(ATTNLAB_SOURCE_DIR) + "/README.md");
+    const std::string said = "The tour judges " + std::to_string(verdict.size()) + " of their claims against the measurement:\n" + std::to_string(wrong) +
+                             " are wrong, " + std::to_string(imprecise) + " imprecise";
+    CHECK(readme.find(said) != std::string::npos);
+    CHECK(readme.find("and " + std::to_string(holds) + " hold.") != std::string::npos);
+    // text: the quote under the claim, in the claims table; the summary counts both
+    const auto text = run_cli({"tour", "--section", "order"}, {"LANG=C"});
+    CHECK(text.out.find("  IMPRECISE permuting the input leaves the output strictly unchanged\n"
+                        "            the article: “交换输入 token 的顺序，输出严格不变”; meant:") != std::string::npos);
+    CHECK(text.out.find("3 of the articles' claims disagree with the measurement and 1 is imprecise") != std::string::npos);
+    // HTML: the quote in the claims list
+    const std::string page = scratch("tour_order.html");
+    REQUIRE(run_cli({"tour", "--section", "order", "--quiet", "--report", page}).status == 0);
+    const std::string html = slurp(page);
+    CHECK(html.find("<li class=\"check imprecise\" data-claim=\"output_unchanged\"><span class=\"verdict\">IMPRECISE</span>") != std::string::npos);
+    CHECK(html.find("<span class=\"quote\">the article: “交换输入 token 的顺序，输出严格不变”") != std::string::npos);
 }
 
 TEST_CASE("tour: --section runs one section")

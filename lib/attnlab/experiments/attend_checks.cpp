@@ -220,11 +220,13 @@ std::optional<Check> check_unmasked_rows(const AttendParams& p, const Run& run, 
                         future_metric(p), *worst, 0.0);
 }
 
-// "Attention 的两个补丁" §5.3 (没有 Causal Mask 会发生什么？后果 3): without the mask "there is no teacher forcing and no
-// parallel training". One unmasked pass gives every position's output at once, which is all
-// teacher forcing asks; what goes wrong is that row i has seen X after i (how far it moves,
-// unmasked_rows_change measures). The claim would hold if the pass could not give the rows:
-// the figure counts the positions whose every output value came out finite.
+// "Attention 的两个补丁" §5.3 (没有 Causal Mask 会发生什么？后果 3): without the mask "there is no
+// teacher forcing and no parallel training". Literally false: one unmasked pass gives every
+// position's output at once (the figure counts the positions whose every output came out
+// finite). What the article means holds: training every position in one pass without
+// letting row i read X after i needs the mask; unmasked, row i moves when X after i does (its
+// 后果 1), the intended figure.
+template <class T>
 std::optional<Check> check_teacher_forcing(const AttendParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.mask != MaskKind::none || p.kv_len.has_value()) return std::nullopt;
@@ -236,11 +238,18 @@ std::optional<Check> check_teacher_forcing(const AttendParams& p, const Run& run
             for (std::size_t j = 0; j < d; ++j)
                 if (!std::isfinite(out.values[(bh * L + i) * d + j])) finite[i] = false;
     const auto produced = static_cast<double>(std::count(finite.begin(), finite.end(), true));
-    return article_claim(tr(env, "without a mask there is no teacher forcing and no parallel training (§5.3)",
-                            "没有掩码就无法做 teacher forcing，也无法并行训练（§5.3）"),
-                         tr(env, "positions whose output one unmasked pass gave, all finite, of L = {} (each also saw X after it: unmasked_rows_change)",
-                            "一次不加掩码的前向给出、全部有限的输出位置数，共 L = {} 个（每个位置也看到了它之后的 X：见 unmasked_rows_change）", L),
-                         produced, static_cast<double>(L), Compare::lt);
+    const Check words = quoting(article_claim(tr(env, "without a mask there is no teacher forcing and no parallel training (§5.3)",
+                                                 "没有掩码就无法做 teacher forcing，也无法并行训练（§5.3）"),
+                                              tr(env, "positions whose output one unmasked pass gave, all finite, of L = {}",
+                                                 "一次不加掩码的前向给出、全部有限的输出位置数，共 L = {} 个", L),
+                                              produced, static_cast<double>(L), Compare::lt),
+                                "无法做 teacher forcing —— 也就是无法并行训练",
+                                tr(env, "training every position in one pass without leaking the future needs the mask: unmasked, row i reads X after i",
+                                   "要在一次前向中训练所有位置而不泄露未来，就需要掩码：不加掩码时第 i 行会读到 i 之后的 X"));
+    const long i_last = early_rows_end(p);
+    const auto leak = future_change<T>(p, run, env, i_last);
+    if (!leak) return words;
+    return meaning(words, future_metric(p), *leak, 0.0, Compare::gt);
 }
 
 // Padding: change X at padded positions; no non-padded output may move.
@@ -318,13 +327,18 @@ std::optional<Check> check_cross_positions(const AttendParams& p, const Run& run
     const double diff = max_abs_diff(run_block(x, x_kv, w, from_zero, Matrices::drop).attn.out,
                                      run_block(x, x_kv, w, shifted, Matrices::drop).attn.out);
     const double scale = max_abs(run.at("v"));
-    return article_claim_numeric(tr(env, "in cross-attention {} works as in self-attention, each side counting its own positions (§6.1 table): "
-                                         "the output does not depend on where the two sequences' positions start",
-                                    "交叉注意力中 {} 与自注意力中一样有效，两边各自计位置（§6.1 表）：输出不取决于两条序列的位置从哪里开始",
-                                    name_of(p.pe)),
-                                 tr(env, "max |out, queries from position 0 - out, queries from position {}|", "max |out（查询从位置 0 开始）- out（查询从位置 {} 开始）|",
-                                    r.kv_len - r.len),
-                                 diff, 64.0 * env.eps * scale, scale);
+    const Check words = article_claim_numeric(
+        tr(env, "in cross-attention {} works as in self-attention, each side counting its own positions (§6 小结): "
+                "the output does not depend on where the two sequences' positions start",
+           "交叉注意力中 {} 与自注意力中一样有效，两边各自计位置（§6 小结）：输出不取决于两条序列的位置从哪里开始", name_of(p.pe)),
+        tr(env, "max |out, queries from position 0 - out, queries from position {}|", "max |out（查询从位置 0 开始）- out（查询从位置 {} 开始）|", r.kv_len - r.len),
+        diff, 64.0 * env.eps * scale, scale);
+    return quoting(words, "三套位置编码方案…都能用于三种 Attention",
+                   tr(env,
+                      "each scheme carries over to cross-attention with nothing to choose but where positions enter; an added PE does (each "
+                      "sequence adds its own table), a relative scheme needs a query-to-key distance, which two sequences do not define",
+                      "每种方案都能照搬到交叉注意力，要选的只是位置从哪里注入；加在输入上的位置编码确实如此（两条序列各加各的表），"
+                      "相对方案却要用查询到键的距离，而两条不同的序列并没有这个距离"));
 }
 
 // The largest |position| a run's queries and keys sit at.
@@ -438,7 +452,7 @@ std::vector<CheckDef<AttendParams>> attend_checks()
             // one ulp away would otherwise "fail" bit-identity with attnlab's second run).
             {"causal_rows_unchanged", {}, from_x(check_causal_rows<T>)},
             {"unmasked_rows_change", {}, from_x(check_unmasked_rows<T>)},
-            {"teacher_forcing_needs_mask", {"out"}, check_teacher_forcing},
+            {"teacher_forcing_needs_mask", {"out"}, from_x(check_teacher_forcing<T>)},
             {"padding_ignored", {}, from_x(check_padding<T>)},
             {"rope_scores_relative", {"x"}, check_rope_relative<T>},
             {"cross_attention_positions", {}, from_x(check_cross_positions<T>)},

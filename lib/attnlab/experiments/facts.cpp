@@ -41,11 +41,36 @@ const FactRow kFacts[] = {
      "RoFormer 发表于 2021 年 4 月 20 日，LLaMA 发表于 2023 年 2 月 27 日；RoFormer 的实验是 WMT 2014 英德翻译、BERT 预训练加 GLUE、"
      "Enwik8 上的 Performer 和 CAIL2019-SCM"},
     {"llama2_extends_context_with_dynamic_ntk", "rope", "\"Attention 的两个补丁\" FAQ Q17",
-     "Llama-2's context extension uses Dynamic NTK", "Llama-2 的上下文长度扩展用的就是 Dynamic NTK", FactVerdict::contradicted,
-     "Effective Long-Context Scaling of Foundation Models (Xiong et al., arXiv 2309.16039), §2",
-     "Llama 2 Long is trained further with the RoPE base raised once from 10000 to 500000 (adjusted base "
-     "frequency); the base does not follow the input length at inference",
-     "Llama 2 Long 在继续训练时把 RoPE 的 base 从 10000 一次性调到 500000（adjusted base frequency）；推理时 base 不随输入长度变化"},
+     "Llama-2's context extension uses Dynamic NTK", "Llama-2 的上下文长度扩展用的就是 Dynamic NTK", FactVerdict::ambiguous,
+     "Effective Long-Context Scaling of Foundation Models (Xiong et al., arXiv 2309.16039), §2; Hugging Face transformers, "
+     "rope_scaling {\"type\": \"dynamic\"} for Llama",
+     "Meta's own extension, Llama 2 Long, is trained further with the RoPE base raised once from 10000 to 500000 (adjusted base "
+     "frequency), not Dynamic NTK; but running Llama-2 past 4096 tokens with Hugging Face's dynamic scaling is common practice, "
+     "so the sentence is true of the community's extension and not of Meta's",
+     "Meta 自己的扩展 Llama 2 Long 是在继续训练时把 RoPE 的 base 从 10000 一次性调到 500000（adjusted base frequency），不是 Dynamic NTK；"
+     "但用 Hugging Face 的 dynamic 缩放让 Llama-2 跑过 4096 个 token 是常见做法，所以这句话对社区的扩展成立，对 Meta 的不成立"},
+    {"roformer_calls_rope_vectorised_sinusoidal", "rope", "\"Attention 的两个补丁\" §3.4 tip and FAQ Q9",
+     "the RoPE paper says RoPE can be understood as a 'vectorised' form of sinusoidal PE",
+     "RoPE 论文明确说 RoPE 可以被理解为 sinusoidal PE 的一种“向量化”形式", FactVerdict::not_in_source,
+     "RoFormer (Su et al., arXiv 2104.09864v5), §3.2 and §3.4",
+     "no such sentence; what RoFormer says of the relation is that, in contrast to the additive position embeddings before it, "
+     "its approach is multiplicative, and it keeps the sinusoidal frequencies theta_i = 10000^(-2(i-1)/d)",
+     "没有这句话；RoFormer 讲二者关系时说的是：与此前加性的位置编码不同，它的做法是乘性的，并沿用正弦编码的频率 theta_i = 10000^(-2(i-1)/d)"},
+    {"press_bias_is_symmetric", "alibi", "\"Attention 的两个补丁\" §4.1 formula (ALiBi（Press et al., 2022）… − m · |i - j|)",
+     "Press et al. define ALiBi's bias as -m |i - j|, for keys on both sides of the query",
+     "Press et al. 定义的 ALiBi 偏置是 -m |i - j|，查询两侧的键都加", FactVerdict::not_in_source,
+     "Train Short, Test Long (Press et al., arXiv 2108.12409v2), §3",
+     "the paper defines the bias for causal language models only: query i adds m [-(i-1), ..., -2, -1, 0] to its scores on keys "
+     "j <= i, which is -m |i - j| there; a bias for keys after the query (bidirectional attention) is not in the paper",
+     "论文只为因果语言模型定义偏置：查询 i 在键 j <= i 的得分上加 m [-(i-1), ..., -2, -1, 0]，在这些键上等于 -m |i - j|；"
+     "查询之后的键（双向注意力）的偏置，论文里没有"},
+    {"alibi_train_1024_infer_8192", "length", "\"Attention 的两个补丁\" §4 小结 and FAQ Q18",
+     "ALiBi trained at L = 1024 keeps its quality at L = 8192 in the original paper, where sinusoidal degrades from L = 2048",
+     "原论文中 ALiBi 在 L = 1024 上训练、在 L = 8192 上推理仍保持质量，而 sinusoidal 从 L = 2048 起就变差", FactVerdict::confirmed,
+     "Train Short, Test Long (Press et al., arXiv 2108.12409v2), Figure 1 (right) and Table 3",
+     "WikiText-103 models trained on L = 1024: ALiBi's perplexity stays near its L = 1024 value out to 16000 tokens, while "
+     "the sinusoidal model's rises steeply soon past L",
+     "在 L = 1024 上训练的 WikiText-103 模型：ALiBi 的 perplexity 到 16000 个 token 仍接近 L = 1024 时的值，而 sinusoidal 模型过了 L 不久就急剧上升"},
     {"mistral_uses_alibi", "alibi", "\"Attention 的两个补丁\" API list, §1.3 and §4.3 tables",
      "some Mistral versions use ALiBi", "部分 Mistral 版本使用 ALiBi", FactVerdict::contradicted,
      "mistralai/Mistral-7B-v0.1 and Mistral-7B-Instruct-v0.2, config.json; Mistral 7B (Jiang et al., arXiv 2310.06825)",

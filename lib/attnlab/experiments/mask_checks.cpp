@@ -160,11 +160,14 @@ std::optional<Check> check_sdpa_bool(const MaskParams&, const Run& run, const Ch
             for (auto j = static_cast<std::size_t>(m.lengths[b]); j < S; ++j) mass += w.values[(b * L + i) * S + j];
             worst = worse(worst, mass);
         }
-    return article_claim(tr(env, "scaled_dot_product_attention's boolean attn_mask masks the positions set to True (§5.3)",
+    return quoting(article_claim(tr(env, "scaled_dot_product_attention's boolean attn_mask masks the positions set to True (§5.3)",
                             "scaled_dot_product_attention 的布尔 attn_mask 屏蔽值为 True 的位置（§5.3）"),
                          tr(env, "largest weight mass on padded keys when key_padding_mask (True = padding) is passed as attn_mask",
                             "把 key_padding_mask（True = padding）当作 attn_mask 传入时，填充键上的最大权重和"),
-                         worst, 0.0);
+                         worst, 0.0),
+                   "bool 类型的 mask（True 位置屏蔽）",
+                   tr(env, "a boolean mask passed to the attention call hides the positions set to True",
+                      "传给注意力函数的布尔掩码，会屏蔽值为 True 的位置"));
 }
 
 // "Attention 的两个补丁" §5.3 and FAQ Q12: -1e9 is used instead of -inf "to avoid fp16
@@ -174,11 +177,14 @@ std::optional<Check> check_fill_fp16(const MaskParams& p, const Run&, const Chec
 {
     const double fill = parse_fill(p.fill);
     if (!std::isfinite(fill)) return std::nullopt;
-    return article_claim(tr(env, "filling with {} instead of -inf avoids float16 overflow (§5.3, FAQ Q12: -1e9 'to avoid fp16 overflow')",
+    return quoting(article_claim(tr(env, "filling with {} instead of -inf avoids float16 overflow (§5.3, FAQ Q12: -1e9 'to avoid fp16 overflow')",
                             "用 {} 代替 -inf 填充可以避免 float16 溢出（§5.3、FAQ Q12：用 -1e9“防止 fp16 溢出”）", p.fill),
                          tr(env, "|float16({})| as PyTorch's .half() rounds it (bfloat16 keeps {})", "按 PyTorch .half() 舍入的 |float16({})|（bfloat16 保留为 {}）",
                             p.fill, fmt::format("{:.9g}", round_to_bfloat16(fill))),
-                         std::abs(round_to_half(fill)), 65504.0);
+                         std::abs(round_to_half(fill)), 65504.0),
+                   "工程上常用 -1e9 替代 -inf 防止 fp16 溢出",
+                   tr(env, "a large finite fill such as -1e9 keeps masked scores finite in float16, where -inf would cause trouble",
+                      "用 -1e9 这样的有限大数填充，在 float16 下被屏蔽的得分仍是有限值，而 -inf 会出问题"));
 }
 
 // The (batch, query) rows the spec hides entirely.
@@ -199,10 +205,13 @@ std::optional<Check> check_nan_from_exp(const MaskParams& p, const Run& run, con
     const double fill = parse_fill(p.fill);
     if (std::isfinite(fill) || fully_masked_rows(p, resolved_as<MaskSpec>(run)).empty()) return std::nullopt;
     const double exp_half = round_to_half(std::exp(fill)), shifted = round_to_half(fill - fill);
-    return article_claim(tr(env, "a -inf fill gives NaN because exp(-inf) overflows in float16 (§5.3)", "用 -inf 填充会出 NaN，是因为 exp(-inf) 在 float16 下溢出（§5.3）"),
+    return quoting(article_claim(tr(env, "a -inf fill gives NaN because exp(-inf) overflows in float16 (§5.3)", "用 -inf 填充会出 NaN，是因为 exp(-inf) 在 float16 下溢出（§5.3）"),
                          tr(env, "|exp(-inf)| in float16 (the NaN of a fully masked row is the max subtraction: (-inf) - (-inf) = {})",
                             "float16 下的 |exp(-inf)|（整行被屏蔽时的 NaN 来自减去最大值：(-inf) - (-inf) = {}）", std::isnan(shifted) ? std::string("nan") : fmt::format("{}", shifted)),
-                         std::abs(exp_half), 65504.0, Compare::gt);
+                         std::abs(exp_half), 65504.0, Compare::gt),
+                   "因为 exp(-inf) 在 fp16 下可能溢出",
+                   tr(env, "the NaN that a -inf fill can give in fused float16 kernels comes from exp(-inf) itself",
+                      "-inf 填充在 float16 fused kernel 里出现的 NaN，来自 exp(-inf) 本身"));
 }
 
 // What the fill does to a fully masked row in the run's dtype: -1e9 keeps it finite (uniform
@@ -223,11 +232,14 @@ std::optional<Check> check_fill_row_finite(const MaskParams& p, const Run& run, 
             for (std::size_t j = 0; j < S; ++j) nan += std::isnan(w.values[(b * L + i) * S + j]) ? 1 : 0;
         }
     if (rows == 0) return std::nullopt;
-    return article_claim(tr(env, "with fill {} a fully masked row keeps finite weights in {} (§5.3: -1e9 'to avoid fp16 overflow')",
+    return quoting(article_claim(tr(env, "with fill {} a fully masked row keeps finite weights in {} (§5.3: -1e9 'to avoid fp16 overflow')",
                             "填充 {} 时，完全被屏蔽的行在 {} 下的权重保持有限（§5.3：用 -1e9“防止 fp16 溢出”）", p.fill, name_of(env.dtype)),
                          tr(env, "NaN weights in the {} fully masked rows (the fill is {} in {})", "{0} 个完全被屏蔽的行中的 NaN 权重（填充值在 {2} 下为 {1}）", rows,
                             fmt::format("{:.9g}", round_to_dtype(fill, env.dtype)), name_of(env.dtype)),
-                         static_cast<double>(nan), 0.0);
+                         static_cast<double>(nan), 0.0),
+                   "工程上常用 -1e9 替代…效果几乎一样但数值更稳",
+                   tr(env, "with -1e9 in place of -inf, even a row with every key masked comes out as finite numbers",
+                      "用 -1e9 代替 -inf，即使一行的所有键都被屏蔽，结果仍是有限的数"));
 }
 
 // float16 and bfloat16: the softmax written op by op as exp(s) / sum exp(s), each result
@@ -293,11 +305,14 @@ std::optional<Check> check_safe_no_overflow(const MaskParams&, const Run& run, c
 std::optional<Check> check_leak(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     if (!p.multiply) return std::nullopt;
-    return article_claim(tr(env,
+    return quoting(article_claim(tr(env,
                             "multiplying by a 0/1 mask leaks only a very small probability mass to masked keys "
                             "(taking 'very small' as below 1%)",
                             "乘以 0/1 掩码只会把“很小”的概率泄漏到被屏蔽的键（以低于 1% 计）"),
-                         tr(env, "max leaked mass per row", "每行泄漏的最大概率"), max_abs(run.at("leak")), 0.01);
+                         tr(env, "max leaked mass per row", "每行泄漏的最大概率"), max_abs(run.at("leak")), 0.01),
+                   "Softmax 之后这些位置仍然分到少量概率（虽然很小）",
+                   tr(env, "a 0/1 product before softmax leaves masked keys a probability too small to matter",
+                      "在 softmax 之前乘 0/1 掩码，被屏蔽的键只分到小到可以忽略的概率"));
 }
 
 // The smallest mass softmax(scores) leaves on the keys a row may see, over rows that see any.
@@ -320,15 +335,21 @@ double min_kept_mass(const Tensor& scores, const MaskSpec& m)
     return least;
 }
 
-// "Attention 的两个补丁" §7 (tips): the causal mask "cannot be multiplied into attn; only
-// adding it masks strictly". Multiplying the weights after softmax by the 0/1 mask and
-// renormalising each row gives p_j / sum_kept p_k = exp(s_j) / sum_kept exp(s_k): the additive
-// mask's weights. Only the product before softmax (multiply_leak_very_small) leaks.
-// Error model, relative to w <= 1: the additive weights S + 4 operations and a store; p the
-// same; p_j / sum_kept p_k doubles p's error and adds S + 2 operations and a store (4S + 14
-// operations, 4 stores). A p stored below the normal range is off by up to h absolutely, which
-// dividing by the kept mass k amplifies: (S + 1) h / k.
-std::optional<Check> check_multiply_after_softmax(const MaskParams& p, const Run& run, const CheckEnv& env)
+// The rounding bound of the weights a multiply after softmax gives, relative to w <= 1: the
+// additive weights S + 4 operations and a store; p the same; p_j / sum_kept p_k doubles p's
+// error and adds S + 2 operations and a store (4S + 14 operations, 4 stores). A p stored below
+// the normal range is off by up to h absolutely, which dividing by the kept mass k amplifies:
+// (S + 1) h / k.
+double multiply_tol(const Run& run, const MaskSpec& m, DType dtype)
+{
+    const double S = dsize(m.keys);
+    return accumulate_then_store(dtype, 4.0 * S + 14.0, 4.0) + (S + 1.0) * subnormal_half_spacing(dtype) / min_kept_mass(run.at("scores"), m);
+}
+
+// Multiplying the weights after softmax by the 0/1 mask and renormalising each row gives
+// p_j / sum_kept p_k = exp(s_j) / sum_kept exp(s_k): the additive mask's weights, for every
+// row that sees a key.
+std::optional<Check> check_renormalised_multiply(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     if (!p.multiply) return std::nullopt;
     const MaskSpec& m = resolved_as<MaskSpec>(run);
@@ -342,16 +363,32 @@ std::optional<Check> check_multiply_after_softmax(const MaskParams& p, const Run
                 worst = worse(worst, std::abs(r.values[at] - w.values[at]));
             }
         }
-    const double S = dsize(m.keys);
-    const double tol = accumulate_then_store(env.dtype, 4.0 * S + 14.0, 4.0) +
-                       (S + 1.0) * subnormal_half_spacing(env.dtype) / min_kept_mass(run.at("scores"), m);
-    Check c = article_claim_numeric(tr(env, "a mask cannot be multiplied into the attention weights; only adding it masks strictly (§7 tips)",
-                                       "掩码不能直接乘到注意力权重上；只有相加才能严格屏蔽（§7 小贴士）"),
-                                    tr(env, "max |softmax(s) * mask01 / row sum - additive-mask weights| over rows that see a key",
-                                       "max |softmax(s) * mask01 / 行和 - 加性掩码的权重|（至少看得到一个键的行）"),
-                                    worst, tol, 1.0);
-    c.cmp = Compare::gt;  // the claim says the two differ
-    return c;
+    return at_most(tr(env, "multiplying the weights after softmax by the 0/1 mask and renormalising each row gives the additive mask's weights",
+                      "softmax 之后把权重乘以 0/1 掩码、再把每行重新归一化，得到的就是加性掩码的权重"),
+                   tr(env, "max |softmax(s) * mask01 / row sum - additive-mask weights| over rows that see a key",
+                      "max |softmax(s) * mask01 / 行和 - 加性掩码的权重|（至少看得到一个键的行）"),
+                   worst, multiply_tol(run, m, env.dtype), 1.0);
+}
+
+// "Attention 的两个补丁" §7 (tips): the causal mask "cannot be multiplied straight into attn;
+// only adding it lets softmax mask strictly". Multiplied straight in, after softmax, the rows
+// keep only the mass on visible keys: they no longer sum to 1 and are not the additive mask's
+// weights. The figure is the most mass a row loses, 1 - sum of softmax(s) * mask01; the claim
+// holds while it is above rounding. Renormalising mends it (renormalised_multiply_masks).
+std::optional<Check> check_multiply_after_softmax(const MaskParams& p, const Run& run, const CheckEnv& env)
+{
+    if (!p.multiply) return std::nullopt;
+    const MaskSpec& m = resolved_as<MaskSpec>(run);
+    const Check c = article_claim_numeric(tr(env, "a mask cannot be multiplied straight into the attention weights; only adding it masks strictly (§7 tips)",
+                                             "掩码不能直接乘到注意力权重上；只有相加才能严格屏蔽（§7 小贴士）"),
+                                          tr(env, "max over rows that see a key of 1 - sum_j softmax(s)_j * mask01_j (the mass a plain product loses)",
+                                             "对至少看得到一个键的行取 1 - sum_j softmax(s)_j * mask01_j 的最大值（直接相乘丢掉的概率）"),
+                                          1.0 - min_kept_mass(run.at("scores"), m), multiply_tol(run, m, env.dtype), 1.0);
+    Check holds = quoting(c, "不能直接乘 attn；相加才能让 Softmax 严格屏蔽",
+                          tr(env, "the product softmax(s) * mask, taken as it is, leaves rows that do not sum to 1; adding -inf before softmax is exact",
+                             "直接拿 softmax(s) * mask 当权重，行和不再是 1；在 softmax 之前加 -inf 才是精确的"));
+    holds.cmp = Compare::gt;  // the claim says a plain product loses mass
+    return holds;
 }
 
 // Largest |a - b| over rows 0..L-2 of two [L, E] blocks of the fixture.
@@ -370,7 +407,7 @@ std::optional<Check> check_src_mask_default(const MaskParams& p, const Run&, con
 {
     if (p.kind != MaskKind::causal || p.kv_len.has_value()) return std::nullopt;  // a square causal mask, as src_mask would be
     const Tensor f = parse_npy(nn_transformer_src_mask_npy(), "the embedded nn.Transformer fixture");
-    return article_claim(tr(env,
+    return quoting(article_claim(tr(env,
                             "torch.nn.Transformer's src_mask is the causal mask (the API list): changing the last source token "
                             "leaves the encoder's earlier rows unchanged",
                             "torch.nn.Transformer 的 src_mask 是因果掩码（API 列表）：改变最后一个源 token，编码器前面的行不变"),
@@ -380,7 +417,10 @@ std::optional<Check> check_src_mask_default(const MaskParams& p, const Run&, con
                             "PyTorch 的 nn.Transformer 用默认掩码调用时，第 0..3 行的 max |memory(src') - memory(src)|"
                             "（内嵌 fixture，float64；显式传入 src_mask = 因果掩码时为 {:.3g}）",
                             early_rows_change(f, 5, 4)),
-                         early_rows_change(f, 3, 2), 0.0);
+                         early_rows_change(f, 3, 2), 0.0),
+                   "src_mask=causal mask",
+                   tr(env, "nn.Transformer applies a causal mask to the source by default",
+                      "nn.Transformer 默认给源序列加因果掩码"));
 }
 
 }  // namespace
@@ -398,7 +438,8 @@ std::vector<CheckDef<MaskParams>> mask_checks()
             {"bool_conventions_same_weights", {"scores"}, check_same_weights<T>},
             {"hidden_scores_ignored", {"scores"}, check_hidden_ignored<T>},
             {"multiply_leak_very_small", {"leak"}, check_leak},
-            {"multiply_cannot_mask", {"weights", "renormalised_weights", "scores"}, check_multiply_after_softmax},
+            {"multiply_cannot_mask", {"scores"}, check_multiply_after_softmax},
+            {"renormalised_multiply_masks", {"weights", "renormalised_weights", "scores"}, check_renormalised_multiply},
             {"minus_1e9_avoids_fp16_overflow", {}, check_fill_fp16},
             {"nan_from_exp_overflow", {}, check_nan_from_exp},
             {"finite_fill_rows_stay_finite", {"weights"}, check_fill_row_finite},

@@ -123,9 +123,12 @@ std::optional<Check> check_log_space(const PeParams& p, const Run&, const CheckE
 {
     const double err_exp = freq_error<T>(p, FreqMethod::exp_log), err_pow = freq_error<T>(p, FreqMethod::pow);
     const double ratio = err_pow > 0.0 ? err_exp / err_pow : (err_exp > 0.0 ? INFINITY : 1.0);
-    return article_claim(tr(env, "computing w_i in log space (exp-log) is at least as accurate as base^(-2i/D) (pow)",
-                            "在对数空间计算 w_i（exp-log）至少与 base^(-2i/D)（pow）一样精确"),
-                         "rel error exp-log / rel error pow", ratio, 1.0);
+    return quoting(article_claim(tr(env, "computing w_i in log space (exp-log) is at least as accurate as 1 / base^(2i/D) (pow)",
+                            "在对数空间计算 w_i（exp-log）至少与 1 / base^(2i/D)（pow）一样精确"),
+                         "rel error exp-log / rel error pow", ratio, 1.0),
+                   "10000 ** (2i / d_model)…数值精度会出问题",
+                   tr(env, "at large d_model the pow form loses accuracy that the log-space form keeps",
+                      "d_model 很大时，pow 写法会损失精度，而对数空间的写法不会"));
 }
 
 // Only a permutation apart? The two layouts use different frequencies (exponent
@@ -213,10 +216,13 @@ std::optional<Check> check_max_wavelength(const PeParams& p, const Run& run, con
                                  ? tr(env, "longest = 2 pi base^((D-2)/D) = {:.6g}: the claim leaves out 2 pi and the exponent (D-2)/D",
                                       "最长波长 = 2 pi base^((D-2)/D) = {:.6g}：该说法漏了 2 pi 和指数 (D-2)/D", longest)
                                  : tr(env, "longest = 2 pi base = {:.6g}: the claim leaves out 2 pi", "最长波长 = 2 pi base = {:.6g}：该说法漏了 2 pi", longest);
-    return article_claim(tr(env, "the base {} is the longest wavelength (§2.1: reached when 2i = D - 1)",
+    return quoting(article_claim(tr(env, "the base {} is the longest wavelength (§2.1: reached when 2i = D - 1)",
                             "底数 {} 就是最长波长（§2.1：在 2i = D - 1 时取到）", p.base),
                          fmt::format("{} ({})", tr(env, "longest wavelength / base, or base / longest if larger", "最长波长 / 底数（若底数更大则取其倒数）"), what),
-                         std::max(ratio, 1.0 / ratio), 1.01);
+                         std::max(ratio, 1.0 / ratio), 1.01),
+                   "分母 10000 是\"最大波长\"",
+                   tr(env, "the longest wavelength among the dimensions equals the base, 10000",
+                      "各维度中最长的波长就等于底数 10000"));
 }
 
 // "Attention 的两个补丁" FAQ Q6: the base "decides the period of the highest-frequency
@@ -235,12 +241,15 @@ std::optional<Check> check_base_highest_period(const PeParams& p, const Run&, co
         hi_min = std::min(hi_min, highest), hi_max = std::max(hi_max, highest);
         lo_min = std::min(lo_min, lowest), lo_max = std::max(lo_max, lowest);
     }
-    return article_claim(tr(env, "the base sets the period of the highest-frequency dimension (FAQ Q6)", "底数决定了最高频维度的周期（FAQ Q6）"),
+    return quoting(article_claim(tr(env, "the base sets the period of the highest-frequency dimension (FAQ Q6)", "底数决定了最高频维度的周期（FAQ Q6）"),
                          tr(env, "relative spread of the highest-frequency period over bases {} (it is {:.4g} for each; the lowest-frequency "
                                  "period runs {:.4g}..{:.4g}: the base sets that one)",
                             "最高频周期在底数 {} 上的相对变化（每个底数都是 {:.4g}；最低频周期从 {:.4g} 到 {:.4g}：底数决定的是它）",
                             fmt::join(bases, ", "), hi_min, lo_min, lo_max),
-                         hi_max / hi_min - 1.0, 1e-9, Compare::gt);
+                         hi_max / hi_min - 1.0, 1e-9, Compare::gt),
+                   "决定了最高频维度的\"周期\"长度",
+                   tr(env, "changing the base changes the period of the fastest-turning dimension pair",
+                      "改变底数，就会改变转得最快的那对维度的周期"));
 }
 
 // angle_error is computed on demand; without it, the check measures the table's angles itself.

@@ -288,9 +288,16 @@ std::optional<Check> check_breaks(const PermuteParams& p, const Run& run, const 
 
 std::optional<Check> check_unchanged(const PermuteParams& p, const Run& run, const CheckEnv& env)
 {
-    return article_claim_numeric(tr(env, "permuting the input leaves the output strictly unchanged", "打乱输入后输出“完全不变”"), "max |Attn(PX) - Attn(X)|" + where(p),
-                                 max_abs_diff(run.at("out_perm"), run.at("out")), out_tol(p, run, env),
-                                 max_abs(run.at("out")));
+    // The article's own §1.1 un-permutes the output (out_shuffled[perm.argsort()]) before it
+    // compares: what it means is equivariance, measured beside the words. With positions added,
+    // that meaning does not hold either, and the verdict stays WRONG.
+    const Check words = article_claim_numeric(tr(env, "permuting the input leaves the output strictly unchanged", "打乱输入后输出“完全不变”"),
+                                              "max |Attn(PX) - Attn(X)|" + where(p), max_abs_diff(run.at("out_perm"), run.at("out")),
+                                              out_tol(p, run, env), max_abs(run.at("out")));
+    return meaning(quoting(words, "交换输入 token 的顺序，输出严格不变",
+                           tr(env, "without positions the output rows follow the input rows, Attn(PX) = P Attn(X), as its §1.1 experiment un-permutes and checks",
+                              "没有位置信息时输出行跟着输入行走，Attn(PX) = P Attn(X)，正如它 §1.1 的实验先还原顺序再比较")),
+                   "max |Attn(PX) - P Attn(X)|", equivariance_error(run.at("out"), run.at("out_perm"), perm_of(run)), out_tol(p, run, env));
 }
 
 // "Attention 的两个补丁" §1.2 defines "invariant" as f(PX) = P f(X) and "equivariant" as
@@ -300,9 +307,12 @@ std::optional<Check> check_unchanged(const PermuteParams& p, const Run& run, con
 std::optional<Check> check_definitions(const PermuteParams& p, const Run& run, const CheckEnv& env)
 {
     if (positional(p)) return std::nullopt;
-    return article_claim_numeric(tr(env, "self-attention is 'equivariant' as §1.2 defines the word, f(PX) = f(X)", "按 §1.2 的定义，自注意力是“置换等变”的：f(PX) = f(X)"),
-                                 "max |Attn(PX) - Attn(X)|" + where(p), max_abs_diff(run.at("out_perm"), run.at("out")),
-                                 out_tol(p, run, env), max_abs(run.at("out")));
+    return quoting(article_claim_numeric(tr(env, "self-attention is 'equivariant' as §1.2 defines the word, f(PX) = f(X)", "按 §1.2 的定义，自注意力是“置换等变”的：f(PX) = f(X)"),
+                                         "max |Attn(PX) - Attn(X)|" + where(p), max_abs_diff(run.at("out_perm"), run.at("out")),
+                                         out_tol(p, run, env), max_abs(run.at("out"))),
+                   "满足 f(PX) = f(X)…则称 f 对输入是置换等变的",
+                   tr(env, "§1.2 defines the two words and then applies them; by its own definition, equivariant means the output does not move",
+                      "§1.2 先给出两个词的定义再使用；按它自己的定义，“等变”就是输出完全不动"));
 }
 
 // "Attention 的两个补丁"'s API list says torch.nn.Transformer adds sinusoidal PE by default. It
@@ -318,9 +328,11 @@ std::optional<Check> check_nn_transformer(const PermuteParams& p, const Run&, co
     Tensor out{"out", {"pos", "dim"}, Elem::float64, {f.dim(1), f.dim(2)}, f.values.slice(LE, 2 * LE)};
     Tensor out_perm = out;
     out_perm.values = f.values.slice(2 * LE, 3 * LE);
-    return article_claim(tr(env, "torch.nn.Transformer adds sinusoidal PE by default (the API list), so its output is not P Enc(X)", "torch.nn.Transformer 默认加正弦位置编码（API 列表），所以它的输出不是 P Enc(X)"),
-                         "max |Enc(PX) - P Enc(X)| of PyTorch's TransformerEncoder (embedded fixture, float64)",
-                         equivariance_error(out, out_perm, perm), 1e-12, Compare::gt);
+    return quoting(article_claim(tr(env, "torch.nn.Transformer adds sinusoidal PE by default (the API list), so its output is not P Enc(X)", "torch.nn.Transformer 默认加正弦位置编码（API 列表），所以它的输出不是 P Enc(X)"),
+                                 "max |Enc(PX) - P Enc(X)| of PyTorch's TransformerEncoder (embedded fixture, float64)",
+                                 equivariance_error(out, out_perm, perm), 1e-12, Compare::gt),
+                   "torch.nn.Transformer … 默认用 sinusoidal PE",
+                   tr(env, "the module adds a sinusoidal position encoding to its inputs without being asked", "这个模块不用另外设置，就会给输入加上正弦位置编码"));
 }
 
 Check bag_of_words(const PermuteParams& p, const Run& run, const CheckEnv& env, MaskKind mask)
@@ -519,9 +531,12 @@ std::vector<std::string> permute_command(const PermuteParams& p) { return comman
 Check bag_of_words_claim(const CheckEnv& env, MaskKind mask, std::string metric, double figure, double tol, double scale)
 {
     const std::string attention = mask == MaskKind::causal ? tr(env, "causal", "因果") : tr(env, "bidirectional", "双向");
-    return article_claim_numeric(tr(env, "without position encoding, {} attention is a bag of words (§1, FAQ Q5): permuting the input only permutes the output",
-                                    "没有位置编码时，{}注意力退化成词袋（§1、FAQ Q5）：打乱输入只会同样打乱输出", attention),
-                                 std::move(metric), figure, tol, scale);
+    return quoting(article_claim_numeric(tr(env, "without position encoding, {} attention is a bag of words (§1, FAQ Q5): permuting the input only permutes the output",
+                                            "没有位置编码时，{}注意力退化成词袋（§1、FAQ Q5）：打乱输入只会同样打乱输出", attention),
+                                         std::move(metric), figure, tol, scale),
+                   "相当于把语言退化成\"词袋\"",
+                   tr(env, "with no position encoding a model cannot tell one order of its tokens from another, whatever its mask",
+                      "没有位置编码，模型无论用什么掩码都分不出同一组 token 的不同顺序"));
 }
 
 }  // namespace attnlab

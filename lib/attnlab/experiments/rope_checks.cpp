@@ -6,6 +6,7 @@
 #include "attnlab/core/rng.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -189,6 +190,32 @@ std::optional<Check> check_dot_relative(const RopeParams& p, const Run& run, con
         }
     return at_most(tr(env, "q_m . k_n = q^T R(n - m) k for all m, n", "对所有 m, n，q_m . k_n = q^T R(n - m) k"), fmt::format("max |q_m.k_n - q^T R(n-m) k|, {}", pair_scope(p)),
                    worst, dot_tolerance(p, theta_of(run), q0, k0, env), dot_scale(q0, k0));
+}
+
+// "Attention 的两个补丁" 学习重点 writes the score as q_m^T R((m-n)θ) k_n; its §3.1 derives
+// R((n-m)θ), the rotation q_m . k_n = q^T R(m)^T R(n) k carries. The two differ in sign of the
+// angle, so for q and k that are not mirror images they give different scores. What it means,
+// the score depends on the offset alone with §3.1's sign, is the intended figure.
+template <class T>
+std::optional<Check> check_relative_sign(const RopeParams& p, const Run& run, const CheckEnv& env)
+{
+    const auto q0 = first_vector<T>(run.at("q")), k0 = first_vector<T>(run.at("k"));
+    const auto positions = sampled_positions(p.len);
+    const Mat<double> dots = sampled_dots(p, theta_of(run), q0, k0, positions);
+    double as_written = 0.0, as_derived = 0.0;
+    for (std::size_t a = 0; a < positions.size(); ++a)
+        for (std::size_t b = 0; b < positions.size(); ++b) {
+            const auto offset = static_cast<double>(positions[b] - positions[a]);
+            as_written = worse(as_written, std::abs(dots(a, b) - relative_rotation_dot(p, theta_of(run), q0, k0, -offset)));
+            as_derived = worse(as_derived, std::abs(dots(a, b) - relative_rotation_dot(p, theta_of(run), q0, k0, offset)));
+        }
+    const double tol = dot_tolerance(p, theta_of(run), q0, k0, env);
+    const Check words = article_claim_numeric(tr(env, "q_m . k_n = q^T R((m - n) theta) k, as the learning points write it", "q_m . k_n = q^T R((m - n) theta) k，如学习重点所写"),
+                                              fmt::format("max |q_m.k_n - q^T R(m-n) k|, {}", pair_scope(p)), as_written, tol, dot_scale(q0, k0));
+    return meaning(quoting(words, "q_m^T R((m-n)θ) k_n",
+                           tr(env, "the score depends on the relative position alone, with the angle (n - m) theta that §3.1 derives",
+                              "得分只取决于相对位置，角度是 §3.1 推出的 (n - m) theta")),
+                   "max |q_m.k_n - q^T R(n-m) k|", as_derived, tol);
 }
 
 // Relative position only: for each offset, the spread of q_m . k_{m+offset} over m.
@@ -375,14 +402,20 @@ std::optional<Check> check_rope_absorbs(const RopeParams& p, const Run& run, con
     if (s2 == 0.0 || !std::isfinite(s2)) return std::nullopt;  // nothing to fold (non-finite rotations fail the invariants)
     const double left = outside_span(S, n, orthonormal_span(sampled_columns(q, rows)), orthonormal_span(sampled_columns(k, rows)));
     const double tol = 20.0 * env.eps * std::sqrt(q2 * k2 / s2) + 8.0 * dsize(n + d) * std::numeric_limits<double>::epsilon();
-    return article_claim_numeric(tr(env,
-                                    "RoPE is compatible with KV-cache compression (§3.3, §4.3 table): every score q_m . k_n is "
-                                    "q_m^T A k_n for one position-free A, so the key's projection folds into the query's",
-                                    "RoPE 与 KV Cache 压缩兼容（§3.3、§4.3 表）：每个得分 q_m . k_n 都是 q_m^T A k_n，A 与位置无关，"
-                                    "于是键的投影可以并入查询的投影"),
-                                 tr(env, "||S - q A k^T||_F / ||S||_F for the best position-free A, {} positions, batch 0 head 0",
-                                    "最佳位置无关 A 下的 ||S - q A k^T||_F / ||S||_F，{} 个位置，batch 0 head 0", n),
-                                 left / std::sqrt(s2), tol, 1.0);
+    return quoting(article_claim_numeric(tr(env,
+                                            "RoPE suits KV-cache compression (§3.3 后果 3): every score q_m . k_n is "
+                                            "q_m^T A k_n for one position-free A, so the key's projection folds into the query's",
+                                            "RoPE 适合 KV Cache 压缩（§3.3 后果 3）：每个得分 q_m . k_n 都是 q_m^T A k_n，A 与位置无关，"
+                                            "于是键的投影可以并入查询的投影"),
+                                         tr(env, "||S - q A k^T||_F / ||S||_F for the best position-free A, {} positions, batch 0 head 0",
+                                            "最佳位置无关 A 下的 ||S - q A k^T||_F / ||S||_F，{} 个位置，batch 0 head 0", n),
+                                         left / std::sqrt(s2), tol, 1.0),
+                   "在 Q/K 维度变化的场景（如…KV Cache 压缩）…RoPE…更灵活",
+                   tr(env,
+                      "where Q and K are compressed to a low rank, RoPE fits better than an added PE; plain KV caching does work with RoPE "
+                      "(decode shows it), and §4.3's linear-attention compatibility is RoFormer's own claim, not judged here",
+                      "在 Q/K 被压缩为低秩的场景里，RoPE 比加在输入上的位置编码更合适；普通的 KV Cache 确实可以配合 RoPE（decode 展示了这一点），"
+                      "§4.3 所说与线性注意力兼容是 RoFormer 自己的说法，这里不作判定"));
 }
 
 // "Attention 的两个补丁" FAQ Q17: trained at base 10000, Dynamic NTK "uses base 200000 at
@@ -419,21 +452,41 @@ double q17_best_factor(const RopeParams& p)
     return std::exp((lo + hi) / 2.0);
 }
 
+// The FAQ's bases are examples ("例如") written to one significant figure, so a formula base
+// within kExampleTolerance of each is the example a reader would accept (200000 stands for
+// 150000 to 250000). The fit is made for the run's training length L0 and for the lengths of
+// Llama (2048) and Llama 2 (4096), the models Dynamic NTK was first applied to: the figure
+// is the best of them, and the row shows each.
+constexpr double kExampleTolerance = 0.25;
+
 std::optional<Check> check_faq_q17(const RopeParams& p, const Run&, const CheckEnv& env)
 {
     if (p.scaling.method != RopeScaling::dynamic) return std::nullopt;
-    const double s = q17_best_factor(p);
-    const Q17Fit best = q17_fit(p, s), own = q17_fit(p, p.scaling.factor.value_or(1.0));
-    return article_claim(tr(env, "Dynamic NTK turns base 10000 into 200000 at L = 8192 and 800000 at L = 32768 (FAQ Q17)",
-                            "Dynamic NTK 在 L = 8192 时把 base 10000 变成 200000，L = 32768 时变成 800000（FAQ Q17）"),
-                         tr(env,
-                            "min over every factor s >= 1 of max |formula / FAQ - 1| (best s = {:.3g}: {:.0f} at L = 8192, {:.0f} at "
-                            "L = 32768; r = {}, L0 = {}; this run's factor {} gives {:.3g})",
-                            "对所有 s >= 1 取 max |公式 / FAQ - 1| 的最小值（最佳 s = {:.3g}：L = 8192 时 {:.0f}，L = 32768 时 {:.0f}；"
-                            "r = {}，L0 = {}；本次运行的 factor {} 给出 {:.3g}）",
-                            s, best.base_8192, best.base_32768, rotary(p), p.scaling.original_len.value_or(0),
-                            p.scaling.factor.value_or(1.0), own.error),
-                         best.error, 0.01);
+    std::vector<long> lengths = {2048, 4096};
+    const long own_len = p.scaling.original_len.value_or(0);
+    if (std::find(lengths.begin(), lengths.end(), own_len) == lengths.end()) lengths.insert(lengths.begin(), own_len);
+    double best = std::numeric_limits<double>::infinity();
+    std::vector<std::string> fits;
+    for (const long L0 : lengths) {
+        RopeParams at = p;
+        at.scaling.original_len = L0;
+        const double s = q17_best_factor(at);
+        const Q17Fit fit = q17_fit(at, s);
+        best = std::min(best, fit.error);
+        fits.push_back(tr(env, "L0 = {}: {:.2g} (s = {:.3g}: {:.0f}, {:.0f})", "L0 = {}：{:.2g}（s = {:.3g}：{:.0f}，{:.0f}）", L0, fit.error, s,
+                          fit.base_8192, fit.base_32768));
+    }
+    const Check words = article_claim(tr(env, "Dynamic NTK turns base 10000 into 200000 at L = 8192 and 800000 at L = 32768 (FAQ Q17)",
+                                         "Dynamic NTK 在 L = 8192 时把 base 10000 变成 200000，L = 32768 时变成 800000（FAQ Q17）"),
+                                      tr(env,
+                                         "min over L0 and every factor s >= 1 of max |formula / FAQ - 1| at r = {} ({}); held to 0.25, "
+                                         "the FAQ's example figures having one significant digit",
+                                         "对 L0 和所有 s >= 1 取 max |公式 / FAQ - 1| 的最小值，r = {}（{}）；FAQ 的例子只有一位有效数字，按 0.25 评判",
+                                         rotary(p), fmt::join(fits, tr(env, "; ", "；"))),
+                                      best, kExampleTolerance);
+    return quoting(words, "L=8192 时用 base=200000",
+                   tr(env, "Hugging Face's dynamic formula, for some training length and factor, gives bases of about these sizes",
+                      "按 Hugging Face 的 dynamic 公式，取某个训练长度和缩放因子，得到的 base 大约就是这两个数"));
 }
 
 }  // namespace
@@ -448,6 +501,7 @@ std::vector<CheckDef<RopeParams>> rope_checks()
             {"rotation_composes", {}, check_composes<T>},
             {"dot_equals_relative_rotation", {"q", "k"}, check_dot_relative<T>},
             {"relative_position_only", {"q", "k"}, check_relative_only<T>},
+            {"rope_relative_sign", {"q", "k"}, check_relative_sign<T>},
             {"styles_are_permutations", {"q"}, check_styles<T>},
             {"complex_form", {"q", "q_rot"}, check_complex<T>},
             {"inverse_restores", {"q", "q_rot"}, check_inverse<T>},

@@ -134,7 +134,7 @@ void section_order(TourReport& t, const RunContext& ctx)
     p.no_proj = true;
     s.use(run_permute(p, all_tensors(ctx)), permute_command(p),
           {{"equivariant", "\"Transformer（四）\" §1.1 (Attention(PQ, PK, PV) = P Attention(Q, K, V))", "没有位置信息时 Attn(PX) = P Attn(X)（等变）"},
-           {"output_unchanged", "\"Attention 的两个补丁\" §1 opening and 学习重点 (corrected in its FAQ Q2)", "打乱输入后输出“严格不变”"},
+           {"output_unchanged", "\"Attention 的两个补丁\" 学习重点 and §1 opening (its §1.1 experiment un-permutes; FAQ Q2 corrects it)", "打乱输入后输出“严格不变”"},
            {"equivariant_as_section_1_2_defines", "\"Attention 的两个补丁\" §1.2 (the names invariant and equivariant swapped)",
             "按 §1.2 的定义，自注意力是“置换等变”的：f(PX) = f(X)"},
            {"nn_transformer_adds_sinusoidal_pe", "\"Attention 的两个补丁\", API list (torch.nn.Transformer)",
@@ -309,10 +309,11 @@ void section_rope(TourReport& t, const RunContext& ctx)
     s.use(run_rope(r, all_tensors(ctx)), rope_command(r),
           {{"dot_equals_relative_rotation", "RoFormer (Su et al. 2021), §3.2", "q_m . k_n = q^T R(n - m) k"},
            {"relative_position_only", "\"Attention 的两个补丁\" §3.3; RoFormer §3.2", "q_m . k_n 只取决于 m - n"},
+           {"rope_relative_sign", "\"Attention 的两个补丁\" 学习重点 (R((m-n)θ); its §3.1 derives R((n-m)θ))", "q_m . k_n = q^T R((m - n) theta) k（学习重点的写法）"},
            {"styles_are_permutations", "Hugging Face rotate_half vs RoFormer pairs", "交错配对与半分配对是同一个旋转，只差一个维度置换"},
            {"norm_preserved", "RoFormer §3.2 (rotations are orthogonal)", "旋转保持每个向量的范数"},
-           {"rope_absorbs_into_kv_compression", "\"Attention 的两个补丁\" §3.3 后果 3 and §4.3 table (与 Linear Attention / KV Cache 兼容); DeepSeek-V2 (arXiv 2405.04434) §2.1.3",
-            "RoPE 与 KV Cache 压缩兼容：键的投影可以并入查询的投影"}});
+           {"rope_absorbs_into_kv_compression", "\"Attention 的两个补丁\" §3.3 后果 3 (KV Cache 压缩); DeepSeek-V2 (arXiv 2405.04434) §2.1.3",
+            "RoPE 适合 KV Cache 压缩：键的投影可以并入查询的投影"}});
     s.draw({"dots"});  // q_m . k_n constant along every diagonal: it depends on m - n alone
     // FAQ Q17's figures against Hugging Face's Dynamic NTK formula for a Llama-2 head (d = 128,
     // trained on 4096 positions), fitted over every factor s >= 1 (the run's factor 2 is only
@@ -324,7 +325,8 @@ void section_rope(TourReport& t, const RunContext& ctx)
     ntk.scaling.factor = 2.0;
     ntk.scaling.original_len = 4096;
     s.use(run_rope(ntk, all_tensors(ctx)), rope_command(ntk),
-          {{"faq_q17_dynamic_ntk_bases", "\"Attention 的两个补丁\" FAQ Q17", "Dynamic NTK 在 L = 8192 时把 base 变成 200000，L = 32768 时变成 800000"}});
+          {{"faq_q17_dynamic_ntk_bases", "\"Attention 的两个补丁\" FAQ Q17 (例如: example figures, judged to one significant figure)",
+            "Dynamic NTK 在 L = 8192 时把 base 变成 200000，L = 32768 时变成 800000"}});
     s.finish();
 }
 
@@ -352,8 +354,8 @@ void section_alibi(TourReport& t, const RunContext& ctx)
     s.use(run_alibi(six, all_tensors(ctx)), alibi_command(six),
           {{"simple_formula_matches_paper_text", "\"Attention 的两个补丁\" §4.2 code comment (论文公式) and FAQ Q10; Press et al. 2022, §3",
             "文章的公式 m_h = 2^(-8(h+1)/H) 就是论文正文的规则（H = 6）"},
-           {"simple_formula_matches_reference_code", "\"Attention 的两个补丁\" §4.2 code comment and FAQ Q10; get_slopes (ofirpress/attention_with_linear_biases), BLOOM",
-            "文章的公式 m_h = 2^(-8(h+1)/H) 对 H = 6 给出参考代码的斜率"},
+           {"paper_text_and_reference_code_differ", "the program's demonstration (not an article's claim): Press et al. 2022, §3, against get_slopes (ofirpress/attention_with_linear_biases) and BLOOM",
+            "论文正文的公式与其参考代码对 H = 6 给出不同的斜率"},
            {"paper_slopes_monotone", "\"Attention 的两个补丁\" §4.2, get_alibi_slopes comment", "参考代码按奇偶头处理的规则保证 H = 6 时斜率单调"}});
     s.finish();
 }
@@ -460,7 +462,7 @@ void section_encdec(TourReport& t, const RunContext& ctx)
     AttendParams enc;
     s.use(run_attend(enc, all_tensors(ctx)), attend_command(enc),
           {{"unmasked_rows_change", "\"Attention 的两个补丁\" §6.1", "不加掩码时，改变位置 i 之后的 X 会改变前面的输出行（编码器看得到未来）"},
-           {"teacher_forcing_needs_mask", "\"Attention 的两个补丁\" §5.3 后果 3 (无法做 teacher forcing / 无法并行)", "没有掩码就无法做 teacher forcing，也无法并行训练"}});
+           {"teacher_forcing_needs_mask", "\"Attention 的两个补丁\" §5.3 后果 3 (IMPRECISE: the unmasked pass runs and gives every row, but leaks the future, its 后果 1)", "没有掩码就无法做 teacher forcing，也无法并行训练"}});
     AttendParams dec;
     dec.mask = MaskKind::causal;
     s.use(run_attend(dec, all_tensors(ctx)), attend_command(dec),
@@ -474,8 +476,8 @@ void section_encdec(TourReport& t, const RunContext& ctx)
     AttendParams cross_rope = cross;
     cross_rope.pe = PeKind::rope;
     s.use(run_attend(cross_rope, all_tensors(ctx)), attend_command(cross_rope),
-          {{"cross_attention_positions", "\"Attention 的两个补丁\" §6.1 table (位置编码: Q 用 decoder PE，K 用 encoder PE)",
-            "交叉注意力中 Q 用 decoder 的位置编码、K 用 encoder 的位置编码，与自注意力一样有效"}});
+          {{"cross_attention_positions", "\"Attention 的两个补丁\" §6 小结 (三套位置编码都能用于三种 Attention); the §6.1 table is right for an added PE",
+            "三套位置编码方案都能用于三种 Attention：RoPE 在交叉注意力中与自注意力中一样有效"}});
     s.finish();
 }
 
@@ -491,17 +493,20 @@ void section_length(TourReport& t, const RunContext& ctx)
                      {"Five small decoders learn k-back (repeat the previous token) at length 8, one per position\n"
                       "scheme, from the same seed and data, then run at 8, 16 and 32. A learned table has no row\n"
                       "past its training length; the others run, and the table shows how well. One seed at\n"
-                      "teaching scale: each claim is a demonstration, never the exit status.",
+                      "teaching scale: no claim here decides the exit status; the articles' are judged from the table.",
                       "五个小解码器在长度 8 上学习 k-back（重复前一个词元），每种位置方案一个，种子与数据相同，\n"
                       "然后在 8、16、32 上运行。可学习位置表在训练长度之外没有对应的行；其他方案能运行，表格显示效果。\n"
-                      "这是教学规模下的单个种子：每个论断都是演示，从不决定退出状态。"});
+                      "这是教学规模下的单个种子：这里的论断都不决定退出状态；文章的论断按表格判定。"});
     TrainParams p;
     p.compare = true, p.steps = 300, p.d_model = 32, p.train_len = 8;
     s.use(run_train(p, trained), command_of(train_experiment(), p),
           {{"alibi_extrapolates_best", "\"Attention 的两个补丁\" §4.3 and FAQ Q18; Press et al. 2022, Fig. 1", "ALiBi 在训练长度之外比正弦与可学习位置编码保持得更好"},
            {"learned_stops_at_max_len", "\"Transformer（四）\" §9.1", "可学习位置表到 max_len 为止，之外无法运行"},
            {"sinusoidal_does_not_extrapolate", "\"Transformer（四）\" §10, misconception 2", "正弦位置编码能算出任何位置，但模型的准确率带不到训练长度之外"},
-           {"nope_learns_k_back", "\"Attention 的两个补丁\" FAQ Q5", "没有位置编码，解码器在因果掩码下仍能学会 k-back"}},
+           {"nope_learns_k_back", "\"Attention 的两个补丁\" FAQ Q5", "没有位置编码，解码器在因果掩码下仍能学会 k-back"},
+           {"sinusoidal_extrapolates_easily", "\"Attention 的两个补丁\" §2.2 (外推…更容易)", "使用正弦位置编码，模型在比训练更长的序列上保持准确率"},
+           {"rope_weaker_on_short_sequences", "\"Attention 的两个补丁\" §4.3 table (contradicted by its own FAQ Q16)", "RoPE 在短序列上略弱于正弦位置编码"},
+           {"alibi_extrapolates_because_relative", "\"Attention 的两个补丁\" FAQ Q18 (the bias depends on i - j alone)", "得分只取决于 i - j 的方案就能像 ALiBi 一样外推：RoPE 也应保持准确率"}},
           "extrapolation");
     if (trained.dtype != ctx.dtype) {
         s.note(t.lang == Lang::zh ? "训练以 float32 运行：16 位训练是另一套混合精度方案" : "trained in float32: 16-bit training is a mixed-precision recipe of its own");

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -220,6 +221,89 @@ std::optional<Check> check_nope(const TrainParams& p, const Run& run, const Chec
                          Compare::ge);
 }
 
+// How many positions the evaluation at length n scores (kEvalSequences sequences).
+double scored_at(const TrainParams& p, long n, std::uint64_t seed)
+{
+    const Batch b = task_batch(TaskSpec{p.task, p.vocab, p.k}, n, kEvalSequences, seed, stream::eval_data, static_cast<std::uint64_t>(n));
+    return static_cast<double>(std::count_if(b.targets.begin(), b.targets.end(), [](long t) { return t >= 0; }));
+}
+
+// Three standard errors of the difference of two accuracies, each the share of n scored
+// positions that came out right: 3 sqrt(1/4n1 + 1/4n2), the binomial variance at its largest
+// (a = 1/2). The evaluation's sampling error only: seed-to-seed spread of training is not in it.
+double sampling_tol(double n1, double n2) { return 3.0 * std::sqrt(0.25 / n1 + 0.25 / n2); }
+
+// The largest fall of a scheme's accuracy from the training length to a longer one, and the
+// sampling tolerance of the worst such pair.
+struct Fall {
+    double drop = -std::numeric_limits<double>::infinity(), tol = 0.0;
+};
+Fall fall_of(const TrainParams& p, const Table& t, Scheme s, std::uint64_t seed)
+{
+    Fall f;
+    const double n0 = scored_at(p, t.lens.front(), seed);
+    for (std::size_t l : longer(p)) {
+        const double drop = t.at(s, 0) - t.at(s, l);
+        if (drop > f.drop || std::isnan(drop)) f = {drop, sampling_tol(n0, scored_at(p, t.lens[l], seed))};
+    }
+    return f;
+}
+
+const char* kSampling = "within 3 standard errors of the evaluation's sampling (one training seed)";
+const char* kSamplingZh = "容差为评估抽样的 3 个标准误（单个训练种子）";
+
+// "Attention 的两个补丁" §2.2: with sinusoidal PE a model "extrapolates more easily to long
+// sequences it did not see in training". Judged from the length table: the model with
+// sinusoidal PE keeps its accuracy at the longer lengths.
+std::optional<Check> check_sinusoidal_easily(const TrainParams& p, const Run& run, const CheckEnv& env)
+{
+    const Table t = table_of(p, run);
+    if (!p.compare || !t.has(Scheme::sinusoidal) || longer(p).empty()) return std::nullopt;
+    const Fall f = fall_of(p, t, Scheme::sinusoidal, env.seed);
+    return quoting(article_claim(tr(env, "with sinusoidal PE a model carries its accuracy to sequences longer than it trained on (§2.2)",
+                                    "使用正弦位置编码，模型在比训练更长的序列上保持准确率（§2.2）"),
+                                 tr(env, "largest fall of acc(sinusoidal) from length {} to a longer one, {}", "acc(sinusoidal) 从长度 {} 到更长长度的最大降幅，{}",
+                                    t.lens.front(), env.lang == Lang::zh ? kSamplingZh : kSampling),
+                                 f.drop, f.tol),
+                   "外推到训练时没见过的长序列更容易",
+                   tr(env, "a model with sinusoidal PE keeps working on sequences longer than those it trained on",
+                      "使用正弦位置编码的模型，在比训练时更长的序列上仍然有效"));
+}
+
+// "Attention 的两个补丁" §4.3's table: RoPE is "slightly weaker than sinusoidal on short
+// sequences". Judged at the training length, the shortest the table has.
+std::optional<Check> check_rope_weaker_short(const TrainParams& p, const Run& run, const CheckEnv& env)
+{
+    const Table t = table_of(p, run);
+    if (!p.compare || !t.has(Scheme::sinusoidal) || !t.has(Scheme::rope)) return std::nullopt;
+    const double n0 = scored_at(p, t.lens.front(), env.seed);
+    return quoting(article_claim(tr(env, "RoPE does slightly worse than sinusoidal PE on short sequences (§4.3 table)", "RoPE 在短序列上略弱于正弦位置编码（§4.3 表）"),
+                                 tr(env, "acc(sinusoidal) - acc(rope) at the training length {}, {}", "训练长度 {} 上的 acc(sinusoidal) - acc(rope)，{}", t.lens.front(),
+                                    env.lang == Lang::zh ? kSamplingZh : kSampling),
+                                 t.at(Scheme::sinusoidal, 0) - t.at(Scheme::rope, 0), sampling_tol(n0, n0), Compare::gt),
+                   "短序列上效果略弱于 sinusoidal",
+                   tr(env, "at short lengths a RoPE model scores a little below a sinusoidal one (its own FAQ Q16 says the two are about equal)",
+                      "短序列上 RoPE 模型的效果比正弦位置编码的略差（它自己的 FAQ Q16 却说两者差不多）"));
+}
+
+// "Attention 的两个补丁" FAQ Q18: ALiBi extrapolates because its bias "depends on the relative
+// distance alone". RoPE's scores depend on i - j alone too: if that were the reason, the RoPE
+// model would keep its accuracy past the training length as well.
+std::optional<Check> check_alibi_because_relative(const TrainParams& p, const Run& run, const CheckEnv& env)
+{
+    const Table t = table_of(p, run);
+    if (!p.compare || !t.has(Scheme::rope) || longer(p).empty()) return std::nullopt;
+    const Fall f = fall_of(p, t, Scheme::rope, env.seed);
+    return quoting(article_claim(tr(env, "a scheme whose scores depend on i - j alone extrapolates as ALiBi does (FAQ Q18): so RoPE keeps its accuracy too",
+                                    "得分只取决于 i - j 的方案就能像 ALiBi 一样外推（FAQ Q18）：那么 RoPE 也应保持准确率"),
+                                 tr(env, "largest fall of acc(rope) from length {} to a longer one, {}", "acc(rope) 从长度 {} 到更长长度的最大降幅，{}", t.lens.front(),
+                                    env.lang == Lang::zh ? kSamplingZh : kSampling),
+                                 f.drop, f.tol),
+                   "这个性质源于 ALiBi 的偏置项 -m·|i-j| 只跟\"相对距离\"有关",
+                   tr(env, "depending on i - j alone is what lets ALiBi extrapolate; any scheme with that property would",
+                      "只依赖 i - j 正是 ALiBi 能外推的原因；具有这一性质的方案都应能外推"));
+}
+
 }  // namespace
 
 std::vector<CheckDef<TrainParams>> train_checks()
@@ -230,7 +314,10 @@ std::vector<CheckDef<TrainParams>> train_checks()
             {"alibi_extrapolates_best", {"extrapolation"}, check_alibi},
             {"learned_stops_at_max_len", {}, check_learned},
             {"sinusoidal_does_not_extrapolate", {}, check_sinusoidal},
-            {"nope_learns_k_back", {}, check_nope}};
+            {"nope_learns_k_back", {}, check_nope},
+            {"sinusoidal_extrapolates_easily", {"extrapolation"}, check_sinusoidal_easily},
+            {"rope_weaker_on_short_sequences", {"extrapolation"}, check_rope_weaker_short},
+            {"alibi_extrapolates_because_relative", {"extrapolation"}, check_alibi_because_relative}};
 }
 
 }  // namespace attnlab::train_detail
