@@ -199,6 +199,18 @@ TEST_CASE("tour: Chinese narration with --lang zh, or from LANG")
     CHECK(r.out.find("Order blindness") != std::string::npos);
     const auto j = run_json({"tour", "--section", "mask", "--lang", "zh"});
     CHECK(j["sections"][0]["checks"][0].contains("name"));  // keys stay English
+    // Every claim's source in Chinese: titles in 《》, no English connecting words left; names,
+    // numbers and code stay as they are.
+    const auto all = run_json({"tour", "--lang", "zh"});
+    for (const auto& c : all["claims"]) {
+        const std::string source = c["source"];
+        CAPTURE(source);
+        CHECK(source.find("\"Attention") == std::string::npos);
+        CHECK(source.find("\"Transformer") == std::string::npos);
+        for (const char* english : {" and ", "docs:", " list", " tips", "(the ", "(its ", " of ", " at ", "misconception", "comment"})
+            CHECK(source.find(english) == std::string::npos);
+    }
+    CHECK(all["claims"][1]["source"] == "《Attention 的两个补丁》学习重点与 §1 开头（它 §1.1 的实验先还原顺序；FAQ Q2 作了更正）");
 }
 
 TEST_CASE("tour: errors")

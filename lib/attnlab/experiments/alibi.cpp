@@ -300,7 +300,7 @@ std::optional<Check> check_monotone(const AlibiParams& p, const Run&, const Chec
     for (std::size_t h = 0; h + 1 < paper.size(); ++h) rises += paper[h + 1] > paper[h] ? 1 : 0;
     return quoting(article_claim(tr(env, "the reference code's odd/even head rule keeps the slopes monotone for H = {}",
                             "参考代码按奇偶头处理的规则使 H = {} 时斜率单调", p.heads),
-                         "heads h with m_(h+1) > m_h", static_cast<double>(rises), 0.0),
+                         tr(env, "heads h with m_(h+1) > m_h", "满足 m_(h+1) > m_h 的头数"), static_cast<double>(rises), 0.0),
                    "实际工程中分奇偶头处理（保证 slope 单调）",
                    tr(env, "the reference code treats odd and even heads apart so that the slopes fall from head to head",
                       "参考代码把奇数头和偶数头分开处理，使斜率逐头递减"));

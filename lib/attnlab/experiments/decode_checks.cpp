@@ -245,7 +245,7 @@ std::optional<Check> check_shift(const DecodeParams& p, const Run& run, const Ch
     return steps_check(p, run, env,
                        tr(env, "under {}, counting positions from the first pad gives the same steps: a uniform shift changes no score",
                           "在 {} 下，从第一个填充开始计位置得到相同的各步输出：整体平移不改变任何得分", name_of(p.pe)),
-                       steps(p, run, PositionRule::left_pad_from_0), "max |out_steps - steps with positions from the first pad|",
+                       steps(p, run, PositionRule::left_pad_from_0), tr(env, "max |out_steps - steps with positions from the first pad|", "max |out_steps - 位置从第一个填充处起算的步骤|"),
                        other_angles_tol(p, run));
 }
 

@@ -111,7 +111,7 @@ Check bag_of_words(const NopeParams& p, const Run& run, const CheckEnv& env)
     double worst = 0.0;
     for (std::size_t i = 0; i < out.size(); ++i)
         worst = worse(worst, std::abs(out_perm.values[i] - out.values[static_cast<std::size_t>(perm.values[i])]));
-    return bag_of_words_claim(env, p.mask, "max |out(Pv) - P out(v)|, P reversing the order", worst, 2.0 * nope_tol(p, env), 1.0);
+    return bag_of_words_claim(env, p.mask, tr(env, "max |out(Pv) - P out(v)|, P reversing the order", "max |out(Pv) - P out(v)|，P 为倒序"), worst, 2.0 * nope_tol(p, env), 1.0);
 }
 
 std::optional<Check> check_bag_bidirectional(const NopeParams& p, const Run& run, const CheckEnv& env)

@@ -200,7 +200,7 @@ std::optional<Check> check_slicing_bug(const PeParams& p, const Run& run, const 
                       "slicing the table on the batch axis (pe[:x.size(0)] with batch-first x) gives every "
                       "position of a sequence the same code",
                       "在批次轴上切片（对 batch-first 的 x 用 pe[:x.size(0)]）会让一条序列的所有位置得到相同的编码"),
-                   "max spread over positions of H_bug - s*X (rounding of s*X + PE only)",
+                   tr(env, "max spread over positions of H_bug - s*X (rounding of s*X + PE only)", "H_bug - s*X 随位置变化的最大幅度（只有 s*X + PE 的舍入）"),
                    added_code_spread<T>(run.at("h_sliced_by_batch"), run.at("x"), p), 2.0 * env.eps * (max_h + 1.0), max_h + 1.0);
 }
 

@@ -329,7 +329,8 @@ std::optional<Check> check_nn_transformer(const PermuteParams& p, const Run&, co
     Tensor out_perm = out;
     out_perm.values = f.values.slice(2 * LE, 3 * LE);
     return quoting(article_claim(tr(env, "torch.nn.Transformer adds sinusoidal PE by default (the API list), so its output is not P Enc(X)", "torch.nn.Transformer 默认加正弦位置编码（API 列表），所以它的输出不是 P Enc(X)"),
-                                 "max |Enc(PX) - P Enc(X)| of PyTorch's TransformerEncoder (embedded fixture, float64)",
+                                 tr(env, "max |Enc(PX) - P Enc(X)| of PyTorch's TransformerEncoder (embedded fixture, float64)",
+                                    "PyTorch 的 TransformerEncoder 的 max |Enc(PX) - P Enc(X)|（内嵌 fixture，float64）"),
                                  equivariance_error(out, out_perm, perm), 1e-12, Compare::gt),
                    "torch.nn.Transformer … 默认用 sinusoidal PE",
                    tr(env, "the module adds a sinusoidal position encoding to its inputs without being asked", "这个模块不用另外设置，就会给输入加上正弦位置编码"));

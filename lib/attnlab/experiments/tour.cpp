@@ -13,6 +13,7 @@
 #include "attnlab/experiments/rope_params.hpp"
 #include "attnlab/experiments/shaw.hpp"
 #include "attnlab/experiments/t5.hpp"
+#include "attnlab/experiments/tour_sources.hpp"
 #include "attnlab/experiments/train.hpp"
 
 #include <fmt/format.h>
@@ -74,7 +75,7 @@ public:
             const auto it = std::find_if(shown.begin(), shown.end(), [&](const ClaimRef& e) { return c.name == e.check; });
             if (it != shown.end()) {
                 run.checks.push_back(c);
-                tour_.claims.push_back({s_.name, it->source, tour_.lang == Lang::zh ? it->zh : c.claim, c, run.command});
+                tour_.claims.push_back({s_.name, source_in(tour_.lang, it->source), tour_.lang == Lang::zh ? it->zh : c.claim, c, run.command});
             } else if (c.role == Role::invariant && !c.passed()) {
                 run.checks.push_back(c);
             }
