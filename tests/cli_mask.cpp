@@ -119,3 +119,61 @@ TEST_CASE("mask: --tol replaces rounding tolerances but never loosens a bit-for-
     }
     CHECK(seen);
 }
+
+// The mask bugs learners write, through the CLI, named in English and in Chinese.
+TEST_CASE("mask: a learner's mask bugs are named: a flipped triangle, a row with no key under a plain softmax, weights zeroed after the softmax")
+{
+    const std::string dir = scratch("mask-slips");
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    // the flipped triangle, masked_fill(tril(ones) == 1, -inf), as exercise solve writes it
+    REQUIRE(run_cli({"exercise", "new", "causal-mask", dir + "/causal"}).status == 0);
+    REQUIRE(run_cli({"exercise", "solve", "causal-mask", dir + "/causal", "--mistake", "mask_flipped"}).status == 0);
+    const std::string flipped = dir + "/causal/solution/answer.npy";
+    const auto en = run_cli({"mask", "--len", "6", "--dtype", "float64", "--against", flipped, "--quiet"});
+    CHECK(en.status == 1);
+    CHECK(en.out.find("  matches mask_flipped: the triangle is flipped: the mask hides the past and the query itself") != std::string::npos);
+    const auto zh = run_cli({"mask", "--len", "6", "--dtype", "float64", "--against", flipped, "--quiet", "--lang", "zh"});
+    CHECK(zh.out.find("  符合 mask_flipped: 三角形反了：掩码遮住了过去和查询自己") != std::string::npos);
+    // a padding length 0 under a plain softmax: NaN rows, against a safe softmax's zeros
+    REQUIRE(run_cli({"mask", "--kind", "padding", "--lengths", "3,0", "--save", dir + "/plain", "--quiet"}).status == 1);
+    const std::vector<std::string> safe = {"mask", "--kind", "padding", "--lengths", "3,0", "--softmax", "safe", "--against-tensor", "weights",
+                                           "--against", dir + "/plain/weights.npy", "--quiet"};
+    const auto nan = run_cli(safe);
+    CHECK(nan.out.find("  matches fully_masked_row_nan: a row with no visible key went through a plain softmax and became NaN") != std::string::npos);
+    CHECK(nan.out.find("the NaN fill whole rows: rows with no visible key") != std::string::npos);
+    CHECK(nan.out.find("0 * inf") == std::string::npos);  // the other cause of NaN is not suggested
+    auto safe_zh = safe;
+    safe_zh.insert(safe_zh.end(), {"--lang", "zh"});
+    const auto nan_zh = run_cli(safe_zh);
+    CHECK(nan_zh.out.find("  符合 fully_masked_row_nan: 一行没有任何可见的键，经过普通 softmax 变成了 NaN") != std::string::npos);
+    CHECK(nan_zh.out.find("NaN 占满了整行") != std::string::npos);
+    // the same NaN rows against a plain-softmax run: MATCH, and no property line fails under it
+    const auto same = run_cli({"mask", "--kind", "padding", "--lengths", "3,0", "--against-tensor", "weights", "--against", dir + "/plain/weights.npy"});
+    CHECK(same.out.find("\nMATCH ") != std::string::npos);
+    const std::string learner = same.out.substr(same.out.find("properties of your tensor"));
+    CHECK(learner.find("FAIL") == std::string::npos);
+    CHECK(same.out.find("note: not listed: masked_weights_exactly_zero, no_nan_weights; your tensor matches the reference") != std::string::npos);
+    // weights zeroed after the softmax, rows left as they are, in the masked-attention exercise
+    REQUIRE(run_cli({"exercise", "new", "masked-attention", dir + "/attn"}).status == 0);
+    REQUIRE(run_cli({"exercise", "solve", "masked-attention", dir + "/attn", "--mistake", "mask_after_softmax"}).status == 0);
+    const std::string in = dir + "/attn/inputs/";
+    const auto after = run_cli({"attend", "--batch", "1", "--len", "5", "--mask", "causal", "--dtype", "float64", "--seed", "0", "--input", "x=" + in + "x.npy",
+                                "--input", "w_q=" + in + "w_q.npy", "--input", "w_k=" + in + "w_k.npy", "--input", "w_v=" + in + "w_v.npy", "--quiet",
+                                "--against-tensor", "out_merged", "--against", dir + "/attn/solution/answer.npy"});
+    CHECK(after.out.find("  matches mask_after_softmax: the masked weights were zeroed after the softmax and the rows not renormalised") != std::string::npos);
+}
+
+TEST_CASE("mask: a learner's tensor of another shape is told which tensors have its shape, and pointed at the shape, not at a worst element")
+{
+    const std::string dir = scratch("mask-shape");
+    std::filesystem::remove_all(dir);
+    REQUIRE(run_cli({"attend", "--len", "6", "--mask", "causal", "--save", dir, "--show", "weights", "--quiet"}).status == 0);
+    // the weights, computed only on demand, are named by their declared shape
+    const auto r = run_cli({"attend", "--len", "6", "--mask", "causal", "--against", dir + "/weights.npy", "--quiet"});
+    CHECK(r.status == 1);
+    CHECK(r.out.find("note: your shape is that of scores, weights: to compare with one of them, add --against-tensor NAME (e.g. --against-tensor weights)") !=
+          std::string::npos);
+    CHECK(r.out.find("no known mistake matches it; first make the shape [1, 6, 8] (the axes of out_merged: see --help)") != std::string::npos);
+    CHECK(r.out.find("start from the worst element") == std::string::npos);
+}

@@ -190,6 +190,63 @@ void mutate(const Experiment<P>& e, const P& p, const std::string& what, Tally& 
 
 }  // namespace
 
+// The mask slips learners write, each planted on every tensor that can show it, in a
+// configuration where it means something: named, with certainty "matches", first.
+template <class P>
+void slip_named(const Experiment<P>& e, const P& p, const std::string& id, const std::string& tensor)
+{
+    CAPTURE(id);
+    CAPTURE(tensor);
+    RunContext ctx;
+    ctx.dtype = DType::float32;
+    const Run run = compute_all(e, p, ctx);
+    const auto m = std::find_if(e.mistakes.begin(), e.mistakes.end(), [&](const auto& x) { return x.id == id && x.tensor == tensor; });
+    REQUIRE(m != e.mistakes.end());
+    const Tensor wrong = m->build(p, run);
+    REQUIRE(wrong.shape == run.at(tensor).shape);
+    const auto c = judge(e, p, DType::float32, write_form(wrong, Form::npy32, "slip"), tensor);
+    REQUIRE(c);
+    CHECK_FALSE(c->passed);
+    REQUIRE(!c->diagnosis.empty());
+    CHECK(c->diagnosis.front().certainty == Certainty::matches);
+    CHECK(c->diagnosis.front().id == id);
+}
+
+TEST_CASE("verdicts: each mask slip is named on every tensor of mask and attend that shows it")
+{
+    MaskParams causal;
+    causal.len = 6;
+    MaskParams padded;
+    padded.kind = MaskKind::both;
+    padded.lengths = {6, 4, 0};
+    padded.softmax = SoftmaxKind::safe;
+    AttendParams block;
+    block.len = 6;
+    block.mask = MaskKind::causal;
+    AttendParams block_padded = block;
+    block_padded.mask = MaskKind::padding;
+    block_padded.lengths = {6, 3, 0};
+    block_padded.softmax = SoftmaxKind::safe;
+    for (const char* tensor : {"mask", "weights"}) {
+        slip_named(mask_experiment(), causal, "mask_flipped", tensor);
+        slip_named(mask_experiment(), causal, "mask_off_by_one", tensor);
+        slip_named(mask_experiment(), padded, "padding_on_queries", tensor);
+    }
+    slip_named(mask_experiment(), causal, "mask_after_softmax", "weights");
+    slip_named(mask_experiment(), padded, "fully_masked_row_nan", "weights");
+    for (const char* tensor : {"weights", "out", "out_merged"}) {
+        slip_named(attend_experiment(), block, "mask_flipped", tensor);
+        slip_named(attend_experiment(), block, "mask_off_by_one", tensor);
+        slip_named(attend_experiment(), block, "mask_after_softmax", tensor);
+        slip_named(attend_experiment(), block_padded, "padding_on_queries", tensor);
+        slip_named(attend_experiment(), block_padded, "fully_masked_row_nan", tensor);
+    }
+    // a slip the configuration gives no meaning builds nothing: no padding, no rows to pad
+    const auto& mistakes = attend_experiment().mistakes;
+    const auto on_queries = std::find_if(mistakes.begin(), mistakes.end(), [](const auto& m) { return m.id == "padding_on_queries"; });
+    CHECK(on_queries->build(block, compute_all(attend_experiment(), block, RunContext{})).size() == 0);
+}
+
 TEST_CASE("error model: unit roundoff of every dtype, and the tolerance rule by hand")
 {
     CHECK(unit_roundoff(DType::float64) == std::ldexp(1.0, -53));
@@ -235,14 +292,30 @@ TEST_CASE("verdicts: randomized mutations over every experiment, dtype and file 
         alibi.heads = pick(1, 12), alibi.len = pick(2, 12), alibi.slopes = rng.below(2) ? SlopeRule::paper_text : SlopeRule::reference_code;
         alibi.variant = rng.below(2) ? AlibiVariant::causal : AlibiVariant::symmetric;
         mutate(alibi_experiment(), alibi, fmt::format("alibi --heads {} --len {}", alibi.heads, alibi.len), tally);
+        // masks with padding too (lengths down to 0: fully masked rows), under either softmax,
+        // so that every mask slip has a configuration that shows it
+        const auto draw_lengths = [&](long len) {
+            std::vector<long> lengths(static_cast<std::size_t>(pick(1, 3)));
+            for (long& n : lengths) n = pick(0, len);
+            lengths.front() = len;  // the longest sets L
+            return lengths;
+        };
         MaskParams mask;
         mask.len = pick(2, 8);
-        mutate(mask_experiment(), mask, fmt::format("mask --len {}", *mask.len), tally);
+        mask.kind = std::array{MaskKind::causal, MaskKind::padding, MaskKind::both}[rng.below(3)];
+        if (mask.kind != MaskKind::causal) mask.lengths = draw_lengths(*mask.len);
+        mask.softmax = rng.below(2) ? SoftmaxKind::safe : SoftmaxKind::plain;
+        mutate(mask_experiment(), mask, fmt::format("mask --len {} --kind {} --lengths {} --softmax {}", *mask.len, name_of(mask.kind), fmt::join(mask.lengths, ","),
+                                                    name_of(mask.softmax)), tally);
         AttendParams attend;
         attend.len = pick(2, 8), attend.heads = pick(1, 3), attend.dim = attend.heads * 2 * pick(1, 3);
-        attend.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;
+        attend.mask = std::array{MaskKind::none, MaskKind::causal, MaskKind::padding, MaskKind::both}[rng.below(4)];
+        if (attend.mask == MaskKind::padding || attend.mask == MaskKind::both) attend.lengths = draw_lengths(attend.len);
+        attend.softmax = rng.below(2) ? SoftmaxKind::safe : SoftmaxKind::plain;
         attend.pe = static_cast<PeKind>(rng.below(4));
-        mutate(attend_experiment(), attend, fmt::format("attend --len {} --heads {} --dim {}", attend.len, attend.heads, attend.dim), tally);
+        mutate(attend_experiment(), attend, fmt::format("attend --len {} --heads {} --dim {} --mask {} --lengths {} --softmax {}", attend.len, attend.heads,
+                                                        attend.dim, name_of(attend.mask), fmt::join(attend.lengths, ","), name_of(attend.softmax)),
+               tally);
         AttendParams grad;
         grad.len = pick(2, 6), grad.heads = pick(1, 2), grad.dim = grad.heads * 2 * pick(1, 2);
         grad.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;

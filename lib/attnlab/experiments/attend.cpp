@@ -4,6 +4,7 @@
 #include "attnlab/experiments/averages.hpp"
 
 #include "attnlab/experiments/inputs.hpp"
+#include "attnlab/experiments/mask_slips.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/parallel.hpp"
 #include "attnlab/core/rng.hpp"
@@ -282,26 +283,42 @@ struct AttendVariant {
     Slip slip = Slip::none;
 };
 
-// out [B, H, L, d] = w v with the softmax taken over queries instead of keys.
-Ten4<double> out_with_query_softmax(const BlockResult<double>& res)
+// out [B, H, L, d] = w v, each head reading its group's values.
+Ten4<double> weighted_values(const Ten4<double>& w, const Ten4<double>& v)
+{
+    const std::size_t B = w.shape(0), H = w.shape(1), L = w.shape(2), S = w.shape(3), d = v.shape(3);
+    Ten4<double> out = xt::zeros<double>({B, H, L, d});
+    const std::size_t group = H / v.shape(1);
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t i = 0; i < L; ++i)
+                for (std::size_t j = 0; j < S; ++j)
+                    for (std::size_t c = 0; c < d; ++c) out(b, h, i, c) += w(b, h, i, j) * v(b, h / group, j, c);
+    return out;
+}
+
+// The weights with the softmax taken over queries instead of keys.
+Ten4<double> query_softmax_weights(const BlockResult<double>& res)
 {
     Ten4<double> w = res.attn.scores;
-    const std::size_t B = w.shape(0), H = w.shape(1), L = w.shape(2), S = w.shape(3), d = res.v.shape(3);
+    const std::size_t BH = w.shape(0) * w.shape(1), L = w.shape(2), S = w.shape(3);
     std::vector<double> column(L);
-    for (std::size_t bh = 0; bh < B * H; ++bh)
+    for (std::size_t bh = 0; bh < BH; ++bh)
         for (std::size_t j = 0; j < S; ++j) {
             for (std::size_t i = 0; i < L; ++i) column[i] = w.data()[(bh * L + i) * S + j];
             softmax_inplace(column.data(), L, SoftmaxKind::plain);
             for (std::size_t i = 0; i < L; ++i) w.data()[(bh * L + i) * S + j] = column[i];
         }
-    Ten4<double> out = xt::zeros<double>({B, H, L, d});
-    const std::size_t group = H / res.v.shape(1);
-    for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t h = 0; h < H; ++h)
-            for (std::size_t i = 0; i < L; ++i)
-                for (std::size_t j = 0; j < S; ++j)
-                    for (std::size_t c = 0; c < d; ++c) out(b, h, i, c) += w(b, h, i, j) * res.v(b, h / group, j, c);
-    return out;
+    return w;
+}
+
+// The tensor a learner's mistake would give, from its weights [B, H, L, S] and the block.
+Tensor attend_tensor_from(const std::string& tensor, const Ten4<double>& w, const Ten4<double>& v)
+{
+    if (tensor == "weights") return to_tensor("weights", {"batch", "head", "query", "key"}, w, Elem::float64);
+    const Ten4<double> out = weighted_values(w, v);
+    if (tensor == "out") return to_tensor("out", {"batch", "head", "pos", "dim"}, out, Elem::float64);
+    return to_tensor("out_merged", {"batch", "pos", "dim"}, merge_heads(out), Elem::float64);
 }
 
 Tensor attend_variant(const AttendParams& p, const Run& run, const AttendVariant& v, const std::string& tensor)
@@ -314,16 +331,37 @@ Tensor attend_variant(const AttendParams& p, const Run& run, const AttendVariant
         w = {xt::transpose(w.w_q), xt::transpose(w.w_k), xt::transpose(w.w_v)};
     }
     const Ten3<double> x = x_of<double>(run, "x"), x_kv = r.cross ? x_of<double>(run, "x_kv") : x;
-    const BlockResult<double> res = run_block(x, x_kv, w, r.cfg, v.slip == Slip::softmax_over_queries ? Matrices::keep : Matrices::drop);
-    const Ten4<double> out = v.slip == Slip::softmax_over_queries ? out_with_query_softmax(res) : res.attn.out;
-    if (tensor == "out") return to_tensor("out", {"batch", "head", "pos", "dim"}, out, Elem::float64);
-    return to_tensor("out_merged", {"batch", "pos", "dim"}, merge_heads(out), Elem::float64);
+    const bool over_queries = v.slip == Slip::softmax_over_queries;
+    const BlockResult<double> res = run_block(x, x_kv, w, r.cfg, over_queries || tensor == "weights" ? Matrices::keep : Matrices::drop);
+    if (over_queries) return attend_tensor_from(tensor, query_softmax_weights(res), res.v);
+    if (tensor == "weights") return attend_tensor_from(tensor, res.attn.weights, res.v);
+    if (tensor == "out") return to_tensor("out", {"batch", "head", "pos", "dim"}, res.attn.out, Elem::float64);
+    return to_tensor("out_merged", {"batch", "pos", "dim"}, merge_heads(res.attn.out), Elem::float64);
+}
+
+// A mask slip of experiments/mask_slips.hpp: the block run without its mask, then the slip's
+// rule of hidden keys applied to those scores (ALiBi's bias and the scale already in).
+Tensor attend_slip(const AttendParams& p, const Run& run, MaskSlip slip, const std::string& tensor)
+{
+    const Resolved r = resolve(p);
+    const MaskSpec& m = r.cfg.mask;
+    const auto hide = slip_rule(slip, m, p.softmax);
+    if (!hide) return Tensor{};
+    BlockConfig open = r.cfg;
+    open.mask.kind = MaskKind::none;
+    const Ten3<double> x = x_of<double>(run, "x"), x_kv = r.cross ? x_of<double>(run, "x_kv") : x;
+    const BlockResult<double> res = run_block(x, x_kv, weights_of<double>(run), open, Matrices::keep);
+    const Tensor raw = to_tensor("scores", {"batch", "head", "query", "key"}, res.attn.scores, Elem::float64);
+    const std::vector<double> w = slip_weights(slip, raw, res.attn.scores.shape(1), *hide, m.fill, slip_softmax(slip, p.softmax));
+    Ten4<double> weights = res.attn.scores;
+    std::copy(w.begin(), w.end(), weights.begin());
+    return attend_tensor_from(tensor, weights, res.v);
 }
 
 std::vector<Mistake<AttendParams>> attend_mistakes()
 {
     std::vector<Mistake<AttendParams>> out;
-    for (const char* tensor : {"out_merged", "out"}) {
+    for (const char* tensor : {"out_merged", "out", "weights"}) {
         auto variant = [tensor](AttendVariant v) {
             return [v, tensor](const AttendParams& p, const Run& run) { return attend_variant(p, run, v, tensor); };
         };
@@ -338,6 +376,10 @@ std::vector<Mistake<AttendParams>> attend_mistakes()
                        "softmax 沿查询轴（dim=-2）计算，应沿键轴", variant({{}, Slip::softmax_over_queries})});
         out.push_back({"mask_ignored", tensor, "the mask is not applied", "没有应用掩码",
                        variant({[](BlockConfig& c, const AttendParams&) { c.mask.kind = MaskKind::none; }})});
+        for (const SlipInfo& slip : mask_slips()) {
+            out.push_back({slip.id, tensor, slip.en, slip.zh,
+                           [s = slip.slip, tensor](const AttendParams& p, const Run& run) { return attend_slip(p, run, s, tensor); }});
+        }
     }
     return out;
 }

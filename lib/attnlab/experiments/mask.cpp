@@ -1,5 +1,6 @@
 #include "attnlab/experiments/mask.hpp"
 #include "attnlab/experiments/mask_internal.hpp"
+#include "attnlab/experiments/mask_slips.hpp"
 
 #include "attnlab/core/error_model.hpp"
 #include "attnlab/core/half.hpp"
@@ -262,7 +263,7 @@ Tensor complement(const Tensor& t)
     return out;
 }
 
-std::vector<Mistake<MaskParams>> mask_mistakes()
+std::vector<Mistake<MaskParams>> mask_mistakes_own()
 {
     return {{"diagonal_masked", "mask", "the diagonal is masked too: triu(..., diagonal=0) where diagonal=1 was needed",
              "对角线也被屏蔽了：用了 triu(..., diagonal=0)，应为 diagonal=1",
@@ -304,6 +305,37 @@ std::vector<Mistake<MaskParams>> mask_mistakes()
              "the boolean convention is inverted: True marks the masked positions (scaled_dot_product_attention's True means may attend)",
              "布尔约定反了：True 标记的是被屏蔽的位置（scaled_dot_product_attention 中 True 表示可以关注）",
              [](const MaskParams&, const Run& run) { return complement(run.at("attn_mask_bool")); }}};
+}
+
+// The slips of experiments/mask_slips.hpp, on the mask (the ones a mask can show) and on the
+// weights; a slip the params give no meaning builds nothing.
+void add_slips(std::vector<Mistake<MaskParams>>& out)
+{
+    for (const SlipInfo& s : mask_slips()) {
+        const MaskSlip slip = s.slip;
+        if (slip == MaskSlip::flipped || slip == MaskSlip::off_by_one || slip == MaskSlip::on_queries) {
+            out.push_back({s.id, "mask", s.en, s.zh, [slip](const MaskParams& p, const Run& run) {
+                               const MaskSpec m = mask_spec(p);
+                               const auto hide = slip_rule(slip, m, p.softmax);
+                               return hide ? additive_hiding(run.at("mask"), *hide, m.fill) : Tensor{};
+                           }});
+        }
+        out.push_back({s.id, "weights", s.en, s.zh, [slip](const MaskParams& p, const Run& run) {
+                           const MaskSpec m = mask_spec(p);
+                           const auto hide = slip_rule(slip, m, p.softmax);
+                           if (!hide) return Tensor{};
+                           const Tensor& scores = run.at("scores");
+                           return Tensor{"weights", scores.axes, Elem::float64, scores.shape,
+                                         slip_weights(slip, scores, 1, *hide, m.fill, slip_softmax(slip, p.softmax))};
+                       }});
+    }
+}
+
+std::vector<Mistake<MaskParams>> mask_mistakes()
+{
+    std::vector<Mistake<MaskParams>> out = mask_mistakes_own();
+    add_slips(out);
+    return out;
 }
 
 // The params report the values the run used: --len, --kv-len, --align, --diagonal and --batch

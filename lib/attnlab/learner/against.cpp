@@ -3,6 +3,9 @@
 #include "attnlab/core/half.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 namespace attnlab::detail {
 
@@ -26,6 +29,31 @@ void accept_csv_vector(Tensor& got, const Tensor& expected)
     if (!plain_csv || expected.rank() != 1 || got.size() != expected.size() || (got.shape[0] != 1 && got.shape[1] != 1)) return;
     got.shape = expected.shape;
     got.axes = expected.axes;
+}
+
+void drop_failed_properties(Comparison& c, Lang lang)
+{
+    std::vector<std::string> dropped;
+    for (const Check& p : c.properties)
+        if (!p.passed()) dropped.push_back(p.name);
+    if (dropped.empty()) return;
+    c.properties.erase(std::remove_if(c.properties.begin(), c.properties.end(), [](const Check& p) { return !p.passed(); }), c.properties.end());
+    c.notes.push_back(fmt::format(lang == Lang::zh ? "未列出 {}：你的张量在上面的容差内与参考答案一致，这些性质判得比这更细，或者参考运行本身也不满足"
+                                                   : "not listed: {}; your tensor matches the reference within the tolerance above, and these are judged "
+                                                     "more finely than that, or do not hold of the reference run either",
+                                  fmt::join(dropped, ", ")));
+}
+
+void note_same_shape(const std::vector<std::pair<std::string, std::vector<std::size_t>>>& shapes, const Tensor& got, const std::string& compared, Lang lang,
+                     std::vector<std::string>& notes)
+{
+    std::vector<std::string> names;
+    for (const auto& [name, shape] : shapes)
+        if (name != compared && shape == got.shape) names.push_back(name);
+    if (names.empty()) return;
+    notes.push_back(fmt::format(lang == Lang::zh ? "你的形状是张量 {0} 的形状：要与其中之一比较，加 --against-tensor NAME（如 --against-tensor {1}）"
+                                                 : "your shape is that of {0}: to compare with one of them, add --against-tensor NAME (e.g. --against-tensor {1})",
+                                fmt::join(names, ", "), names.back()));
 }
 
 void require_meaningful(const Tolerance& tol, const ReferenceError& ref, Precision at, const std::string& tensor)

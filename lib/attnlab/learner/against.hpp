@@ -72,6 +72,33 @@ Tolerance tolerance_at(References<P>& refs, Precision at, DType run_dtype, const
 // A plain CSV has rows and columns: a rank-1 answer written as one row or one column
 // (np.savetxt) is read as the vector it is.
 void accept_csv_vector(Tensor& got, const Tensor& expected);
+// Under MATCH, a property that fails says nothing against the learner: it is judged more finely
+// than the match, or fails for the reference run too. Such properties are left out, named in
+// a note.
+void drop_failed_properties(Comparison& c, Lang lang);
+// A learner's tensor of another shape than the one compared: a note naming the run's tensors
+// of its shape (they may have meant --against-tensor one of them).
+void note_same_shape(const std::vector<std::pair<std::string, std::vector<std::size_t>>>& shapes, const Tensor& got, const std::string& compared, Lang lang,
+                     std::vector<std::string>& notes);
+
+// Every tensor the run can give, with its shape: the computed ones as they are, the ones
+// computed on demand as their declaration sizes them.
+template <class P>
+std::vector<std::pair<std::string, std::vector<std::size_t>>> tensor_shapes(const Experiment<P>& e, const P& p, const Run& run)
+{
+    std::vector<std::pair<std::string, std::vector<std::size_t>>> out;
+    for (const auto& d : e.tensors) {
+        if (d.applies && !d.applies(p)) continue;
+        if (const Tensor* t = run.find(d.name)) {
+            out.emplace_back(d.name, t->shape);
+        } else if (d.shape) {
+            std::vector<std::size_t> shape;
+            for (double n : d.shape(p)) shape.push_back(static_cast<std::size_t>(n));
+            out.emplace_back(d.name, shape);
+        }
+    }
+    return out;
+}
 
 // Refuses a comparison whose tolerance reaches the size of the values it judges.
 void require_meaningful(const Tolerance& tol, const ReferenceError& ref, Precision at, const std::string& tensor);
@@ -102,7 +129,10 @@ Precision judge_precision(References<P>& refs, const Tensor& expected, const Ten
             return f32;
         }
     }
-    for (DType d : {DType::float16, DType::bfloat16}) {
+    // bfloat16's values are float16's too (8 significant bits in 11) wherever float16 reaches, so
+    // a file that holds bfloat16 values is tried at bfloat16 first: it was most likely made there
+    const bool bf16_values = carries(got, DType::bfloat16);
+    for (DType d : bf16_values ? std::array{DType::bfloat16, DType::float16} : std::array{DType::float16, DType::bfloat16}) {
         // a precision no finer than the file's storage and looser than the run's arithmetic: a
         // float16 file computed in float16 (PyTorch's half on the CPU) against a float32 run
         if (unit_roundoff(d) < unit_roundoff(at.storage) || unit_roundoff(d) <= unit_roundoff(at.compute)) continue;
@@ -216,9 +246,11 @@ Comparison compare_against(const Experiment<P>& e, const P& p, const Run& run, c
     if (!exact && !req.rtol && !req.atol) detail::require_meaningful(tol, refs.error(ctx.dtype), at, c.tensor);
     c.judged_at = exact ? (ctx.lang == Lang::zh ? "精确" : "exact") : detail::precision_text(at, ctx.lang);
     compare_tensors(expected, got, tol, c);
+    if (got.shape != expected.shape) detail::note_same_shape(detail::tensor_shapes(e, p, run), got, c.tensor, ctx.lang, c.notes);
     if (!c.passed && !exact && !req.rtol && !req.atol) at = detail::judge_precision(refs, expected, got, at, ctx, c);
     if (!c.passed) detect_kinds(expected, got, tol, ctx.lang, c);
     if (got.shape == expected.shape) c.properties = learner_properties(e, p, run, got, c.tensor, ctx, coarser(at.storage, at.compute), c.notes);
+    if (c.passed) detail::drop_failed_properties(c, ctx.lang);
     if (!c.passed) c.diagnosis = diagnose(e, p, run, got, c.tensor, detail::naming_tolerance(refs, c, tol, at, exact, ctx), c.max_abs_diff, ctx.lang);
     return c;
 }

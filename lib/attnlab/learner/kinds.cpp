@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace attnlab {
@@ -110,6 +111,19 @@ void layout_kinds(const Tensor& e, const Tensor& g, const Tolerance& tol, bool z
     }
 }
 
+// Whether every NaN of t lies in a row (along the last axis) that is NaN throughout.
+bool nan_fills_whole_rows(const Tensor& t)
+{
+    if (t.rank() == 0) return false;
+    const std::size_t S = t.shape.back();
+    for (std::size_t r = 0; r * S < t.size(); ++r) {
+        std::size_t nan = 0;
+        for (std::size_t j = 0; j < S; ++j) nan += std::isnan(t.values[r * S + j]) ? 1 : 0;
+        if (nan != 0 && nan != S) return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 void detect_kinds(const Tensor& expected, const Tensor& got, const Tolerance& tol, Lang lang, Comparison& c)
@@ -119,7 +133,11 @@ void detect_kinds(const Tensor& expected, const Tensor& got, const Tolerance& to
     if (n.total() > 0) {
         std::string note = fmt::format(zh ? "参考答案是有限数的地方，你的张量有 {} 个 NaN、{} 个 +inf、{} 个 -inf" : "{} NaN, {} +inf and {} -inf where the reference holds numbers",
                                        n.nan, n.posinf, n.neginf);
-        if (n.nan > 0) {
+        if (n.nan > 0 && nan_fills_whole_rows(got)) {
+            note += zh ? "；NaN 占满了整行：这些行没有任何可见的键，普通 softmax 在 -inf - (-inf) 处得到 NaN（用 safe softmax，或让每行至少看到一个键）"
+                       : "; the NaN fill whole rows: rows with no visible key, where a plain softmax meets -inf - (-inf) (use a safe softmax, or give each "
+                         "row a key it may see)";
+        } else if (n.nan > 0) {
             note += zh ? "；NaN 常来自 0 * inf（如 -inf * triu(ones) 中的 0 乘 -inf）：用 masked_fill 或 where 构造掩码"
                        : "; NaN often comes from 0 * inf (in -inf * triu(ones), the zeros times -inf): build the mask with masked_fill or where";
         }

@@ -360,7 +360,11 @@ std::string against_text(const Comparison& c, const RenderOptions& opts)
                            format_figure(d.max_abs_diff));
     }
     if (c.diagnosis.empty() && !c.passed && c.kinds.empty()) {
-        out += zh ? "  没有已知错误与之相符；请从上面的最差元素查起\n" : "  no known mistake matches it; start from the worst element, above\n";
+        if (c.shape_expected != c.shape_got)  // no element was compared, so none is shown
+            out += fmt::format(zh ? "  没有已知错误与之相符；先把形状改成 {}（张量 {} 的轴：见 --help）\n"
+                                  : "  no known mistake matches it; first make the shape {} (the axes of {}: see --help)\n",
+                               shape_text(c.shape_expected), c.tensor);
+        else out += zh ? "  没有已知错误与之相符；请从上面的最差元素查起\n" : "  no known mistake matches it; start from the worst element, above\n";
     }
     return out + result_line(c);
 }

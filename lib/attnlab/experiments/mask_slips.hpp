@@ -1,0 +1,50 @@
+// The mask mistakes learners write, each one rule shared by every experiment and tensor that
+// can show it (`mask`'s mask and weights; `attend`'s weights, out and out_merged): one id, one
+// meaning. A rule says which keys the slip hides, given the spec that was asked for.
+#pragma once
+
+#include "attnlab/core/mask_spec.hpp"
+#include "attnlab/core/softmax.hpp"
+#include "attnlab/core/tensor.hpp"
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace attnlab {
+
+// Whether query i of sequence b hides key j.
+using Hide = std::function<bool(long b, long i, long j)>;
+
+enum class MaskSlip {
+    flipped,             // mask_flipped: the triangle's two halves swapped, the past hidden
+    off_by_one,          // mask_off_by_one: triu(..., diagonal + 1), each query sees the next key
+    on_queries,          // padding_on_queries: padding hides rows (queries), not keys
+    after_softmax,       // mask_after_softmax: weights zeroed after the softmax, not renormalised
+    fully_masked_plain,  // fully_masked_row_nan: a row with no visible key under a plain softmax
+};
+
+struct SlipInfo {
+    MaskSlip slip;
+    const char* id;
+    const char* en;
+    const char* zh;
+};
+// Every slip, in the order the catalogues list them.
+const std::vector<SlipInfo>& mask_slips();
+
+// The keys the slip hides, or nothing when the spec gives the slip no meaning (a flipped
+// triangle where there is none, padding on queries without padding, a plain softmax where
+// no row is fully masked or the run's softmax is plain already).
+std::optional<Hide> slip_rule(MaskSlip slip, const MaskSpec& m, SoftmaxKind run_softmax);
+// The softmax the slip's weights are taken with.
+SoftmaxKind slip_softmax(MaskSlip slip, SoftmaxKind run_softmax);
+
+// Weights from unmasked scores [B, H, L, S] or [B, L, S] (heads = 1): `fill` added where
+// `hide` holds, then the softmax; with after_softmax, the softmax over every key and the
+// hidden keys zeroed, rows left unrenormalised.
+std::vector<double> slip_weights(MaskSlip slip, const Tensor& raw, std::size_t heads, const Hide& hide, double fill, SoftmaxKind kind);
+// An additive mask shaped as `like` ([L, S], or [B, 1, L, S]): fill where hide holds.
+Tensor additive_hiding(const Tensor& like, const Hide& hide, double fill);
+
+}  // namespace attnlab
