@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -130,4 +131,27 @@ TEST_CASE("--input replaces an input with the learner's own: the saved inputs un
     expect_usage_error({"attend", "--input", "nope=" + dir + "/x.npy"}, "attend takes no such input here; it takes x, x_kv, w_q, w_k, w_v");
     expect_usage_error({"attend", "--input", "x"}, "--input takes NAME=FILE");
     expect_usage_error({"pe", "--input", "x=" + dir + "/x.npy"}, "--input x: pe takes no such input here");  // x needs --embed
+}
+
+TEST_CASE("against: a PyTorch file, a pickle and space-separated text are named, with how to save what attnlab reads")
+{
+    const std::string dir = scratch("against-forms");
+    std::filesystem::create_directories(dir);
+    const auto write = [&](const std::string& name, const std::string& bytes) {
+        std::ofstream(dir + "/" + name, std::ios::binary) << bytes;
+        return dir + "/" + name;
+    };
+    expect_usage_error({"pe", "--len", "2", "--dim", "2", "--against", write("answer.pt", std::string("PK\x03\x04", 4) + "archive")},
+                       "a zip archive: PyTorch's torch.save file (.pt) or NumPy's .npz; save one array with numpy.save(path, t.detach().cpu().numpy())");
+    expect_usage_error({"pe", "--len", "2", "--dim", "2", "--against", write("old.pt", "\x80\x02rest")}, "a Python pickle (torch.save's older format, or pickle.dump)");
+    expect_usage_error({"pe", "--len", "2", "--dim", "2", "--against", write("spaced.txt", "0 1\n0.84 0.54\n")},
+                       "line 2 holds numbers separated by spaces or tabs ('0.84 0.54'); separate them with commas, e.g. numpy.savetxt(path, a, delimiter=',')");
+    expect_usage_error({"pe", "--len", "2", "--dim", "2", "--against", write("row.txt", "0 1 0.84 0.54\n")},
+                       "line 1 holds numbers separated by spaces or tabs ('0 1 0.84 0.54')");
+    // the right values in one row: a reshape, not a permutation
+    const auto flat = run_cli({"pe", "--len", "2", "--dim", "2", "--dtype", "float64", "--against", write("flat.csv", "0,1,0.8414709848078965,0.5403023058681398\n"), "--quiet"});
+    CHECK(flat.out.find("note: your values are the reference's in the same order, in the shape [1, 4]: reshape it to [2, 2]") != std::string::npos);
+    CHECK(flat.out.find("permuted") == std::string::npos);
+    // a true header over comma-separated numbers still reads
+    CHECK(run_cli({"pe", "--len", "1", "--dim", "2", "--against", write("header.csv", "a,b\n0,1\n"), "--quiet"}).status == 0);
 }

@@ -230,6 +230,17 @@ TEST_CASE("verdicts: attend --input q=,k=,v= checks a stand-alone attention func
                                 "v=" + a + "/v.npy", "--against", a + "/out.npy", "--against-tensor", "out", "--quiet"});
     CHECK(other.status == 1);
     expect_usage_error({"attend", "--pe", "rope", "--input", "q=" + a + "/q.npy"}, "with --pe rope attention does not use the projections' output");
+    // the catalogue works from the given q, k, v: an attention that ignores the causal mask is
+    // named, and the properties of out are held to the learner's tensor
+    const std::string none = kDir + "-qkv-none";
+    REQUIRE(run_cli({"attend", "--mask", "none", "--input", given, "--save", none, "--quiet"}).status == 0);
+    const auto ignored = run_cli({"attend", "--mask", "causal", "--input", given, "--against", none + "/out.npy", "--against-tensor", "out", "--quiet"});
+    CHECK(ignored.status == 1);
+    CHECK(ignored.out.find("  matches mask_ignored: the mask is not applied") != std::string::npos);
+    CHECK(ignored.out.find("    FAIL  query 0 sees only key 0, so row 0 of out is v[0]") != std::string::npos);
+    CHECK(ignored.out.find("    FAIL  every row of out is a weighted average of the value rows its query sees") != std::string::npos);
+    const auto ignored_zh = run_cli({"attend", "--mask", "causal", "--input", given, "--against", none + "/out.npy", "--against-tensor", "out", "--quiet", "--lang", "zh"});
+    CHECK(ignored_zh.out.find("  符合 mask_ignored: 没有应用掩码") != std::string::npos);
 }
 
 TEST_CASE("verdicts: rope --positions catches code that ignores its token positions")

@@ -217,7 +217,8 @@ TEST_CASE("run_attend: every check passes across the options, in both dtypes")
             if (c.pe == PeKind::rope) expected.push_back("rope_scores_relative");
             expected.insert(expected.end(), {"out_rows_are_averages", "out_merged_rows_are_averages"});
             // query 0 sees key 0 alone under a causal triangle (causal, both, window)
-            if (c.mask == MaskKind::causal || c.mask == MaskKind::both || c.mask == MaskKind::window) expected.push_back("first_row_is_v0");
+            if (c.mask == MaskKind::causal || c.mask == MaskKind::both || c.mask == MaskKind::window)
+                expected.insert(expected.end(), {"first_row_is_v0", "out_first_row_is_v0"});
             check_invariants_hold(run_attend(p, ctx), expected);
         }
 }
@@ -310,10 +311,12 @@ TEST_CASE("attend keeps no tensor when nothing is printed, the main tensor when 
     const Report one = run_attend(p, main);
     REQUIRE(one.tensors.size() == 1);
     CHECK(one.tensors[0].name == "out_merged");
-    // the same checks, and one more: the merged layout's averages check, now that out_merged
-    // is computed (out, which the quiet run checks, holds the same numbers)
-    CHECK(one.checks.size() == quiet.checks.size() + 1);
+    // the same checks, and two more: the merged layout's averages and first-row checks, now
+    // that out_merged is computed (out, which the quiet run checks, holds the same numbers)
+    CHECK(one.checks.size() == quiet.checks.size() + 2);
     CHECK(one.find_check("out_merged_rows_are_averages") != nullptr);
+    CHECK(one.find_check("first_row_is_v0") != nullptr);
+    CHECK(quiet.find_check("out_first_row_is_v0") != nullptr);
     CHECK(quiet.find_check("out_rows_are_averages") != nullptr);
 }
 

@@ -198,7 +198,7 @@ TEST_CASE("attend: each doctored weights or output tensor fails the checks that 
           Names{"main_matches_reference", "causal_rows_unchanged", "out_rows_are_averages"});
     // row 0 sees key 0 alone: moving it leaves the range of one value and is not v[0]
     CHECK(newly_failing(e, p, [](Run& r) { at(r, "out", 0 * 4 + 2) += 0.1; }) ==
-          Names{"main_matches_reference", "causal_rows_unchanged", "out_rows_are_averages"});
+          Names{"main_matches_reference", "causal_rows_unchanged", "out_rows_are_averages", "out_first_row_is_v0"});
     AttendParams padding;
     padding.mask = MaskKind::padding;
     padding.lengths = {3, 6};

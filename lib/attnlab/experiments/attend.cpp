@@ -283,6 +283,21 @@ struct AttendVariant {
     Slip slip = Slip::none;
 };
 
+// The block in float64 as the run computed it: from its x and weights, or, where the run was
+// given q, k and v (--input), from those, the projections bypassed as they were.
+BlockResult<double> block_as_run(const Run& run, const BlockWeights<double>& w, const BlockConfig& cfg, bool cross, Matrices keep)
+{
+    const Ten3<double> x = x_of<double>(run, "x"), x_kv = cross ? x_of<double>(run, "x_kv") : x;
+    BlockResult<double> res = prepare_block(x, x_kv, w, cfg);
+    if (find_param(run.derived, "qkv_given") != nullptr) {
+        res.q = from_tensor<double, 4>(run.at("q"));
+        res.k = from_tensor<double, 4>(run.at("k"));
+        res.v = from_tensor<double, 4>(run.at("v"));
+    }
+    res.attn = attention(attention_inputs(res, cfg), keep, std::nullopt);
+    return res;
+}
+
 // out [B, H, L, d] = w v, each head reading its group's values.
 Ten4<double> weighted_values(const Ten4<double>& w, const Ten4<double>& v)
 {
@@ -327,12 +342,12 @@ Tensor attend_variant(const AttendParams& p, const Run& run, const AttendVariant
     if (v.config) v.config(r.cfg, p);
     BlockWeights<double> w = weights_of<double>(run);
     if (v.slip == Slip::weights_transposed) {
-        if (w.w_k.shape(0) != w.w_k.shape(1)) return Tensor{};  // x W^T does not even fit the shapes
+        // x W^T does not even fit the shapes; with q, k, v given there are no projections to slip
+        if (w.w_k.shape(0) != w.w_k.shape(1) || find_param(run.derived, "qkv_given") != nullptr) return Tensor{};
         w = {xt::transpose(w.w_q), xt::transpose(w.w_k), xt::transpose(w.w_v)};
     }
-    const Ten3<double> x = x_of<double>(run, "x"), x_kv = r.cross ? x_of<double>(run, "x_kv") : x;
     const bool over_queries = v.slip == Slip::softmax_over_queries;
-    const BlockResult<double> res = run_block(x, x_kv, w, r.cfg, over_queries || tensor == "weights" ? Matrices::keep : Matrices::drop);
+    const BlockResult<double> res = block_as_run(run, w, r.cfg, r.cross, over_queries || tensor == "weights" ? Matrices::keep : Matrices::drop);
     if (over_queries) return attend_tensor_from(tensor, query_softmax_weights(res), res.v);
     if (tensor == "weights") return attend_tensor_from(tensor, res.attn.weights, res.v);
     if (tensor == "out") return to_tensor("out", {"batch", "head", "pos", "dim"}, res.attn.out, Elem::float64);
@@ -349,8 +364,7 @@ Tensor attend_slip(const AttendParams& p, const Run& run, MaskSlip slip, const s
     if (!hide) return Tensor{};
     BlockConfig open = r.cfg;
     open.mask.kind = MaskKind::none;
-    const Ten3<double> x = x_of<double>(run, "x"), x_kv = r.cross ? x_of<double>(run, "x_kv") : x;
-    const BlockResult<double> res = run_block(x, x_kv, weights_of<double>(run), open, Matrices::keep);
+    const BlockResult<double> res = block_as_run(run, weights_of<double>(run), open, r.cross, Matrices::keep);
     const Tensor raw = to_tensor("scores", {"batch", "head", "query", "key"}, res.attn.scores, Elem::float64);
     const std::vector<double> w = slip_weights(slip, raw, res.attn.scores.shape(1), *hide, m.fill, slip_softmax(slip, p.softmax));
     Ten4<double> weights = res.attn.scores;

@@ -423,15 +423,19 @@ std::optional<Check> check_out_averages(const AttendParams& p, const Run& run, c
 std::optional<Check> check_merged_averages(const AttendParams& p, const Run& run, const CheckEnv& env) { return averages_check(p, run, env, "out_merged"); }
 
 // Query 0 under a causal mask sees key 0 alone: its weight is exp(0) / exp(0) = 1 exactly,
-// so its output row is v[0] (one rounding of 1 * v at most: u |v|).
-std::optional<Check> check_first_row(const AttendParams& p, const Run& run, const CheckEnv& env)
+// so its output row is v[0] (one rounding of 1 * v at most: u |v|). Held on out_merged and on
+// out alike, each its own check, so that a learner's tensor of either form is held to it.
+std::optional<Check> first_row_check(const AttendParams& p, const Run& run, const CheckEnv& env, const std::string& tensor)
 {
-    const std::string tensor = run.has("out_merged") ? "out_merged" : "out";
+    if (!run.has(tensor)) return std::nullopt;
     const AverageFigures f = measure_averages(run.at(tensor), tensor == "out_merged", run.at("v"), resolved_as<Resolved>(run).cfg.mask, p.heads);
     if (!f.first_row_alone) return std::nullopt;
     return at_most(tr(env, "query 0 sees only key 0, so row 0 of {} is v[0]", "查询 0 只看得见键 0，所以 {} 的第 0 行就是 v[0]", tensor),
                    "max |out[0] - v[0]|", f.first_row, 0.5 * env.eps * f.value_scale, f.value_scale);
 }
+
+std::optional<Check> check_first_row(const AttendParams& p, const Run& run, const CheckEnv& env) { return first_row_check(p, run, env, "out_merged"); }
+std::optional<Check> check_out_first_row(const AttendParams& p, const Run& run, const CheckEnv& env) { return first_row_check(p, run, env, "out"); }
 
 }  // namespace
 
@@ -459,7 +463,8 @@ std::vector<CheckDef<AttendParams>> attend_checks()
             {"close_to_float64", {"x", "out"}, from_x(check_vs_float64<T>)},
             {"out_rows_are_averages", {"out", "v"}, check_out_averages},
             {"out_merged_rows_are_averages", {"out_merged", "v"}, check_merged_averages},
-            {"first_row_is_v0", {"out_merged", "v"}, check_first_row}};
+            {"first_row_is_v0", {"out_merged", "v"}, check_first_row},
+            {"out_first_row_is_v0", {"out", "v"}, check_out_first_row}};
 }
 
 namespace {

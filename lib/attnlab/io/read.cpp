@@ -73,6 +73,22 @@ void each_field(std::string_view line, F f)
     }
 }
 
+// Whether a line without commas holds two or more numbers separated by spaces or tabs
+// (numpy.savetxt's default): a CSV reader would take it for one cell.
+bool whitespace_numbers(std::string_view line)
+{
+    if (line.find(',') != std::string_view::npos) return false;
+    std::size_t numbers = 0;
+    for (std::size_t at = line.find_first_not_of(" \t"); at != std::string_view::npos; at = line.find_first_not_of(" \t", at)) {
+        const std::size_t end = std::min(line.find_first_of(" \t", at), line.size());
+        double v = 0.0;
+        if (parse_number(line.substr(at, end - at), v) != Number::ok) return false;
+        ++numbers;
+        at = end;
+    }
+    return numbers >= 2;
+}
+
 // One line's cells; false when it holds no number at all (a header, if it is the first).
 bool csv_line(std::string_view line, std::size_t line_no, const std::string& what, CsvCells& out, bool may_be_header)
 {
@@ -95,6 +111,9 @@ bool csv_line(std::string_view line, std::size_t line_no, const std::string& wha
     }
     if (first_bad != 0) {
         out.numbers.resize(before);
+        if (numbers == 0 && whitespace_numbers(line))
+            throw InputError(fmt::format("{}: line {} holds numbers separated by spaces or tabs ('{}'); separate them with commas, e.g. "
+                                         "numpy.savetxt(path, a, delimiter=',')", what, line_no, excerpt(line)));
         if (numbers == 0) throw InputError(fmt::format("{}: line {} holds no number ('{}'); only the first line may be a header", what, line_no, excerpt(line)));
         bad_cell(what, line_no, first_bad, bad_text, bad_why);
     }
@@ -122,6 +141,9 @@ CsvCells csv_cells(std::string_view text, const std::string& what)
         first = false;
     }
     if (out.header.empty() && out.rows == 0) throw InputError(fmt::format("{}: no numeric array (the CSV is empty)", what));
+    if (out.rows == 0 && out.header.size() == 1 && whitespace_numbers(out.header.front()))
+        throw InputError(fmt::format("{}: line 1 holds numbers separated by spaces or tabs ('{}'); separate them with commas, e.g. "
+                                     "numpy.savetxt(path, a, delimiter=',')", what, excerpt(out.header.front())));
     if (out.rows == 0) throw InputError(fmt::format("{}: no numeric array (only a header)", what));
     if (!out.header.empty() && out.header.size() != out.width)
         throw InputError(fmt::format("{}: the header has {} fields, the rows {}", what, out.header.size(), out.width));
@@ -300,10 +322,22 @@ const char* form_name(Form form) { return form == Form::npy ? "an NPY file" : fo
 
 }  // namespace
 
+// The binary files learners reach for first, named, with how to save what attnlab reads.
+void refuse_binary(std::string_view text, const std::string& what)
+{
+    if (text.substr(0, 4) == std::string_view("PK\x03\x04", 4))
+        throw InputError(fmt::format("{}: a zip archive: PyTorch's torch.save file (.pt) or NumPy's .npz; save one array with "
+                                     "numpy.save(path, t.detach().cpu().numpy()) (.npy), or as CSV", what));
+    if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x80 && text[1] >= 2 && text[1] <= 5)
+        throw InputError(fmt::format("{}: a Python pickle (torch.save's older format, or pickle.dump); save the array with "
+                                     "numpy.save(path, t.detach().cpu().numpy()) (.npy), or as CSV", what));
+}
+
 Tensor read_tensor_bytes(const std::vector<unsigned char>& bytes, const std::string& what, const std::string& name,
                          std::vector<std::string>* notes)
 {
     const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    refuse_binary(text, what);
     switch (form_of(text.substr(0, 64), true)) {
         case Form::npy: return parse_npy(bytes, what);
         case Form::json: return parse_json_tensor(std::string(text), what, name);

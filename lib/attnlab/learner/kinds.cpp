@@ -103,6 +103,11 @@ void layout_kinds(const Tensor& e, const Tensor& g, const Tolerance& tol, bool z
         return;
     }
     if (e.size() != g.size() || e.size() < 2) return;
+    if (e.shape != g.shape && all_within(e.values.to_vector(), g.values.to_vector(), tol)) {  // the same values in the same order
+        add(c, "reshaped", fmt::format(zh ? "你的值与参考答案相同、顺序也相同，只是形状是 {}：reshape 成 {} 即可" : "your values are the reference's in the same order, in the shape {}: reshape it to {}",
+                                       shape_text(g.shape), shape_text(e.shape)));
+        return;
+    }
     std::vector<double> se = e.values.to_vector(), sg = g.values.to_vector();
     std::sort(se.begin(), se.end());
     std::sort(sg.begin(), sg.end());
