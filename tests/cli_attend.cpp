@@ -54,11 +54,11 @@ TEST_CASE("permute-test: the articles' example passes, and says the invariance w
     const auto r = run_cli({"permute-test", "--example", "--no-proj", "--quiet"});
     CHECK(r.status == 0);
     CHECK(r.out.find("PASS  without position information, Attn(PX) = P Attn(X)") != std::string::npos);
-    CHECK(r.out.find("IMPRECISE permuting the input leaves the output strictly unchanged (article's claim): max |Attn(PX) - Attn(X)| = 2.58 <= 1.26e-06\n") !=
+    CHECK(r.out.find("IMPRECISE permuting the input leaves the output strictly unchanged (article's claim): max |Attn(PX) - Attn(X)| = 2.58 (needs <= 1.26e-06)\n") !=
           std::string::npos);
     const auto full = run_cli({"permute-test", "--example", "--no-proj"});
     CHECK(full.out.find("      the article: “交换输入 token 的顺序，输出严格不变”; meant: without positions the output rows follow the input rows") != std::string::npos);
-    CHECK(full.out.find("(max |Attn(PX) - P Attn(X)| = 1.19e-07 <= 1.26e-06, the meaning holds)") != std::string::npos);
+    CHECK(full.out.find("(max |Attn(PX) - P Attn(X)| = 1.19e-07, needs <= 1.26e-06: the meaning holds)") != std::string::npos);
     // with a position scheme the meaning fails too: WRONG
     const auto pe = run_json({"permute-test", "--example", "--no-proj", "--pe", "sinusoidal"});
     for (const auto& c : pe["checks"])

@@ -81,10 +81,10 @@ TEST_CASE("a report passes when its invariants pass and article claims do not de
 TEST_CASE("check lines carry the measured figure, the comparison and the tolerance")
 {
     const Report r = small_report();
-    CHECK(check_line(r.checks[0], false) == "PASS  a claim: max |x| = 1e-07 <= 1e-05");
-    CHECK(check_line(r.checks[1], false) == "FAIL  another: max |y| = 0.5 <= 1e-05");
+    CHECK(check_line(r.checks[0], false) == "PASS  a claim: max |x| = 1e-07 (needs <= 1e-05)");
+    CHECK(check_line(r.checks[1], false) == "FAIL  another: max |y| = 0.5 (needs <= 1e-05)");
     CHECK(check_line(r.checks[2], false) ==
-          "WRONG an article says (article's claim): leak = 0.3 <= 0.01");
+          "WRONG an article says (article's claim): leak = 0.3 (needs <= 0.01)");
 }
 
 TEST_CASE("CSV is tidy long form with non-finite spellings and a wide form for rank 2")

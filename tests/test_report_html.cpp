@@ -47,7 +47,7 @@ TEST_CASE("report page: one element per check and per tensor, escaped, self-cont
     CHECK(page.find("data-check=\"every_masked_weight\"") == std::string::npos);  // the check's own name, not its claim
     CHECK(count(page, "<figure data-tensor=\"") == 2);
     CHECK(page.find("<figure data-tensor=\"weights\">") != std::string::npos);
-    CHECK(page.find("max |w| at &lt;masked&gt; keys = 0 &lt;= 0") != std::string::npos);
+    CHECK(page.find("max |w| at &lt;masked&gt; keys = 0 (needs &lt;= 0)") != std::string::npos);
     CHECK(page.find("the article&#39;s claim") == std::string::npos);
     CHECK(page.find("the article's claim &amp; more") != std::string::npos);
     CHECK(page.find("<li class=\"check wrong\"") != std::string::npos);  // an article's claim measured wrong

@@ -4,7 +4,7 @@ exit 0 unless a checked property is truly false for that configuration. The list
 failures is closed:
   - mask --multiply (multiplying scores by a 0/1 mask does not mask);
   - a row left fully masked under --softmax plain (by --diagonal, a padding length of 0, or
-    an alignment that leaves a query no key), worked out here from the mask's rule.
+    an alignment that leaves a query no key, in mask or attend), worked out here from the mask's rule.
 Any other exit 1 is a false alarm, and so is any exit 2 (the generator draws valid input only).
 Usage: no_false_alarms.py ATTNLAB [SEED] [RUNS]   (runs on two workers)
 """
@@ -100,13 +100,23 @@ def attend(r):
     heads = r.randint(1, 4)
     kv_heads = r.choice([h for h in range(1, heads + 1) if heads % h == 0])
     length, pe = r.randint(1, 12), r.choice(["none", "sinusoidal", "rope", "alibi"])
-    a = ["--batch", r.randint(1, 2), "--len", length, "--heads", heads, "--kv-heads", kv_heads,
+    mask, softmax = r.choice(["none", "causal", "padding", "both", "window"]), r.choice(["plain", "safe"])
+    a = ["--len", length, "--heads", heads, "--kv-heads", kv_heads,
          "--dim", heads * 2 * r.randint(1, 4), "--pe", pe,
-         "--rope-style", r.choice(["interleaved", "half"]), "--mask", r.choice(["none", "causal"]),
-         "--softmax", "safe", "--threads", r.randint(1, 2)]
-    if pe != "none" and r.random() < 0.3:  # tokens at their own positions: repeats, gaps, negatives
+         "--rope-style", r.choice(["interleaved", "half"]), "--mask", mask,
+         "--softmax", softmax, "--threads", r.randint(1, 2)]
+    lengths = []
+    if mask in ("padding", "both"):  # one length per sequence, 0 included: a row that sees no key
+        lengths = [r.randint(0, length) for _ in range(r.randint(1, 3))]
+        a += ["--lengths", ",".join(map(str, lengths))]
+    else:
+        a += ["--batch", r.randint(1, 2)]
+    if mask == "window":
+        a += ["--window", r.randint(1, 6)]
+    if pe != "none" and mask == "none" and r.random() < 0.3:  # tokens at their own positions: repeats, gaps, negatives
         a += ["--positions=" + ",".join(str(r.randint(-50, 500)) for _ in range(length))]
-    return a, False
+    # the one true failure: a sequence of length 0 leaves its rows no key, NaN under the plain softmax
+    return a, softmax == "plain" and 0 in lengths
 
 
 def permute(r):

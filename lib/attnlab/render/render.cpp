@@ -271,7 +271,7 @@ std::string check_line(const Check& c, bool color, Lang lang)
                               "{}", verdict);
     }
     const std::string role = role_word(c, lang);
-    return fmt::format("{} {}{}: {}", verdict, c.claim, role.empty() ? "" : fmt::format(lang == Lang::zh ? "（{}）" : " ({})", role), check_figure(c));
+    return fmt::format("{} {}{}: {}", verdict, c.claim, role.empty() ? "" : fmt::format(lang == Lang::zh ? "（{}）" : " ({})", role), check_figure(c, lang));
 }
 
 std::string words_line(const Check& c, Lang lang)
@@ -281,8 +281,8 @@ std::string words_line(const Check& c, Lang lang)
     std::string out = fmt::format(zh ? "原文：“{}”" : "the article: “{}”", c.quote);
     if (!c.reading.empty()) out += fmt::format(zh ? "；本意：{}" : "; meant: {}", c.reading);
     if (c.intended)
-        out += fmt::format(zh ? "（{} = {} {} {}，{}）" : " ({} = {} {} {}, {})", c.intended->metric, format_figure(c.intended->measured), name_of(c.intended->cmp),
-                           format_figure(c.intended->tolerance),
+        out += fmt::format(zh ? "（{} = {}，要求 {} {}：{}）" : " ({} = {}, needs {} {}: {})", c.intended->metric, format_figure(c.intended->measured),
+                           name_of(c.intended->cmp), format_figure(c.intended->tolerance),
                            c.intended->holds() ? (zh ? "本意成立" : "the meaning holds") : (zh ? "本意也不成立" : "the meaning does not hold either"));
     return out;
 }
@@ -293,9 +293,10 @@ std::string role_word(const Check& c, Lang lang)
     return c.role == Role::article ? (zh ? "文章的论断" : "article's claim") : c.role == Role::demonstration ? (zh ? "演示" : "demonstration") : "";
 }
 
-std::string check_figure(const Check& c)
+std::string check_figure(const Check& c, Lang lang)
 {
-    return fmt::format("{} = {} {} {}", c.metric, format_figure(c.measured), name_of(c.cmp), format_figure(c.tolerance));
+    return fmt::format(lang == Lang::zh ? "{} = {}（要求 {} {}）" : "{} = {} (needs {} {})", c.metric, format_figure(c.measured), name_of(c.cmp),
+                       format_figure(c.tolerance));
 }
 
 namespace {

@@ -43,7 +43,7 @@ nlohmann::ordered_json check_json(const Check& c);
 // written as '?'.
 std::string xml_escape(const std::string& s);
 
-// One check as a text line: "PASS  claim: metric = 3.1e-07 <= 1e-05".
+// One check as a text line: "PASS  claim: metric = 3.1e-07 (needs <= 1e-05)".
 std::string check_line(const Check& c, bool color, Lang lang = Lang::en);
 // An article's claim, under its line: the article's words, what they mean, and the intended
 // statement's figure when there is one; empty for a check without quoted words.
@@ -51,8 +51,9 @@ std::string words_line(const Check& c, Lang lang);
 // What a check is, when it is not an invariant: "article's claim", "demonstration"; empty for
 // an invariant.
 std::string role_word(const Check& c, Lang lang);
-// Its figure: "metric = 3.1e-07 <= 1e-05".
-std::string check_figure(const Check& c);
+// Its figure, with what the claim needs: "metric = 3.1e-07 (needs <= 1e-05)", which reads true
+// whether the check passes or fails.
+std::string check_figure(const Check& c, Lang lang = Lang::en);
 // A line wrapped at `width` display columns (a Chinese character takes two, colour escapes
 // none), between words or between Chinese characters; each further line is indented by
 // `indent` spaces. A text of several lines has each wrapped. width 0 leaves it as it is. No

@@ -62,7 +62,7 @@ std::string check_item(const Check& c, Lang lang, const std::string& attribute)
     const std::string words = words_line(c, lang);
     return fmt::format("<li class=\"check {}\" {}=\"{}\"><span class=\"verdict\">{}</span>{}{}<span class=\"figure\">{}</span>{}</li>\n", cls, attribute,
                        xml_escape(c.name), xml_escape(verdict_word(c, lang)), xml_escape(c.claim),
-                       role.empty() ? "" : fmt::format("<span class=\"role\">({})</span>", xml_escape(role)), xml_escape(check_figure(c)),
+                       role.empty() ? "" : fmt::format("<span class=\"role\">({})</span>", xml_escape(role)), xml_escape(check_figure(c, lang)),
                        words.empty() ? "" : fmt::format("<span class=\"quote\">{}</span>", xml_escape(words)));
 }
 

@@ -33,7 +33,7 @@ std::string render_claims(const TourReport& t, std::size_t width)
     for (const auto& c : t.claims) {
         out += wrap_text(fmt::format("  {:<9} {}", verdict_word(c.check, t.lang), c.claim), width, 12) + "\n";
         if (const std::string words = words_line(c.check, t.lang); !words.empty()) out += wrap_text("            " + words, width, 12) + "\n";
-        out += wrap_text(fmt::format("            {} | {}", c.source, check_figure(c.check)), width, 12) + "\n";
+        out += wrap_text(fmt::format("            {} | {}", c.source, check_figure(c.check, t.lang)), width, 12) + "\n";
     }
     const ArticleCount n = count_article_claims(t);
     out += "\n";
