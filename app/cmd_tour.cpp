@@ -54,7 +54,7 @@ void setup_tour(CLI::App& app)
                 return plot_text(make_run_picture(run.picture, labels), term);
             };
         }
-        if (!o.report.empty()) write_file_atomic(o.report, tour_html(t, {ctx.lang, reported_command(), o.quiet}), "--report");
+        if (!o.report.empty()) write_file_atomic(o.report, tour_html(t, {ctx.lang, reported_command(), o.quiet, std::nullopt}), "--report");
         write_stdout(o.format == Format::json ? tour_to_json(t, !o.quiet).dump() + "\n" : render_tour_text(t, color, o.quiet, picture, wrap_width()));
         std::vector<std::string> failed;
         for (const auto& section : t.sections)

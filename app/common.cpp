@@ -416,6 +416,15 @@ std::string reported_command()
     return command_text(args);
 }
 
+// The report page's options: the learner's tensor is read from its file again (within the
+// run's memory budget) to be drawn beside the reference; its read notes were said already.
+HtmlOptions html_options(const Report& report, const CommonOpts& o, const RunContext& ctx)
+{
+    HtmlOptions h{ctx.lang, reported_command(), o.quiet, std::nullopt};
+    if (report.against && !o.against.empty()) h.yours = read_tensor_file(o.against, report.against->tensor, ctx.max_memory_bytes, nullptr);
+    return h;
+}
+
 int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>& experiment)
 {
     if (!o.report.empty()) require_report_path(o.report);
@@ -440,6 +449,12 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     if (plotted && !o.tensor.empty()) ctx.main_only = false, ctx.show = {o.tensor};  // kept to be drawn
     if (plotted && !o.plot.compare.empty()) ctx.main_only = false, ctx.show = o.plot.compared_tensors();
     ctx.keep_none = o.quiet && !plotted;  // an on-demand main tensor is not even computed
+    if (o.quiet && !o.report.empty() && !o.against.empty()) {  // the page draws the compared tensor beside the learner's
+        ctx.keep_none = false;
+        ctx.main_only = o.against_tensor.empty();
+        ctx.show.clear();
+        if (!o.against_tensor.empty()) ctx.show = {o.against_tensor};
+    }
     if (!o.against_tensor.empty() && o.against.empty()) throw InputError("--against-tensor names the tensor --against compares; give --against FILE");
     if (!o.against.empty()) ctx.against = AgainstRequest{o.against, o.against_tensor, o.rtol, o.atol};
     if (!o.save.empty()) check_output_folder(o.save, "--save");
@@ -470,7 +485,7 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     ropts.width = o.format == Format::text ? wrap_width() : 0;
     std::string out = render(report, ropts);
     out += plot_report(report, ropts.tensor, o.plot, ctx.lang, o.against, ctx.max_memory_bytes);
-    if (!o.report.empty()) write_file_atomic(o.report, report_html(report, {ctx.lang, reported_command(), o.quiet}), "--report");
+    if (!o.report.empty()) write_file_atomic(o.report, report_html(report, html_options(report, o, ctx)), "--report");
     write_stdout(out);
     if (report.against)
         for (const auto& n : report.against->read_notes) note_on_stderr(n);

@@ -189,7 +189,16 @@ TEST_CASE("--report writes one HTML page per run, also when a check fails, and r
     }
     const auto failed = run_cli({"mask", "--len", "2", "--report", page, "--against", wrong});
     CHECK(failed.status == 1);
-    CHECK(slurp(page).find("<p class=\"summary fail\">DIFFERS") != std::string::npos);
+    const std::string failed_page = slurp(page);
+    CHECK(failed_page.find("<p class=\"summary fail\">DIFFERS") != std::string::npos);
+    // the learner's tensor drawn beside the reference, with their difference, and where they differ
+    CHECK(failed_page.find("<figure data-tensor=\"mask,yours\">") != std::string::npos);
+    CHECK(failed_page.find("difference: yours - mask") != std::string::npos);
+    CHECK(failed_page.find("<li class=\"located\">worst: [0, 1] expected -inf, got 2</li>") != std::string::npos);
+    CHECK(failed_page.find("<li class=\"located\">they differ in every query; every key</li>") != std::string::npos);
+    // --quiet prints no tensor, and the page still draws the compared pair
+    REQUIRE(run_cli({"mask", "--len", "2", "--report", page, "--against", wrong, "--quiet"}).status == 1);
+    CHECK(slurp(page).find("<figure data-tensor=\"mask,yours\">") != std::string::npos);
     std::remove(wrong.c_str());
     std::remove(page.c_str());
     expect_usage_error({"pe", "--report", "/tmp/report.txt"}, "--report /tmp/report.txt: the name must end in .html");

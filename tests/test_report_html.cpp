@@ -40,7 +40,7 @@ Report small_report()
 
 TEST_CASE("report page: one element per check and per tensor, escaped, self-contained")
 {
-    const std::string page = report_html(small_report(), {Lang::en, "attnlab mask --len 3", false});
+    const std::string page = report_html(small_report(), {Lang::en, "attnlab mask --len 3", false, std::nullopt});
     CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
     CHECK(page.find("<html lang=\"en\">") != std::string::npos);
     CHECK(count(page, "data-check=\"") == 2);
@@ -61,10 +61,10 @@ TEST_CASE("report page: one element per check and per tensor, escaped, self-cont
     CHECK(page.find("Measurements") == std::string::npos);
     Report timed = small_report();
     timed.measurements = {{"seconds", 0.25}, {"blas", std::string("OpenBLAS")}};
-    const std::string bench = report_html(timed, {Lang::en, "attnlab bench", false});
+    const std::string bench = report_html(timed, {Lang::en, "attnlab bench", false, std::nullopt});
     CHECK(bench.find("<details open><summary>Measurements</summary>") != std::string::npos);
     CHECK(bench.find("<tr><th>seconds</th><td><code>0.25</code></td></tr>") != std::string::npos);
-    const std::string quiet = report_html(small_report(), {Lang::en, "attnlab mask", true});
+    const std::string quiet = report_html(small_report(), {Lang::en, "attnlab mask", true, std::nullopt});
     CHECK(count(quiet, "data-tensor=") == 0);  // as the run's JSON under --quiet
 }
 
@@ -77,7 +77,7 @@ TEST_CASE("report page: in Chinese, and the learner's verdict with its diagnosis
     c.max_abs_diff = 0.5, c.mismatched = 3, c.total = 9;
     c.diagnosis.push_back({"mask_transposed", "掩码转置了", 0.0, Certainty::matches});
     r.against = c;
-    const std::string page = report_html(r, {Lang::zh, "attnlab mask --against mine.npy", false});
+    const std::string page = report_html(r, {Lang::zh, "attnlab mask --against mine.npy", false, std::nullopt});
     CHECK(page.find("<html lang=\"zh-CN\">") != std::string::npos);
     CHECK(page.find("检查") != std::string::npos);
     CHECK(page.find("<p class=\"summary fail\">不一致: <code>mine.npy</code>") != std::string::npos);
@@ -91,7 +91,7 @@ TEST_CASE("report page: the tour's sections, their pictures and the claims with 
     o.section = "alibi";
     RunContext ctx;
     const TourReport t = run_tour(o, ctx);
-    const std::string page = tour_html(t, {Lang::en, "attnlab tour --section alibi", false});
+    const std::string page = tour_html(t, {Lang::en, "attnlab tour --section alibi", false, std::nullopt});
     std::size_t checks = 0;
     for (const auto& s : t.sections)
         for (const auto& run : s.runs) checks += run.checks.size();

@@ -218,22 +218,6 @@ std::string format_value(double v, Elem elem)
     return fmt::format("{}", v);
 }
 
-std::string verdict_word(const Check& c, Lang lang)
-{
-    const bool ok = c.passed(), zh = lang == Lang::zh;
-    switch (c.role) {
-    case Role::invariant: return zh ? (ok ? "通过" : "失败") : (ok ? "PASS" : "FAIL");
-    case Role::article:  // the wording against the measurement
-        switch (c.verdict()) {
-        case Verdict::holds: return zh ? "成立" : "HOLDS";
-        case Verdict::wrong: return zh ? "不成立" : "WRONG";
-        case Verdict::imprecise: return zh ? "不严谨" : "IMPRECISE";
-        }
-        return {};
-    case Role::demonstration: return zh ? (ok ? "已演示" : "未演示") : (ok ? "SHOWN" : "NOT SHOWN");
-    }
-    return {};
-}
 
 std::string xml_escape(const std::string& s)
 {
@@ -274,37 +258,15 @@ std::string check_line(const Check& c, bool color, Lang lang)
     return fmt::format("{} {}{}: {}", verdict, c.claim, role.empty() ? "" : fmt::format(lang == Lang::zh ? "（{}）" : " ({})", role), check_figure(c, lang));
 }
 
-std::string words_line(const Check& c, Lang lang)
-{
-    if (c.quote.empty() && c.reading.empty()) return {};
-    const bool zh = lang == Lang::zh;
-    std::string out = fmt::format(zh ? "原文：“{}”" : "the article: “{}”", c.quote);
-    if (!c.reading.empty()) out += fmt::format(zh ? "；本意：{}" : "; meant: {}", c.reading);
-    if (c.intended)
-        out += fmt::format(zh ? "（{} = {}，要求 {} {}：{}）" : " ({} = {}, needs {} {}: {})", c.intended->metric, format_figure(c.intended->measured),
-                           name_of(c.intended->cmp), format_figure(c.intended->tolerance),
-                           c.intended->holds() ? (zh ? "本意成立" : "the meaning holds") : (zh ? "本意也不成立" : "the meaning does not hold either"));
-    return out;
-}
 
-std::string role_word(const Check& c, Lang lang)
-{
-    const bool zh = lang == Lang::zh;
-    return c.role == Role::article ? (zh ? "文章的论断" : "article's claim") : c.role == Role::demonstration ? (zh ? "演示" : "demonstration") : "";
-}
 
-std::string check_figure(const Check& c, Lang lang)
-{
-    return fmt::format(lang == Lang::zh ? "{} = {}（要求 {} {}）" : "{} = {} (needs {} {})", c.metric, format_figure(c.measured), name_of(c.cmp),
-                       format_figure(c.tolerance));
-}
 
 namespace {
 
 std::string shape_text(const std::vector<std::size_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 // "they differ in head 1 only; query 3-7; every key", from the ranges along every axis.
-std::string where_text(const Comparison& c, Lang lang)
+std::string where_text_of(const Comparison& c, Lang lang)
 {
     const bool zh = lang == Lang::zh;
     std::vector<std::string> parts;
@@ -318,7 +280,7 @@ std::string where_text(const Comparison& c, Lang lang)
 }
 
 // "pe [0, 1] expected 1, got 0", each value at the shortest precision of its dtype.
-std::string worst_text(const Comparison& c, bool zh)
+std::string worst_text_of(const Comparison& c, bool zh)
 {
     return fmt::format(zh ? "  最差元素：[{}] 期望 {}，得到 {}\n" : "  worst: [{}] expected {}, got {}\n", fmt::join(c.worst_index, ", "),
                        format_value(c.worst_expected, c.expected_elem), format_value(c.worst_got, c.got_elem));
@@ -348,8 +310,8 @@ std::string against_text(const Comparison& c, const RenderOptions& opts)
         // Chinese names the whole first: "128 个元素中 84 个超出" is "84 of 128"
         out += fmt::format(zh ? "  容差：|差| <= atol {0} + rtol {1} |期望值|；{3} 个元素中 {2} 个超出\n" : "  tolerance: |diff| <= atol {0} + rtol {1} |expected|; {2} of {3} elements outside\n",
                            format_figure(c.atol), format_figure(c.rtol), c.mismatched, c.total);
-        if (!c.worst_index.empty() || c.total == 1) out += worst_text(c, zh);
-        if (!c.where.empty()) out += "  " + where_text(c, opts.lang) + "\n";
+        if (!c.worst_index.empty() || c.total == 1) out += worst_text_of(c, zh);
+        if (!c.where.empty()) out += "  " + where_text_of(c, opts.lang) + "\n";
     }
     for (const auto* list : {&c.read_notes, &c.notes})
         for (const auto& n : *list) out += fmt::format("  {}{}\n", zh ? "注：" : "note: ", n);
@@ -371,6 +333,15 @@ std::string against_text(const Comparison& c, const RenderOptions& opts)
 }
 
 }  // namespace
+
+std::string located_text(const Comparison& c, Lang lang)
+{
+    std::string out;
+    if (c.shape_expected != c.shape_got || c.passed) return out;
+    if (!c.worst_index.empty() || c.total == 1) out += worst_text_of(c, lang == Lang::zh);
+    if (!c.where.empty()) out += "  " + where_text_of(c, lang) + "\n";
+    return out;
+}
 
 std::string render_text(const Report& report, const RenderOptions& opts)
 {

@@ -45,6 +45,9 @@ std::string xml_escape(const std::string& s);
 
 // One check as a text line: "PASS  claim: metric = 3.1e-07 (needs <= 1e-05)".
 std::string check_line(const Check& c, bool color, Lang lang = Lang::en);
+// Where a learner's tensor differs: its worst element and the ranges along every axis, one
+// line each ("  worst: [0, 1] expected 1, got 0"); empty for a match or a shape mismatch.
+std::string located_text(const Comparison& c, Lang lang);
 // An article's claim, under its line: the article's words, what they mean, and the intended
 // statement's figure when there is one; empty for a check without quoted words.
 std::string words_line(const Check& c, Lang lang);

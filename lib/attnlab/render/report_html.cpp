@@ -141,7 +141,27 @@ namespace {
 
 using namespace html;
 
-std::string against_section(const Comparison& c, Lang lang)
+// The learner's tensor beside the reference, and their difference, as --compare against
+// draws them in the terminal.
+std::string against_pictures(const Report& report, const Comparison& c, const std::optional<Tensor>& yours, Lang lang)
+{
+    const Tensor* reference = report.find(c.tensor);
+    if (!yours || reference == nullptr || yours->shape != reference->shape) return "";
+    Tensor mine = *yours;
+    mine.name = "yours";
+    mine.axes = reference->axes;
+    const PictureLabels labels = page_labels(report.params, lang);
+    std::string svg;
+    try {
+        svg = figure_svg_inline(lay_out(make_compare_picture(*reference, mine, labels, true), lang, 960, 600));
+    } catch (const InputError& e) {  // nothing to draw: said instead
+        svg = "<p>" + xml_escape(e.what()) + "</p>";
+    }
+    return fmt::format("<figure data-tensor=\"{},yours\">\n{}<figcaption>{}</figcaption>\n</figure>\n", xml_escape(c.tensor), svg,
+                       xml_escape(word(lang, "the reference, yours, and yours minus the reference", "参考答案、你的张量，以及两者之差（你的减参考）")));
+}
+
+std::string against_section(const Report& report, const Comparison& c, const std::optional<Tensor>& yours, Lang lang)
 {
     std::string out = fmt::format("<section class=\"against\">\n<h2>{}</h2>\n", word(lang, "Your tensor", "你的张量"));
     out += fmt::format("<p class=\"summary {}\">{}: <code>{}</code> ({} <code>{}</code>)</p>\n", c.passed ? "ok" : "fail",
@@ -150,7 +170,13 @@ std::string against_section(const Comparison& c, Lang lang)
     out += fmt::format("<li>{}: [{}] / [{}]</li>\n", word(lang, "shape expected / yours", "期望形状 / 你的形状"), fmt::join(c.shape_expected, ", "), fmt::join(c.shape_got, ", "));
     out += fmt::format("<li>{}: |diff| &lt;= {} + {} |expected|; {} / {} {}</li>\n", word(lang, "tolerance", "容差"), format_figure(c.atol), format_figure(c.rtol),
                        c.mismatched, c.total, word(lang, "outside", "超出"));
-    out += fmt::format("<li>max |diff| = {}</li>\n</ul>\n", format_figure(c.max_abs_diff));
+    out += fmt::format("<li>max |diff| = {}</li>\n", format_figure(c.max_abs_diff));
+    for (std::string located = located_text(c, lang); !located.empty();) {  // the worst element and where they differ
+        const std::size_t nl = located.find('\n');
+        out += fmt::format("<li class=\"located\">{}</li>\n", xml_escape(located.substr(2, nl - 2)));
+        located.erase(0, nl + 1);
+    }
+    out += "</ul>\n" + against_pictures(report, c, yours, lang);
     out += checks_list(c.properties, lang);
     for (const auto& d : c.diagnosis) {
         out += fmt::format("<p class=\"diagnosis\" data-mistake=\"{}\"><strong>{}</strong> {}: {} (max |diff| = {})</p>\n", xml_escape(d.id),
@@ -173,7 +199,7 @@ std::string report_html(const Report& report, const HtmlOptions& opts)
     body += params_table(report.params, lang, false);
     if (!report.measurements.empty()) body += params_table(report.measurements, lang, true);  // bench: its timings
     body += fmt::format("<section class=\"checks\">\n<h2>{}</h2>\n{}</section>\n", word(lang, "Checks", "检查"), checks_list(report.checks, lang));
-    if (report.against) body += against_section(*report.against, lang);
+    if (report.against) body += against_section(report, *report.against, opts.yours, lang);
     if (!opts.quiet && !report.tensors.empty()) {
         body += fmt::format("<section class=\"tensors\">\n<h2>{}</h2>\n<div class=\"grid\">\n", word(lang, "Tensors", "张量"));
         for (const auto& t : report.tensors) body += figure_element({t}, page_labels(report.params, lang));

@@ -7,6 +7,7 @@
 #include "attnlab/core/report.hpp"
 #include "attnlab/core/tour_report.hpp"
 
+#include <optional>
 #include <string>
 
 namespace attnlab {
@@ -15,6 +16,9 @@ struct HtmlOptions {
     Lang lang = Lang::en;
     std::string command;  // the command line that reproduces the run
     bool quiet = false;   // --quiet: no tensors (as in the run's JSON)
+    // --against: the learner's tensor as read from its file, drawn beside the reference with
+    // their difference (none when the file was not read again or its shape differs)
+    std::optional<Tensor> yours;
 };
 
 // The page for one subcommand's run: the command, the params, every check with its figure,
