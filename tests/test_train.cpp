@@ -164,3 +164,34 @@ TEST_CASE("train: the gradient check fails on a broken gradient, and the checks 
     const Report r = run_train(p, ctx);
     check_invariants_hold(r, {"loss_at_step_0_near_ln_vocab", "steps_bit_identical_across_threads", "first_block_gradients_match_finite_differences"});
 }
+
+// The articles' length claims are judged from the extrapolation table; each holds or fails as
+// the table says, whatever this seed's training gave.
+TEST_CASE("train: the length claims of the articles follow the table: a scheme that keeps its accuracy, one that falls, RoPE below sinusoidal")
+{
+    TrainParams p;
+    p.compare = true, p.steps = 2, p.d_model = 16, p.heads = 2, p.train_len = 8, p.batch = 4;
+    RunContext ctx;
+    Run run = compute_all(train_experiment(), p, ctx);
+    // schemes none, sinusoidal, learned, rope, alibi; lengths 8, 16, 32
+    const auto set_row = [&](std::size_t scheme, std::vector<double> acc) {
+        for (std::size_t l = 0; l < 3; ++l) tensor_of(run, "extrapolation").values.wide().at(scheme * 3 + l) = acc[l];
+    };
+    set_row(1, {0.95, 0.95, 0.94});  // sinusoidal keeps it
+    set_row(3, {0.70, 0.40, 0.10});  // RoPE falls, from below sinusoidal
+    auto verdicts = [&] {
+        const auto checks = check_run(train_experiment(), p, run, ctx);
+        return std::vector<Verdict>{find_check(checks, "sinusoidal_extrapolates_easily").verdict(), find_check(checks, "rope_weaker_on_short_sequences").verdict(),
+                                    find_check(checks, "alibi_extrapolates_because_relative").verdict()};
+    };
+    CHECK(verdicts() == std::vector<Verdict>{Verdict::holds, Verdict::holds, Verdict::wrong});
+    const auto checks = check_run(train_experiment(), p, run, ctx);
+    CHECK(find_check(checks, "alibi_extrapolates_because_relative").measured == doctest::Approx(0.6));
+    CHECK(find_check(checks, "rope_weaker_on_short_sequences").measured == doctest::Approx(0.25));
+    // 3 standard errors of a difference of two accuracies on at least 64 scored positions each
+    CHECK(find_check(checks, "sinusoidal_extrapolates_easily").tolerance < 3.0 * std::sqrt(0.25 / 64 + 0.25 / 64));
+    CHECK(find_check(checks, "sinusoidal_extrapolates_easily").quote == "外推到训练时没见过的长序列更容易");
+    set_row(1, {0.95, 0.50, 0.30});  // sinusoidal falls
+    set_row(3, {0.99, 0.99, 0.98});  // RoPE keeps it, and is not below sinusoidal
+    CHECK(verdicts() == std::vector<Verdict>{Verdict::wrong, Verdict::wrong, Verdict::holds});
+}

@@ -252,22 +252,47 @@ Fall fall_of(const TrainParams& p, const Table& t, Scheme s, std::uint64_t seed)
 const char* kSampling = "within 3 standard errors of the evaluation's sampling (one training seed)";
 const char* kSamplingZh = "容差为评估抽样的 3 个标准误（单个训练种子）";
 
-// "Attention 的两个补丁" §2.2: with sinusoidal PE a model "extrapolates more easily to long
-// sequences it did not see in training". Judged from the length table: the model with
-// sinusoidal PE keeps its accuracy at the longer lengths.
-std::optional<Check> check_sinusoidal_easily(const TrainParams& p, const Run& run, const CheckEnv& env)
+// An article's claim that a scheme's model keeps its accuracy past the training length, judged
+// from the length table: its largest fall from the training length, held to the sampling error.
+struct KeepsClaim {
+    Scheme scheme;
+    const char *claim_en, *claim_zh;
+    const char* quote;  // the article's words, as it wrote them
+    const char *reading_en, *reading_zh;
+};
+std::optional<Check> keeps_accuracy(const TrainParams& p, const Run& run, const CheckEnv& env, const KeepsClaim& k)
 {
     const Table t = table_of(p, run);
-    if (!p.compare || !t.has(Scheme::sinusoidal) || longer(p).empty()) return std::nullopt;
-    const Fall f = fall_of(p, t, Scheme::sinusoidal, env.seed);
-    return quoting(article_claim(tr(env, "with sinusoidal PE a model carries its accuracy to sequences longer than it trained on (§2.2)",
-                                    "使用正弦位置编码，模型在比训练更长的序列上保持准确率（§2.2）"),
-                                 tr(env, "largest fall of acc(sinusoidal) from length {} to a longer one, {}", "acc(sinusoidal) 从长度 {} 到更长长度的最大降幅，{}",
-                                    t.lens.front(), env.lang == Lang::zh ? kSamplingZh : kSampling),
+    if (!p.compare || !t.has(k.scheme) || longer(p).empty()) return std::nullopt;
+    const Fall f = fall_of(p, t, k.scheme, env.seed);
+    const std::string name(name_of(k.scheme));
+    return quoting(article_claim(env.lang == Lang::zh ? k.claim_zh : k.claim_en,
+                                 tr(env, "largest fall of acc({}) from length {} to a longer one, {}", "acc({}) 从长度 {} 到更长长度的最大降幅，{}", name, t.lens.front(),
+                                    env.lang == Lang::zh ? kSamplingZh : kSampling),
                                  f.drop, f.tol),
-                   "外推到训练时没见过的长序列更容易",
-                   tr(env, "a model with sinusoidal PE keeps working on sequences longer than those it trained on",
-                      "使用正弦位置编码的模型，在比训练时更长的序列上仍然有效"));
+                   k.quote, env.lang == Lang::zh ? k.reading_zh : k.reading_en);
+}
+
+// "Attention 的两个补丁" §2.2: with sinusoidal PE a model "extrapolates more easily to long
+// sequences it did not see in training".
+std::optional<Check> check_sinusoidal_easily(const TrainParams& p, const Run& run, const CheckEnv& env)
+{
+    return keeps_accuracy(p, run, env,
+                          {Scheme::sinusoidal, "with sinusoidal PE a model carries its accuracy to sequences longer than it trained on (§2.2)",
+                           "使用正弦位置编码，模型在比训练更长的序列上保持准确率（§2.2）", "外推到训练时没见过的长序列更容易",
+                           "a model with sinusoidal PE keeps working on sequences longer than those it trained on", "使用正弦位置编码的模型，在比训练时更长的序列上仍然有效"});
+}
+
+// "Attention 的两个补丁" FAQ Q18: ALiBi extrapolates because its bias "depends on the relative
+// distance alone". RoPE's scores depend on i - j alone too: if that were the reason, the RoPE
+// model would keep its accuracy past the training length as well.
+std::optional<Check> check_alibi_because_relative(const TrainParams& p, const Run& run, const CheckEnv& env)
+{
+    return keeps_accuracy(p, run, env,
+                          {Scheme::rope, "a scheme whose scores depend on i - j alone extrapolates as ALiBi does (FAQ Q18): so RoPE keeps its accuracy too",
+                           "得分只取决于 i - j 的方案就能像 ALiBi 一样外推（FAQ Q18）：那么 RoPE 也应保持准确率", "这个性质源于 ALiBi 的偏置项 -m·|i-j| 只跟\"相对距离\"有关",
+                           "depending on i - j alone is what lets ALiBi extrapolate; any scheme with that property would",
+                           "只依赖 i - j 正是 ALiBi 能外推的原因；具有这一性质的方案都应能外推"});
 }
 
 // "Attention 的两个补丁" §4.3's table: RoPE is "slightly weaker than sinusoidal on short
@@ -286,23 +311,6 @@ std::optional<Check> check_rope_weaker_short(const TrainParams& p, const Run& ru
                       "短序列上 RoPE 模型的效果比正弦位置编码的略差（它自己的 FAQ Q16 却说两者差不多）"));
 }
 
-// "Attention 的两个补丁" FAQ Q18: ALiBi extrapolates because its bias "depends on the relative
-// distance alone". RoPE's scores depend on i - j alone too: if that were the reason, the RoPE
-// model would keep its accuracy past the training length as well.
-std::optional<Check> check_alibi_because_relative(const TrainParams& p, const Run& run, const CheckEnv& env)
-{
-    const Table t = table_of(p, run);
-    if (!p.compare || !t.has(Scheme::rope) || longer(p).empty()) return std::nullopt;
-    const Fall f = fall_of(p, t, Scheme::rope, env.seed);
-    return quoting(article_claim(tr(env, "a scheme whose scores depend on i - j alone extrapolates as ALiBi does (FAQ Q18): so RoPE keeps its accuracy too",
-                                    "得分只取决于 i - j 的方案就能像 ALiBi 一样外推（FAQ Q18）：那么 RoPE 也应保持准确率"),
-                                 tr(env, "largest fall of acc(rope) from length {} to a longer one, {}", "acc(rope) 从长度 {} 到更长长度的最大降幅，{}", t.lens.front(),
-                                    env.lang == Lang::zh ? kSamplingZh : kSampling),
-                                 f.drop, f.tol),
-                   "这个性质源于 ALiBi 的偏置项 -m·|i-j| 只跟\"相对距离\"有关",
-                   tr(env, "depending on i - j alone is what lets ALiBi extrapolate; any scheme with that property would",
-                      "只依赖 i - j 正是 ALiBi 能外推的原因；具有这一性质的方案都应能外推"));
-}
 
 }  // namespace
 
