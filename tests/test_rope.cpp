@@ -372,3 +372,37 @@ TEST_CASE("run_rope: the KV-compression fold holds in every dtype when all posit
     few.len = 32;
     CHECK(run_rope(few, RunContext{}).find_check("rope_absorbs_into_kv_compression") != nullptr);
 }
+
+TEST_CASE("run_rope: dynamic NTK takes its length from the positions, as Hugging Face's dynamic_rope_update takes max(position_ids) + 1")
+{
+    RopeParams p;
+    p.dim = 8;
+    p.style = RopeStyle::half;
+    p.scaling.method = RopeScaling::dynamic;
+    p.scaling.factor = 2.0;
+    p.scaling.original_len = 4;
+    RunContext ctx;
+    ctx.dtype = DType::float64;
+    const auto base_note = [&] {
+        for (const auto& n : run_rope(p, ctx).notes)
+            if (n.rfind("dynamic scaling: base used ", 0) == 0) return n.substr(27, n.find(',') - 27);
+        return std::string("none");
+    };
+    // one token at position 12: the length is 13, past L0 = 4, so the base grows:
+    // 10000 (2 * 13 / 4 - 1)^(8/6), by hand 97084.6
+    p.len = 1;
+    p.positions = {12};
+    CHECK(base_note() == "97084.6");
+    CHECK(std::stod(base_note()) == doctest::Approx(10000.0 * std::pow(5.5, 4.0 / 3.0)).epsilon(1e-5));
+    // six tokens, none past position 1: the length is 2, within L0, so the base stays
+    p.len = 6;
+    p.positions = {0, 1, 1, 1, 1, 1};
+    CHECK(base_note() == "10000");
+    // --dynamic-length len: the length is the six tokens, as attnlab did before, base 10000 * 2^(4/3)
+    p.dynamic_length = DynamicLength::len;
+    CHECK(base_note() == "25198.4");
+    p.dynamic_length = DynamicLength::positions;
+    // without positions the tokens sit at 0..5: length 6, base 10000 * 2^(4/3) = 25198.4
+    p.positions.clear();
+    CHECK(base_note() == "25198.4");
+}

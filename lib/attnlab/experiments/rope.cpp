@@ -41,6 +41,9 @@ void validate(const RopeParams& p)
     }
     const auto& s = p.scaling;
     const std::string method = name_of(s.method);
+    if (p.dynamic_length != DynamicLength::positions && s.method != RopeScaling::dynamic) {
+        throw InputError("--dynamic-length applies to --scaling dynamic");
+    }
     if (s.method == RopeScaling::none) {
         if (s.factor || s.original_len) {
             throw InputError("--factor and --original-len apply to a --scaling method (linear, ntk, dynamic, yarn, llama3)");
@@ -291,6 +294,8 @@ std::vector<OptionRow<RopeParams>> rope_options()
         option<P>("--attention-factor", "yarn: override 0.1 ln(s) + 1", scaling(&S::attention_factor), positive()),
         option<P>("--low-freq-factor", "llama3: wavelengths above L0/this are divided by s", scaling(&S::low_freq_factor), positive()),
         option<P>("--high-freq-factor", "llama3: wavelengths below L0/this keep theta", scaling(&S::high_freq_factor), positive()),
+        option<P>("--dynamic-length", "dynamic: the length L the base is scaled for: positions: max(--positions) + 1 "
+                                      "(Hugging Face's dynamic_rope_update); len: --len", &P::dynamic_length),
         option<P>("--positions", "Each token's position, comma-separated (any integers, repeats and gaps included; "
                                  "default 0..L-1); sets --len when that is not given", &P::positions,
                   whole_range(-kMaxRopePosition, kMaxRopePosition))};

@@ -12,10 +12,19 @@ namespace attnlab::rope_detail {
 
 inline long rotary(const RopeParams& p) { return p.rotary_dim.value_or(p.dim); }
 
+// The sequence length the frequencies are made for: Hugging Face's dynamic_rope_update takes
+// max(position_ids) + 1, so with --positions that (unless --dynamic-length len), and --len
+// otherwise (positions 0..len-1).
+inline long scaled_len(const RopeParams& p)
+{
+    if (p.positions.empty() || p.dynamic_length == DynamicLength::len) return p.len;
+    return *std::max_element(p.positions.begin(), p.positions.end()) + 1;
+}
+
 template <class T>
 RopeFrequencies freq_of(const RopeParams& p)
 {
-    return rope_frequencies<T>(rotary(p), p.base, p.scaling, p.len);
+    return rope_frequencies<T>(rotary(p), p.base, p.scaling, scaled_len(p));
 }
 
 // x [d] rotated to position m.
@@ -67,7 +76,7 @@ std::vector<T> first_vector(const Tensor& x)
 template <class T>
 Vec<double> angle_errors(const RopeParams& p, const std::vector<double>& theta, AngleWorst* worst = nullptr)
 {
-    return angle_errors_by_position<T>(p.len, theta, rope_frequencies_exact(rotary(p), p.base, p.scaling, p.len), worst);
+    return angle_errors_by_position<T>(p.len, theta, rope_frequencies_exact(rotary(p), p.base, p.scaling, scaled_len(p)), worst);
 }
 
 // The positions a run rotated its tokens by (its "positions" tensor).

@@ -1,7 +1,10 @@
 // `rope`'s parameters and entry point, light enough for the app to include.
 #pragma once
 
+#include <array>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "attnlab/core/position/rope_scaling.hpp"
@@ -10,6 +13,15 @@
 #include <optional>
 
 namespace attnlab {
+
+// The length dynamic NTK scales for. positions: max(position) + 1, as Hugging Face's
+// dynamic_rope_update takes max(position_ids) + 1; len: the number of tokens, --len.
+enum class DynamicLength { positions, len };
+constexpr auto enum_names(DynamicLength)
+{
+    return std::array{std::pair{DynamicLength::positions, std::string_view("positions")},
+                      std::pair{DynamicLength::len, std::string_view("len")}};
+}
 
 struct RopeParams {
     long len = 8;
@@ -24,6 +36,7 @@ struct RopeParams {
     // Each token's position (HF's position_ids, a learner's token_positions): any integers,
     // repeats and gaps included; empty: 0, 1, ..., L - 1.
     std::vector<long> positions;
+    DynamicLength dynamic_length = DynamicLength::positions;
 };
 
 Report run_rope(const RopeParams& p, const RunContext& ctx);
