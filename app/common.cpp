@@ -209,7 +209,7 @@ void add_common_options(CLI::App& sub, CommonOpts& o)
         ->check(non_empty_path);
     sub.add_option("--against-tensor", o.against_tensor, "Which of the run's tensors --against compares with (default: the main one)");
     sub.add_option("--rtol", o.rtol, "--against: replaces the error model's relative term (default: the unit roundoff of the coarser of the file's and the run's dtype)")->check(finite_non_negative);
-    sub.add_option("--atol", o.atol, "--against: replaces the error model's absolute term (default: twice a plain reference's measured error; see README, The error model)")
+    sub.add_option("--atol", o.atol, "--against: replaces the error model's absolute term (default: twice a plain reference's measured error; see docs/check.md, The error model)")
         ->check(finite_non_negative);
     sub.add_option("--save", o.save, "Write every tensor of the run to DIR/NAME.npy, and DIR/run.json")->check(non_empty_path);
     sub.add_option("--input", o.inputs, "NAME=FILE: use your own tensor for an input (x, w_q, q, scores, ...); repeatable")

@@ -5,7 +5,7 @@ Usage (after a release build; needs Debian's python3-torch, which the build and 
     /usr/bin/python3 bench/train_pytorch.py [--attnlab build/release/attnlab] [--steps 300] [--pe alibi]
                                             [--threads 2] [--repeat 3]
 
-The PyTorch model is written from the definitions attnlab's README gives for `train` (the same as
+The PyTorch model is written from the definitions attnlab's manual (docs/experiments.md) gives for `train` (the same as
 data/make_fixtures.py's decoder_loss, whose three AdamW steps attnlab matches to 1e-12 in float64):
 token embedding, pre-norm blocks of causal attention (ALiBi, RoPE, learned or sinusoidal
 positions) and a GELU MLP of 4C, a final LayerNorm, the unembedding, cross-entropy; AdamW

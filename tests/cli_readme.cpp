@@ -1,10 +1,12 @@
-// Every ```console block of README.md is run and compared line for line, so the README can
-// only show what the program really prints.
+// Every ```console block of README.md and of the manual (docs/*.md) is run and compared line
+// for line, so neither can show anything but what the program really prints. The README's
+// table of subcommands is --help's list, each row linking to its heading in the manual.
 #include "cli_support.hpp"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -41,9 +43,19 @@ std::vector<std::string> split_args(const std::string& s)
     return out;
 }
 
-std::vector<Example> readme_examples()
+// README.md, then every page of docs/ in name order: the files whose examples are run.
+std::vector<std::string> documents()
 {
-    std::ifstream in(std::string(ATTNLAB_SOURCE_DIR) + "/README.md");
+    std::vector<std::string> out{"README.md"};
+    for (const auto& e : std::filesystem::directory_iterator(std::string(ATTNLAB_SOURCE_DIR) + "/docs"))
+        if (e.path().extension() == ".md") out.push_back("docs/" + e.path().filename().string());
+    std::sort(out.begin() + 1, out.end());
+    return out;
+}
+
+std::vector<Example> console_examples(const std::string& document)
+{
+    std::ifstream in(std::string(ATTNLAB_SOURCE_DIR) + "/" + document);
     REQUIRE(in.good());
     std::vector<Example> out;
     std::string line;
@@ -78,22 +90,33 @@ std::vector<Example> readme_examples()
 
 }  // namespace
 
-TEST_CASE("README console examples print exactly what the README shows")
+TEST_CASE("README and manual console examples print exactly what they show")
 {
-    const auto examples = readme_examples();
-    CHECK(examples.size() >= 2);
-    for (const auto& ex : examples) {
-        CAPTURE(ex.line);
-        const auto r = run_cli(ex.args);
-        CHECK(r.status == ex.status);
-        if (ex.status == 0) CHECK(r.err.empty());
-        CHECK(r.out + r.err == ex.expected);
+    const auto docs = documents();
+    REQUIRE(docs.size() == 7);  // the README and the manual's six pages
+    std::size_t total = 0;
+    for (const auto& document : docs) {
+        CAPTURE(document);
+        const auto examples = console_examples(document);
+        // the pages whose examples print the same figures on every machine (the kernel's
+        // timings and a class's files are shown as text, not run)
+        for (const char* with : {"README.md", "docs/learn.md", "docs/experiments.md", "docs/check.md"})
+            if (document == with) CHECK(!examples.empty());
+        for (const auto& ex : examples) {
+            CAPTURE(ex.line);
+            const auto r = run_cli(ex.args);
+            CHECK(r.status == ex.status);
+            if (ex.status == 0) CHECK(r.err.empty());
+            CHECK(r.out + r.err == ex.expected);
+        }
+        total += examples.size();
     }
+    CHECK(total >= 33);
 }
 
-TEST_CASE("README pictures: each command beside a picture runs as written and draws the file shown")
+TEST_CASE("manual pictures: each command beside a picture runs as written and draws the file shown")
 {
-    std::ifstream in(std::string(ATTNLAB_SOURCE_DIR) + "/README.md");
+    std::ifstream in(std::string(ATTNLAB_SOURCE_DIR) + "/docs/experiments.md");
     std::string line;
     std::size_t pictures = 0;
     while (std::getline(in, line)) {
@@ -104,7 +127,8 @@ TEST_CASE("README pictures: each command beside a picture runs as written and dr
         auto args = split_args(line.substr(from, to - from));
         const std::string file = args.back(), png = scratch("readme-picture.png");
         CAPTURE(line);
-        CHECK(line.find("](" + file + ")") != std::string::npos);  // the command draws the picture shown
+        REQUIRE(file.rfind("docs/", 0) == 0);
+        CHECK(line.find("](" + file.substr(5) + ")") != std::string::npos);  // the command draws the picture shown
         args.back() = png;
         const auto r = run_cli(args);
         CHECK(r.status == 0);
@@ -117,16 +141,17 @@ TEST_CASE("README pictures: each command beside a picture runs as written and dr
     std::ifstream script(std::string(ATTNLAB_SOURCE_DIR) + "/docs/pictures.sh");
     std::stringstream text;
     text << script.rdbuf();
-    CHECK(text.str().find("--plot-file docs/pictures/") != std::string::npos);  // it reads the README's commands
+    CHECK(text.str().find("--plot-file docs/pictures/") != std::string::npos);  // it reads the manual's commands
+    CHECK(text.str().find("docs/experiments.md") != std::string::npos);
 }
 
 namespace {
 
-// The README's options table (a unit test holds it to the registered option rows): each
+// The manual's options table (a unit test holds it to the registered option rows): each
 // command with its flags, in row order.
 std::map<std::string, std::vector<std::string>> readme_options()
 {
-    std::ifstream in(std::string(ATTNLAB_SOURCE_DIR) + "/README.md");
+    std::ifstream in(std::string(ATTNLAB_SOURCE_DIR) + "/docs/experiments.md");
     std::stringstream ss;
     ss << in.rdbuf();
     const std::string text = ss.str();
@@ -175,4 +200,68 @@ TEST_CASE("every registered option is in its command's --help and in its JSON pa
             CHECK(params.contains(name));
         }
     }
+}
+
+namespace {
+
+// The anchor GitHub gives a heading: lower case, spaces as '-', other ASCII punctuation dropped.
+std::string anchor_of(const std::string& heading)
+{
+    std::string out;
+    for (unsigned char c : heading) {
+        if (std::isalnum(c) || c == '-' || c == '_' || c >= 0x80) out += static_cast<char>(std::tolower(c));
+        else if (c == ' ') out += '-';
+    }
+    return out;
+}
+
+std::vector<std::string> heading_anchors(const std::string& document)
+{
+    std::ifstream in(std::string(ATTNLAB_SOURCE_DIR) + "/" + document);
+    std::vector<std::string> out;
+    bool code = false;
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("```", 0) == 0) code = !code;
+        const auto hashes = line.find_first_not_of('#');
+        if (!code && hashes != std::string::npos && hashes >= 1 && line[hashes] == ' ') out.push_back(anchor_of(line.substr(hashes + 1)));
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("the README's table of subcommands is --help's list, each linking to its heading in the manual")
+{
+    CHECK(anchor_of("`t5`: T5's relative position buckets") == "t5-t5s-relative-position-buckets");
+    CHECK(anchor_of("`grad`: the attention block's backward pass") == "grad-the-attention-blocks-backward-pass");
+    const std::string readme = slurp(std::string(ATTNLAB_SOURCE_DIR) + "/README.md");
+    const auto a = readme.find("<!-- subcommands:begin -->"), b = readme.find("<!-- subcommands:end -->");
+    REQUIRE(a != std::string::npos);
+    REQUIRE(b != std::string::npos);
+    std::stringstream table(readme.substr(a, b - a));
+    // --help's subcommand lines: "  NAME   SUMMARY"
+    const std::string top = run_cli({"--help"}).out;
+    std::map<std::string, std::string> summary;
+    for (const auto& name : help_subcommands()) {
+        const auto at = top.find("\n  " + name + " ") + 3 + name.size();
+        summary[name] = top.substr(top.find_first_not_of(' ', at), top.find('\n', at) - top.find_first_not_of(' ', at));
+    }
+    std::vector<std::string> rows;
+    for (std::string line; std::getline(table, line);) {
+        if (line.rfind("| [`", 0) != 0) continue;
+        const auto n1 = line.find('`', 4), l0 = line.find("](", n1) + 2, l1 = line.find(')', l0);
+        const std::string name = line.substr(4, n1 - 4), link = line.substr(l0, l1 - l0);
+        CAPTURE(line);
+        rows.push_back(name);
+        REQUIRE(summary.count(name) == 1);
+        std::string said = line.substr(l1 + 4, line.size() - l1 - 6);
+        for (auto at = said.find("\\|"); at != std::string::npos; at = said.find("\\|", at)) said.erase(at, 1);
+        CHECK(said == summary[name]);
+        const auto hash = link.find('#');
+        REQUIRE(hash != std::string::npos);
+        const auto anchors = heading_anchors(link.substr(0, hash));
+        CHECK(std::count(anchors.begin(), anchors.end(), link.substr(hash + 1)) == 1);
+        CHECK(link.find("#" + anchor_of("`" + name + "`:")) != std::string::npos);  // the heading names the subcommand
+    }
+    CHECK(rows == help_subcommands());
 }

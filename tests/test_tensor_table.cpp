@@ -1,7 +1,8 @@
-// The README's tables of tensors and options are generated from the declared tensor lists and
-// the registered option rows, and these tests hold them together: a tensor or an option
-// added, renamed or changed must reach the README. An option has one spelling everywhere: its
-// flag in the README and the reproduce command, its JSON name in the params.
+// The manual's tables of tensors and options (docs/experiments.md) are generated from the
+// declared tensor lists and the registered option rows, and these tests hold them together: a
+// tensor or an option added, renamed or changed must reach the manual. An option has one
+// spelling everywhere: its flag in the manual and the reproduce command, its JSON name in the
+// params.
 #include "attnlab/core/params_json.hpp"
 #include "attnlab/learner/registry.hpp"
 
@@ -18,7 +19,7 @@ namespace {
 
 std::string readme_section(const std::string& name)
 {
-    std::ifstream in(std::string(ATTNLAB_DATA_DIR) + "/../README.md");
+    std::ifstream in(std::string(ATTNLAB_DATA_DIR) + "/../docs/experiments.md");
     REQUIRE(in.good());
     std::stringstream ss;
     ss << in.rdbuf();
@@ -50,20 +51,20 @@ void change(BoundOption o)
 
 }  // namespace
 
-TEST_CASE("the README's tensor table is the declared tensor lists")
+TEST_CASE("the manual's tensor table is the declared tensor lists")
 {
     std::vector<std::pair<std::string, std::vector<TensorInfo>>> lists;
     for (const auto& r : registered_experiments())
         if (!r.tensors.empty()) lists.emplace_back(r.name, r.tensors);
     const std::string expected = tensors_markdown(lists);
-    INFO("the table the README should hold:\n" << expected);
+    INFO("the table docs/experiments.md should hold:\n" << expected);
     CHECK(readme_section("tensors") == expected);
 }
 
-TEST_CASE("the README's options table is the registered option rows")
+TEST_CASE("the manual's options table is the registered option rows")
 {
     const std::string expected = options_markdown();
-    INFO("the table the README should hold:\n" << expected);
+    INFO("the table docs/experiments.md should hold:\n" << expected);
     CHECK(readme_section("options") == expected);
     for (const auto& r : registered_experiments())
         for (const auto& o : r.invoke()->options()) {

@@ -273,7 +273,7 @@ TEST_CASE("error model: unit roundoff of every dtype, and the tolerance rule by 
 
 TEST_CASE("verdicts: randomized mutations over every experiment, dtype and file form (seeded)")
 {
-    // ATTNLAB_VERDICTS_SEED picks another seed (the sweep in the README); CI uses the default.
+    // ATTNLAB_VERDICTS_SEED picks another seed (the sweep in docs/check.md); CI uses the default.
     const char* seed_env = std::getenv("ATTNLAB_VERDICTS_SEED");
     Rng rng(seed_env != nullptr ? std::strtoull(seed_env, nullptr, 10) : 20261201, 7);
     auto pick = [&](long lo, long hi) { return lo + static_cast<long>(rng.below(static_cast<std::uint32_t>(hi - lo + 1))); };

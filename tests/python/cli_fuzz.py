@@ -15,9 +15,9 @@ rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
 vals = ["0", "1", "2", "3", "-1", "7", "16", "1e9", "nan", "inf", "-inf", "abc", "", "0.5", "4294967296", "2,1,0", "3,0", "1,1"]
 
 def registered_options():
-    """Every registered option from the README's options table (a unit test holds the table to
+    """Every registered option from the manual's options table (docs/experiments.md; a unit test holds the table to
     the option rows): {command: [flags]}, the choices of each enum option, and the flags."""
-    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "experiments.md")
     text = open(readme, encoding="utf-8").read()
     table = text[text.index("<!-- options:begin -->"):text.index("<!-- options:end -->")]
     opts, enums, flags = {}, {}, set()
@@ -33,7 +33,7 @@ def registered_options():
 
 
 opts, enums, flags = registered_options()
-assert len(opts) >= 7 and sum(map(len, opts.values())) >= 70, "the README's options table is missing"
+assert len(opts) >= 7 and sum(map(len, opts.values())) >= 70, "the options table of docs/experiments.md is missing"
 opts["tour"] = ["--section", "--lang"]
 # the tour's sections, as its own error message lists them
 sections = subprocess.run([A, "tour", "--section", "?"], capture_output=True, text=True).stderr.strip().split("sections: ")[1].split(", ")
@@ -56,7 +56,7 @@ for n in range(int(sys.argv[3]) if len(sys.argv) > 3 else 300):
         else: args += [o, rng.choice(vals)]
     if rng.random() < 0.5: args += rng.choice(common)
     try:
-        r = subprocess.run([A] + args, capture_output=True, text=True, timeout=20)
+        r = subprocess.run([A] + args, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
         print("TIMEOUT", args); bad += 1; continue
     codes[r.returncode] = codes.get(r.returncode, 0) + 1

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The --against tolerance of each experiment and dtype at a typical size, and the smallest
 planted error it catches: every element times 1 + e, or the largest element moved by
-e max|ref|, for e on a 1-3-10 grid. A report for the README and issue notes, not a test (the
+e max|ref|, for e on a 1-3-10 grid. A report for the manual and issue notes, not a test (the
 seeded mutation test in tests/test_verdicts.cpp is the test). Needs numpy.
 Usage: tolerance_table.py ATTNLAB [SCRATCH_DIR]
 """

@@ -1,4 +1,4 @@
-// The one error model behind every tolerance that judges a tensor. README "The error model"
+// The one error model behind every tolerance that judges a tensor. docs/check.md, "The error model"
 // states it for readers; each check's own derivation sits beside the check and uses these
 // names.
 //

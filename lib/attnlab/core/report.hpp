@@ -113,7 +113,7 @@ struct RunContext {
     bool keeps(const std::string& name, const std::string& main_tensor) const;
 };
 
-// A declared tensor, as --help and the README's table show it.
+// A declared tensor, as --help and the manual's table show it.
 struct TensorInfo {
     std::string name;
     std::vector<std::string> axes;
@@ -125,7 +125,7 @@ struct TensorInfo {
 
 // "pe [pos, dim] (main)" lines for --help: one per tensor, on-demand ones marked.
 std::string tensors_help(const std::vector<TensorInfo>& infos);
-// The README's table: one row per tensor of every command.
+// The manual's table (docs/experiments.md): one row per tensor of every command.
 std::string tensors_markdown(const std::vector<std::pair<std::string, std::vector<TensorInfo>>>& commands);
 
 // The note that replaces a check whose rounding tolerance reaches its scale (untestable()),

@@ -4,7 +4,7 @@
 //   - a pure compute function, per dtype, that returns a Run: its tensors by name;
 //   - a declared list of those tensors: name, axes, whether the checks always need it or it
 //     is computed only when asked for, its shape as a function of the parameters (the
-//     memory estimate, --show, --tensor and the README's tensor table all read this list);
+//     memory estimate, --show, --tensor and the manual's tensor table all read this list);
 //   - a list of named checks. Each is a short function of the tensors it reads, with its
 //     claim written beside its measurement. It does not care where a tensor came from, so
 //     it runs as well on a tensor from a file as on our own compute;
@@ -249,7 +249,7 @@ void require_declared(const std::string& command, const Tensor& t, const std::ve
 
 }  // namespace detail
 
-// The declared tensors, for --help and the README.
+// The declared tensors, for --help and the manual.
 template <class P>
 std::vector<TensorInfo> tensor_infos(const Experiment<P>& e)
 {

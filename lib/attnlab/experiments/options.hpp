@@ -2,7 +2,7 @@
 // in the parameters, its range or choices, and what it excludes or implies. From the rows come
 // the command line's options (app/cmd_experiment.cpp binds them), the params of the report and
 // of exercise.json (the JSON name is the flag's: --max-len is max_len), the command line that
-// reproduces a run, the README's options table and the random command-line tests.
+// reproduces a run, the manual's options table and the random command-line tests.
 #pragma once
 
 #include "attnlab/core/enums.hpp"

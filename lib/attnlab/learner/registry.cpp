@@ -1,9 +1,9 @@
 // The one list of experiments.
 //
-// How to add an experiment `foo` (README, "How to add an experiment"): write
+// How to add an experiment `foo` (docs/develop.md, "How to add an experiment"): write
 // experiments/foo_params.hpp and foo.cpp (`foo_experiment()`: option rows, tensors, checks,
 // mistakes), add foo.cpp to CMakeLists.txt and `entry(foo_experiment())` below, then its tests
-// and README section. The app binds the options; the runner does the rest.
+// and its section in docs/experiments.md. The app binds the options; the runner does the rest.
 #include "attnlab/learner/registry.hpp"
 
 #include "attnlab/experiments/alibi.hpp"

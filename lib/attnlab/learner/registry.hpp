@@ -1,5 +1,5 @@
 // Every experiment, registered once: the app binds each one's options and runs it, the
-// README's options table and the tests read the same list. How to add an experiment is at the
+// manual's options table and the tests read the same list. How to add an experiment is at the
 // top of registry.cpp.
 #pragma once
 
@@ -57,13 +57,14 @@ const std::vector<Registered>& registered_experiments();
 // Throws std::out_of_range for a name that is not registered.
 const Registered& registered(const std::string& name);
 
-// What an option takes, as --help and the README say it: "whole number 1..4096",
+// What an option takes, as --help and the manual say it: "whole number 1..4096",
 // "number > 0", "interleaved|half", "flag", "list of whole numbers", "text".
 std::string option_takes(const BoundOption& o);
 // Its default as the command line spells it ("" for none: an optional left out, a flag off).
 std::string option_default(const BoundOption& o);
-// The README's table of every registered option (tests/test_tensor_table.cpp holds the two
-// together; tests/python/cli_fuzz.py draws its command lines from it).
+// The manual's table of every registered option, in docs/experiments.md
+// (tests/test_tensor_table.cpp holds the two together; tests/python/cli_fuzz.py draws its
+// command lines from it).
 std::string options_markdown();
 
 }  // namespace attnlab
