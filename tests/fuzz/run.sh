@@ -11,7 +11,9 @@ out=build/fuzz
 mkdir -p "$out/obj" tests/fuzz/crashes
 cmake --preset release --log-level=WARNING >/dev/null   # the generated headers
 cxx=$(command -v clang++ || command -v clang++-14)
-flags=(-std=c++17 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -Ilib -Ibuild/release/generated)
+# The language standard is CMakeLists.txt's, read from the compile commands it exports.
+std=$(grep -o -m1 -- '-std=[a-z0-9+]*' build/release/compile_commands.json)
+flags=("$std" -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -Ilib -Ibuild/release/generated)
 objects=()
 for src in lib/attnlab/io/npy.cpp lib/attnlab/io/read.cpp lib/attnlab/io/files.cpp lib/attnlab/core/report.cpp \
            lib/attnlab/core/half.cpp lib/attnlab/exercise/exercise_file.cpp; do
