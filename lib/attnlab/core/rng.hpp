@@ -48,6 +48,9 @@ private:
     std::uint64_t inc_ = 1;
 };
 
+// A whole number drawn uniformly from [lo, hi] (below(hi - lo + 1) from lo).
+inline long between(Rng& rng, long lo, long hi) { return lo + static_cast<long>(rng.below(static_cast<std::uint32_t>(hi - lo + 1))); }
+
 // Fills n elements with seeded normals from one stream, times `scale` in double, converted to
 // T: element i is the stream's normal number offset + i. Large fills are drawn in chunks on
 // every core, each chunk's generator advanced to its first element, so the numbers are those

@@ -512,6 +512,15 @@ std::vector<OptionRow<AlibiParams>> alibi_options()
     return rows;
 }
 
+// Random valid parameters for the random tests.
+AlibiParams sample_alibi(Rng& rng)
+{
+    AlibiParams p;
+    p.heads = between(rng, 1, 12), p.len = between(rng, 2, 12), p.slopes = rng.below(2) ? SlopeRule::paper_text : SlopeRule::reference_code;
+    p.variant = rng.below(2) ? AlibiVariant::causal : AlibiVariant::symmetric;
+    return p;
+}
+
 Experiment<AlibiParams> make_alibi_experiment()
 {
     Experiment<AlibiParams> e;
@@ -539,6 +548,7 @@ Experiment<AlibiParams> make_alibi_experiment()
     e.work_what = [](const AlibiParams& p) { return fmt::format("scores [{}, {}, {}] over d = {}", p.heads, p.len, p.len, p.dim); };
     e.inputs = {"q", "k"};
     e.mistakes = alibi_mistakes();
+    e.sample = sample_alibi;
     e.set_typed([](auto t) { return alibi_typed<typename decltype(t)::type>(); });
     return e;
 }

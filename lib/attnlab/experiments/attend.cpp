@@ -436,6 +436,19 @@ std::vector<TensorDecl<AttendParams>> attend_tensors()
             {"out_merged", bpd, Need::on_demand, bld, {}, {}}};
 }
 
+// Random valid parameters for the random tests: every mask, padding lengths down to 0, either
+// softmax, every position scheme.
+AttendParams sample_attend(Rng& rng)
+{
+    AttendParams p;
+    p.len = between(rng, 2, 8), p.heads = between(rng, 1, 3), p.dim = p.heads * 2 * between(rng, 1, 3);
+    p.mask = std::array{MaskKind::none, MaskKind::causal, MaskKind::padding, MaskKind::both}[rng.below(4)];
+    if (p.mask == MaskKind::padding || p.mask == MaskKind::both) p.lengths = sample_lengths(rng, p.len);
+    p.softmax = rng.below(2) ? SoftmaxKind::safe : SoftmaxKind::plain;
+    p.pe = static_cast<PeKind>(rng.below(4));
+    return p;
+}
+
 Experiment<AttendParams> make_attend_experiment()
 {
     Experiment<AttendParams> e;
@@ -483,6 +496,7 @@ Experiment<AttendParams> make_attend_experiment()
     };
     e.inputs = {"x", "x_kv", "w_q", "w_k", "w_v", "q", "k", "v"};
     e.mistakes = attend_mistakes();
+    e.sample = sample_attend;
     e.set_typed([](auto t) { return attend_typed<typename decltype(t)::type>(); });
     return e;
 }

@@ -267,6 +267,17 @@ void validate_decode(const DecodeParams& p)
     }
 }
 
+// Random valid parameters for the random tests: a window with sinks, or left padding.
+DecodeParams sample_decode(Rng& rng)
+{
+    DecodeParams p;
+    p.prefill = between(rng, 1, 6), p.steps = between(rng, 1, 4), p.pe = static_cast<PeKind>(rng.below(4));
+    p.window = rng.below(2) ? between(rng, 1, 4) : 0;
+    p.sinks = p.window > 0 && p.pe != PeKind::sinusoidal && rng.below(2) ? between(rng, 1, 2) : 0;
+    if (p.window == 0 && rng.below(2)) p.left_pad = {between(rng, 1, p.prefill), p.prefill}, p.batch = 2;
+    return p;
+}
+
 Experiment<DecodeParams> make_decode_experiment()
 {
     Experiment<DecodeParams> e;
@@ -287,6 +298,7 @@ Experiment<DecodeParams> make_decode_experiment()
     e.work_what = [](const DecodeParams& p) { return fmt::format("{} queries against {} keys, {} heads", tokens(p), tokens(p), p.heads); };
     e.inputs = {"x", "w_q", "w_k", "w_v"};
     e.mistakes = decode_mistakes();
+    e.sample = sample_decode;
     e.set_typed([](auto t) { return decode_typed<typename decltype(t)::type>(); });
     return e;
 }

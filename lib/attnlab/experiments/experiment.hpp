@@ -15,6 +15,7 @@
 #pragma once
 
 #include "attnlab/core/report.hpp"
+#include "attnlab/core/rng.hpp"
 #include "attnlab/experiments/options.hpp"
 
 #include <fmt/format.h>
@@ -193,6 +194,10 @@ struct Experiment {
     // computed another way needs for a tensor (default 64 eps (1 + max |expected|)).
     std::vector<Mistake<P>> mistakes;
     std::function<double(const P&, const std::string& tensor, double eps, const Tensor& expected)> against_atol;
+    // Random valid parameters, small enough for thousands of runs: what the random tests
+    // (the mutation test over every tensor, dtype and file form) draw from. Every experiment
+    // with a catalogue of mistakes has one.
+    std::function<P(Rng&)> sample;
     Typed<P> f32, f64, f16, bf16;
 
     // The four typed parts from one template: make(TypeTag<T>{}) for each element type, e.g.

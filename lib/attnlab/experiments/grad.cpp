@@ -326,6 +326,17 @@ std::vector<TensorDecl<AttendParams>> grad_tensors()
     return out;
 }
 
+// Random valid parameters for the random tests (small: every gradient is checked by finite
+// differences).
+AttendParams sample_grad(Rng& rng)
+{
+    AttendParams p;
+    p.len = between(rng, 2, 6), p.heads = between(rng, 1, 2), p.dim = p.heads * 2 * between(rng, 1, 2);
+    p.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;
+    p.pe = static_cast<PeKind>(rng.below(4));
+    return p;
+}
+
 Experiment<AttendParams> make_grad_experiment()
 {
     Experiment<AttendParams> e;
@@ -362,6 +373,7 @@ Experiment<AttendParams> make_grad_experiment()
     };
     e.inputs = {"x", "x_kv", "w_q", "w_k", "w_v", "d_out"};
     e.mistakes = grad_mistakes();
+    e.sample = sample_grad;
     e.set_typed([](auto t) { return grad_typed<typename decltype(t)::type>(); });
     return e;
 }

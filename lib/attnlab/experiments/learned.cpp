@@ -218,6 +218,14 @@ std::vector<TensorDecl<LearnedParams>> learned_tensors()
             {"pe", {"pos", "dim"}, Need::always, table, {}, {}}};
 }
 
+// Random valid parameters for the random tests: lengths past the table too.
+LearnedParams sample_learned(Rng& rng)
+{
+    LearnedParams p;
+    p.len = between(rng, 1, 24), p.max_len = between(rng, 1, 24), p.dim = 2 * between(rng, 1, 6), p.batch = between(rng, 1, 2);
+    return p;
+}
+
 Experiment<LearnedParams> make_learned_experiment()
 {
     Experiment<LearnedParams> e;
@@ -239,6 +247,7 @@ Experiment<LearnedParams> make_learned_experiment()
     e.work_what = [](const LearnedParams& p) { return fmt::format("pos_emb [{}, {}] and its dot products", p.max_len, p.dim); };
     e.inputs = {"x", "pos_emb"};
     e.mistakes = learned_mistakes();
+    e.sample = sample_learned;
     e.set_typed([](auto t) { return learned_typed<typename decltype(t)::type>(); });
     return e;
 }

@@ -376,6 +376,18 @@ std::vector<OptionRow<MaskParams>> mask_options()
     return rows;
 }
 
+// Random valid parameters for the random tests: padding too, lengths down to 0 (fully masked
+// rows), under either softmax, so that every mask slip has a configuration that shows it.
+MaskParams sample_mask(Rng& rng)
+{
+    MaskParams p;
+    p.len = between(rng, 2, 8);
+    p.kind = std::array{MaskKind::causal, MaskKind::padding, MaskKind::both}[rng.below(3)];
+    if (p.kind != MaskKind::causal) p.lengths = sample_lengths(rng, *p.len);
+    p.softmax = rng.below(2) ? SoftmaxKind::safe : SoftmaxKind::plain;
+    return p;
+}
+
 Experiment<MaskParams> make_mask_experiment()
 {
     Experiment<MaskParams> e;
@@ -410,6 +422,7 @@ Experiment<MaskParams> make_mask_experiment()
     };
     e.inputs = {"scores"};
     e.mistakes = mask_mistakes();
+    e.sample = sample_mask;
     e.set_typed([](auto t) { return mask_typed<typename decltype(t)::type>(); });
     return e;
 }

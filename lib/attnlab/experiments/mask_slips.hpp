@@ -4,6 +4,7 @@
 #pragma once
 
 #include "attnlab/core/mask_spec.hpp"
+#include "attnlab/core/rng.hpp"
 #include "attnlab/core/softmax.hpp"
 #include "attnlab/core/tensor.hpp"
 
@@ -12,6 +13,16 @@
 #include <vector>
 
 namespace attnlab {
+
+// Padding lengths for the random tests: one to three sequences, the first of length len (it
+// sets L), the others anywhere in 0..len (0: a fully masked row).
+inline std::vector<long> sample_lengths(Rng& rng, long len)
+{
+    std::vector<long> lengths(static_cast<std::size_t>(between(rng, 1, 3)));
+    for (long& n : lengths) n = between(rng, 0, len);
+    lengths.front() = len;
+    return lengths;
+}
 
 // Whether query i of sequence b hides key j.
 using Hide = std::function<bool(long b, long i, long j)>;

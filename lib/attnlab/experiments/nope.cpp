@@ -188,6 +188,14 @@ std::vector<OptionRow<NopeParams>> nope_options()
     return rows;
 }
 
+// Random valid parameters for the random tests.
+NopeParams sample_nope(Rng& rng)
+{
+    NopeParams p;
+    p.len = between(rng, 2, 40), p.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;
+    return p;
+}
+
 Experiment<NopeParams> make_nope_experiment()
 {
     Experiment<NopeParams> e;
@@ -210,6 +218,7 @@ Experiment<NopeParams> make_nope_experiment()
     e.work = [](const NopeParams& p, const Plan&) { return dsize(p.len) * dsize(p.len) * (kExpWork + 4.0); };
     e.work_what = [](const NopeParams& p) { return fmt::format("weights [{}, {}]", p.len, p.len); };
     e.mistakes = nope_mistakes();
+    e.sample = sample_nope;
     e.set_typed([](auto t) { return nope_typed<typename decltype(t)::type>(); });
     return e;
 }

@@ -211,6 +211,15 @@ std::vector<OptionRow<PeParams>> pe_options()
             option<P>("--shift", "Offset k of the relative-shift check", &P::shift, whole_range(1, 1L << 24))};
 }
 
+// Random valid parameters for the random tests.
+PeParams sample_pe(Rng& rng)
+{
+    PeParams p;
+    p.len = between(rng, 2, 40), p.dim = 2 * between(rng, 1, 16), p.layout = rng.below(2) ? PeLayout::concat : PeLayout::interleaved;
+    p.freq_method = rng.below(2) ? FreqMethod::pow : FreqMethod::exp_log;
+    return p;
+}
+
 Experiment<PeParams> make_pe_experiment()
 {
     Experiment<PeParams> e;
@@ -238,6 +247,7 @@ Experiment<PeParams> make_pe_experiment()
     e.work_what = [](const PeParams& p) { return fmt::format("pe [{}, {}] and its pair checks", p.len, p.dim); };
     e.inputs = {"x"};
     e.mistakes = pe_mistakes();
+    e.sample = sample_pe;
     // A correct table computed another way (pow instead of exp-log, float32 angles) differs
     // by the rounding of the angle pos * w_i, which grows with the position.
     e.against_atol = [](const PeParams& p, const std::string& tensor, double eps, const Tensor& expected) {

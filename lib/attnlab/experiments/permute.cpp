@@ -476,6 +476,15 @@ std::vector<OptionRow<PermuteParams>> permute_options()
     return rows;
 }
 
+// Random valid parameters for the random tests.
+PermuteParams sample_permute(Rng& rng)
+{
+    PermuteParams p;
+    p.len = between(rng, 2, 8), p.dim = 2 * between(rng, 2, 6), p.no_proj = rng.below(2) == 1;
+    p.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;
+    return p;
+}
+
 Experiment<PermuteParams> make_permute_experiment()
 {
     Experiment<PermuteParams> e;
@@ -508,6 +517,7 @@ Experiment<PermuteParams> make_permute_experiment()
         return fmt::format("{} block runs over [{}, {}]", trial_count(p) + 1, p.len, p.dim);
     };
     e.mistakes = permute_mistakes();
+    e.sample = sample_permute;
     e.set_typed([](auto t) { return permute_typed<typename decltype(t)::type>(); });
     return e;
 }

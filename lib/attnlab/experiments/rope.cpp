@@ -306,6 +306,18 @@ std::vector<OptionRow<RopeParams>> rope_options()
     return rows;
 }
 
+// Random valid parameters for the random tests: token positions with repeats, gaps and
+// negatives half the time.
+RopeParams sample_rope(Rng& rng)
+{
+    RopeParams p;
+    p.len = between(rng, 2, 24), p.dim = 2 * between(rng, 1, 8), p.heads = between(rng, 1, 3);
+    p.style = rng.below(2) ? RopeStyle::half : RopeStyle::interleaved;
+    if (rng.below(2))
+        for (long t = 0; t < p.len; ++t) p.positions.push_back(between(rng, -5, 40));
+    return p;
+}
+
 Experiment<RopeParams> make_rope_experiment()
 {
     Experiment<RopeParams> e;
@@ -334,6 +346,7 @@ Experiment<RopeParams> make_rope_experiment()
     e.work_what = [](const RopeParams& p) { return fmt::format("q, k [{}, {}, {}, {}] and dots [{}, {}]", p.batch, p.heads, p.len, p.dim, p.len, p.len); };
     e.inputs = {"q", "k", "positions"};
     e.mistakes = rope_mistakes();
+    e.sample = sample_rope;
     e.set_typed([](auto t) { return rope_typed<typename decltype(t)::type>(); });
     return e;
 }

@@ -406,6 +406,15 @@ std::vector<TensorDecl<ShawParams>> shaw_tensors()
             {"out_perm", {"batch", "head", "pos", "dim"}, Need::always, heads, {}, {}}};
 }
 
+// Random valid parameters for the random tests.
+ShawParams sample_shaw(Rng& rng)
+{
+    ShawParams p;
+    p.len = between(rng, 2, 10), p.heads = between(rng, 1, 3), p.dim = p.heads * 2 * between(rng, 1, 3), p.clip = between(rng, 0, 4);
+    p.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;
+    return p;
+}
+
 Experiment<ShawParams> make_shaw_experiment()
 {
     Experiment<ShawParams> e;
@@ -429,6 +438,7 @@ Experiment<ShawParams> make_shaw_experiment()
     e.work_what = [](const ShawParams& p) { return fmt::format("scores [{}, {}, {}, {}]", p.batch, p.heads, p.len, p.len); };
     e.inputs = {"x", "w_q", "w_k", "w_v", "rel_k", "rel_v"};
     e.mistakes = shaw_mistakes();
+    e.sample = sample_shaw;
     e.set_typed([](auto t) { return shaw_typed<typename decltype(t)::type>(); });
     return e;
 }

@@ -255,6 +255,15 @@ void validate_t5(const T5Params& p)
     }
 }
 
+// Random valid parameters for the random tests: the far buckets always reached.
+T5Params sample_t5(Rng& rng)
+{
+    T5Params p;
+    p.len = between(rng, 2, 40), p.buckets = between(rng, 4, 40), p.direction = rng.below(2) ? T5Direction::causal : T5Direction::bidirectional;
+    p.max_distance = t5_side(p.direction, p.buckets).max_exact + between(rng, 1, 40);
+    return p;
+}
+
 Experiment<T5Params> make_t5_experiment()
 {
     Experiment<T5Params> e;
@@ -269,6 +278,7 @@ Experiment<T5Params> make_t5_experiment()
     e.work = [](const T5Params& p, const Plan&) { return dsize(p.len) * dsize(p.len) * (kExpWork + 8.0 + dsize(p.heads)); };
     e.work_what = [](const T5Params& p) { return fmt::format("bias [{}, {}, {}]", p.heads, p.len, p.len); };
     e.mistakes = t5_mistakes();
+    e.sample = sample_t5;
     e.set_typed([](auto t) { return t5_typed<typename decltype(t)::type>(); });
     return e;
 }

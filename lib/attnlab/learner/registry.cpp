@@ -1,26 +1,13 @@
-// The one list of experiments.
+// The command line's entries, one per experiment of experiment_list.hpp.
 //
 // How to add an experiment `foo` (docs/develop.md, "How to add an experiment"): write
 // experiments/foo_params.hpp and foo.cpp (`foo_experiment()`: option rows, tensors, checks,
-// mistakes), add foo.cpp to CMakeLists.txt and `entry(foo_experiment())` below, then its tests
-// and its section in docs/experiments.md. The app binds the options; the runner does the rest.
+// mistakes, a sampler), add foo.cpp to CMakeLists.txt and `f(foo_experiment())` to
+// learner/experiment_list.hpp, then its tests and its section in docs/experiments.md. The app binds the options; the runner does the rest.
 #include "attnlab/learner/registry.hpp"
 
-#include "attnlab/experiments/alibi.hpp"
-#include "attnlab/experiments/attend.hpp"
-#include "attnlab/experiments/bench.hpp"
-#include "attnlab/experiments/decode.hpp"
-#include "attnlab/experiments/grad.hpp"
-#include "attnlab/experiments/learned.hpp"
-#include "attnlab/experiments/mask.hpp"
-#include "attnlab/experiments/nope.hpp"
-#include "attnlab/experiments/pe.hpp"
-#include "attnlab/experiments/permute.hpp"
-#include "attnlab/experiments/rope.hpp"
-#include "attnlab/experiments/shaw.hpp"
-#include "attnlab/experiments/t5.hpp"
-#include "attnlab/experiments/train.hpp"
 #include "attnlab/learner/against.hpp"
+#include "attnlab/learner/experiment_list.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -71,9 +58,11 @@ Registered entry(const Experiment<P>& e)
 
 const std::vector<Registered>& registered_experiments()
 {
-    static const std::vector<Registered> list{entry(permute_experiment()), entry(pe_experiment()),   entry(learned_experiment()), entry(shaw_experiment()), entry(t5_experiment()), entry(rope_experiment()),
-                                              entry(alibi_experiment()),   entry(mask_experiment()), entry(nope_experiment()), entry(decode_experiment()),
-                                              entry(attend_experiment()),  entry(grad_experiment()),  entry(train_experiment()), entry(bench_experiment())};
+    static const std::vector<Registered> list = [] {
+        std::vector<Registered> out;
+        for_each_experiment([&out](const auto& e) { out.push_back(entry(e)); });
+        return out;
+    }();
     return list;
 }
 
