@@ -292,7 +292,7 @@ void add_sizes(CLI::App& sub, ExerciseOpts& o)
 
 }  // namespace
 
-void setup_exercise(CLI::App& app)
+void setup_exercise(CLI::App& app, Runners& runners)
 {
     auto opts = std::make_shared<ExerciseOpts>();
     auto* ex = app.add_subcommand("exercise", "Ready-made, self-grading exercises: list them, make one in a folder, solve one");
@@ -300,7 +300,7 @@ void setup_exercise(CLI::App& app)
     auto* list = ex->add_subcommand("list", "Each exercise's name, the subcommand that checks it, and its title");
     add_enum_option(*list, "--format", opts->format, "Output format: text, csv or json");
     add_optional_enum(*list, "--lang", opts->lang, "Language of the titles, en or zh (default: from the locale)");
-    list->callback([opts] { run_list(*opts), exit_status() = 0; });
+    runners.emplace_back(list, [opts] { return run_list(*opts), 0; });
 
     auto* made = ex->add_subcommand("new", "Write DIR: README.md (the task), inputs/*.npy, starter.py, check.sh, exercise.json");
     made->add_option("NAME", opts->name, "Exercise name (attnlab exercise list)")->required();
@@ -311,7 +311,7 @@ void setup_exercise(CLI::App& app)
     made->add_flag("--force", opts->force, "Write into DIR even when it is not empty");
     made->add_flag("--hidden-seeds", opts->hidden_seeds,
                    "Keep the seeds of the hidden cases of grading in DIR.grading.json, beside DIR (for exercise grade --grading)");
-    made->callback([opts] { run_new(*opts), exit_status() = 0; });
+    runners.emplace_back(made, [opts] { return run_new(*opts), 0; });
 
     auto* solve = ex->add_subcommand("solve", "For teachers: write the reference answer (or a catalogued mistake) into DIR/solution/");
     solve->add_option("NAME", opts->name, "Exercise name")->required();
@@ -319,8 +319,8 @@ void setup_exercise(CLI::App& app)
     solve->add_flag("--force", opts->force, "Write the answer into DIR itself, over the student's (default: DIR/solution/)");
     solve->add_option("--mistake", opts->mistake, "Write the wrong answer of this catalogued mistake (its README lists them)");
     add_optional_enum(*solve, "--lang", opts->lang, "Language of the line it prints, en or zh (default: from the locale)");
-    solve->callback([opts] { run_solve(*opts), exit_status() = 0; });
-    setup_grade(*ex);
+    runners.emplace_back(solve, [opts] { return run_solve(*opts), 0; });
+    setup_grade(*ex, runners);
     ex->footer("Example:\n  attnlab exercise new attention hw1 --lang en\n  cd hw1 && python3 starter.py && ./check.sh\n"
                "  attnlab exercise solve attention hw1 --mistake no_scale && hw1/check.sh hw1/solution/answer.npy");
 }

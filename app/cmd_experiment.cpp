@@ -74,7 +74,7 @@ void apply_implied_lengths(const CLI::App& sub, const std::vector<BoundOption>& 
     }
 }
 
-void setup_experiment(CLI::App& app, const Registered& r)
+void setup_experiment(CLI::App& app, const Registered& r, Runners& runners)
 {
     std::shared_ptr<Invocation> invocation = r.invoke();
     auto common = std::make_shared<CommonOpts>();
@@ -88,9 +88,9 @@ void setup_experiment(CLI::App& app, const Registered& r)
         add_enum_subset_option(*sub, "--format", common->format, {Format::text, Format::json}, "Output format");
         sub->footer(r.measurements_help + "\nExample: " + r.example);
     }
-    sub->callback([invocation, common, options, sub] {
+    runners.emplace_back(sub, [invocation, common, options, sub] {
         apply_implied_lengths(*sub, *options);
-        exit_status() = execute(*common, [&](const RunContext& ctx) { return invocation->run(ctx); });
+        return execute(*common, [&](const RunContext& ctx) { return invocation->run(ctx); });
     });
 }
 
@@ -106,10 +106,10 @@ std::vector<BoundOption> bind_options(CLI::App& sub, Invocation& invocation)
     return options;
 }
 
-void setup_experiments(CLI::App& app, const std::string& bound)
+void setup_experiments(CLI::App& app, const std::string& bound, Runners& runners)
 {
     for (const auto& r : registered_experiments()) {
-        if (r.name == bound) setup_experiment(app, r);
+        if (r.name == bound) setup_experiment(app, r, runners);
         else app.add_subcommand(r.name, r.summary);
     }
 }

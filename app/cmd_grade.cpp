@@ -190,7 +190,7 @@ void run_grade(GradeOpts o)
 
 }  // namespace
 
-void setup_grade(CLI::App& exercise)
+void setup_grade(CLI::App& exercise, Runners& runners)
 {
     auto o = std::make_shared<GradeOpts>();
     auto* g = exercise.add_subcommand("grade", "For teachers: run each submission on the visible case and on hidden ones, into a gradebook");
@@ -232,7 +232,7 @@ void setup_grade(CLI::App& exercise)
     g->add_option("--jobs", o->settings.jobs, "Runs at a time")->check(whole_in(1, 256))->default_str("the cores");
     g->add_flag("--isolate", o->isolate, "No network for the programs (always so under bubblewrap; else root or user namespaces)");
     add_optional_enum(*g, "--lang", o->lang, "Language of the text gradebook, en or zh (default: from the locale)");
-    g->callback([o] { run_grade(*o), exit_status() = 0; });
+    runners.emplace_back(g, [o] { return run_grade(*o), 0; });
     g->footer("Each run has a time limit and, for all its processes together, a memory and a disk limit; nothing it starts outlives it.\n"
               "Under bubblewrap (--sandbox auto where installed, Debian: bubblewrap) it has PID, network and mount namespaces of its own\n"
               "and sees /usr and /etc read-only, not your files. With --sandbox none it runs as you and can read what you can: that is\n"

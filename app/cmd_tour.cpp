@@ -22,7 +22,7 @@ struct TourOpts {
 };
 }  // namespace
 
-void setup_tour(CLI::App& app)
+void setup_tour(CLI::App& app, Runners& runners)
 {
     auto opts = std::make_shared<TourOpts>();
     auto* sub = app.add_subcommand("tour", "Walk through both articles in order, checking every claim, with a closing claims table");
@@ -37,7 +37,7 @@ void setup_tour(CLI::App& app)
         ->default_str("text");
     sub->add_flag("--no-plot", opts->no_plot, "On a terminal, do not draw each section's tensor");
     sub->footer("Example: attnlab tour --section rope --lang zh");
-    sub->callback([opts] {
+    runners.emplace_back(sub, [opts] {
         const CommonOpts& o = opts->common;
         if (!o.report.empty()) require_report_path(o.report);
         const RunContext ctx = run_context(o);
@@ -65,7 +65,7 @@ void setup_tour(CLI::App& app)
                     failed.push_back(c.name);
                 }
         report_failed_checks(failed);
-        exit_status() = t.passed() ? 0 : 1;
+        return t.passed() ? 0 : 1;
     });
 }
 

@@ -25,12 +25,6 @@
 
 namespace attnlab::app {
 
-int& exit_status()
-{
-    static int status = 0;
-    return status;
-}
-
 namespace {
 
 CLI::Validator finite_number(bool allow_zero)
@@ -425,7 +419,10 @@ HtmlOptions html_options(const Report& report, const CommonOpts& o, const RunCon
     return h;
 }
 
-int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>& experiment)
+namespace {
+
+// The options that cannot go together, refused before anything is read or computed.
+void check_request(const CommonOpts& o)
 {
     if (!o.report.empty()) require_report_path(o.report);
     if (o.format == Format::csv && o.quiet) {
@@ -440,6 +437,13 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
                                      fmt::join(named, ", ")));
     }
     check_plot_request(o.plot, o.format == Format::text, !o.against.empty());
+    if (!o.against_tensor.empty() && o.against.empty()) throw InputError("--against-tensor names the tensor --against compares; give --against FILE");
+    if (!o.save.empty()) check_output_folder(o.save, "--save");
+}
+
+// The run's context: which tensors it keeps for the output, the plot, the page and --save.
+RunContext request_context(const CommonOpts& o)
+{
     RunContext ctx = run_context(o);
     ctx.show = o.show;
     if (!o.tensor.empty()) ctx.show.push_back(o.tensor);
@@ -455,10 +459,16 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
         ctx.show.clear();
         if (!o.against_tensor.empty()) ctx.show = {o.against_tensor};
     }
-    if (!o.against_tensor.empty() && o.against.empty()) throw InputError("--against-tensor names the tensor --against compares; give --against FILE");
     if (!o.against.empty()) ctx.against = AgainstRequest{o.against, o.against_tensor, o.rtol, o.atol};
-    if (!o.save.empty()) check_output_folder(o.save, "--save");
-    std::vector<FileId> read;  // the files this run reads, never replaced by --save
+    ctx.keep_all = !o.save.empty();
+    return ctx;
+}
+
+// Every file the run reads, read here (--input) or named (--against, read by the judge): the
+// files --save must never replace.
+std::vector<FileId> read_inputs(const CommonOpts& o, RunContext& ctx)
+{
+    std::vector<FileId> read;
     if (const auto id = file_id(o.against)) read.push_back(*id);
     for (const auto& spec : split_input_specs(o.inputs)) {
         const auto eq = spec.find('=');
@@ -468,9 +478,26 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
         if (const auto id = file_id(file)) read.push_back(*id);
         ctx.inputs[name] = read_input(file, ctx.max_memory_bytes);
     }
-    ctx.keep_all = !o.save.empty();
+    return read;
+}
 
-    Report report = experiment(ctx);
+// The checks that decide the exit status: with --against, the comparison alone; otherwise
+// the run's invariants (an article's claim or a demonstration never does).
+std::vector<std::string> failed_checks(const Report& report)
+{
+    std::vector<std::string> failed;
+    if (report.against) {
+        if (!report.against->passed) failed.push_back(fmt::format("against ({}, tensor {})", report.against->file, report.against->tensor));
+        return failed;
+    }
+    for (const auto& c : report.checks)
+        if (c.role == Role::invariant && !c.passed()) failed.push_back(c.name);
+    return failed;
+}
+
+// Saves, renders and writes the run (stdout, the page, the notes), and gives its exit status.
+int emit(Report& report, const CommonOpts& o, const RunContext& ctx, std::vector<FileId> read)
+{
     for (const auto& f : report.read_files)
         if (const auto id = file_id(f)) read.push_back(*id);
     if (!o.save.empty()) save_run(report, o.save, ctx, read);
@@ -489,15 +516,21 @@ int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>&
     write_stdout(out);
     if (report.against)
         for (const auto& n : report.against->read_notes) note_on_stderr(n);
-    std::vector<std::string> failed;
-    if (report.against) {  // with --against, the exit status is the comparison alone
-        if (!report.against->passed) failed.push_back(fmt::format("against ({}, tensor {})", report.against->file, report.against->tensor));
-    } else {
-        for (const auto& c : report.checks)
-            if (c.role == Role::invariant && !c.passed()) failed.push_back(c.name);
-    }
+    const auto failed = failed_checks(report);
     report_failed_checks(failed);
     return failed.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+// One path for every experiment: the request checked, its inputs read, the run, the output.
+int execute(const CommonOpts& o, const std::function<Report(const RunContext&)>& experiment)
+{
+    check_request(o);
+    RunContext ctx = request_context(o);
+    const std::vector<FileId> read = read_inputs(o, ctx);
+    Report report = experiment(ctx);
+    return emit(report, o, ctx, read);
 }
 
 }  // namespace attnlab::app

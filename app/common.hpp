@@ -153,7 +153,4 @@ void set_command_line(int argc, char** argv);
 // One line on stderr, "attnlab: failed checks: a, b", when invariants failed (exit 1).
 void report_failed_checks(const std::vector<std::string>& names);
 
-// Where each subcommand stores its exit status for main to return.
-int& exit_status();
-
 }  // namespace attnlab::app

@@ -77,10 +77,11 @@ int main(int argc, char** argv)
                "An article's claim measured as wrong is reported, never counted.\n"
                "Run 'attnlab <command> --help' for a command's options.");
 
-    attnlab::app::setup_tour(app);
+    attnlab::app::Runners runners;
+    attnlab::app::setup_tour(app, runners);
     // Only the command being run gets its options bound; the others are named for --help.
-    attnlab::app::setup_experiments(app, argc > 1 ? argv[1] : "");
-    attnlab::app::setup_exercise(app);
+    attnlab::app::setup_experiments(app, argc > 1 ? argv[1] : "", runners);
+    attnlab::app::setup_exercise(app, runners);
 
     try {
         if (argc > 1 && argv[1][0] != '-' && !has_subcommand(app, argv[1])) {
@@ -91,6 +92,9 @@ int main(int argc, char** argv)
         }
         if (argc > 1 && has_subcommand(app, argv[1])) attnlab::app::refuse_loose_lists(*app.get_subcommand(argv[1]), std::vector<std::string>(argv + 2, argv + argc));
         app.parse(argc, argv);
+        for (const auto& [sub, run] : runners)
+            if (sub->parsed()) return run();
+        return fail("no command ran; see --help");
     } catch (const CLI::Success& e) {
         return app.exit(e);  // --help, --version
     } catch (const CLI::ExtrasError& e) {
@@ -110,5 +114,4 @@ int main(int argc, char** argv)
     } catch (const std::exception& e) {
         return fail(std::string("internal error: ") + e.what());
     }
-    return attnlab::app::exit_status();
 }
