@@ -116,6 +116,20 @@ TEST_CASE("mask: each doctored mask or weights tensor fails the checks that read
               t.name = "attn_mask_bool";
               replace_tensor(r, t);
           }) == Names{"bool_conventions_complement"});
+    // Hugging Face's combined boolean holding the padding alone (attn_mask_bool, broadcast over
+    // the queries): the causal triangle is lost
+    MaskParams both;
+    both.kind = MaskKind::both;
+    both.lengths = {4, 2};
+    CHECK(newly_failing(e, both, [](Run& r) {
+              Tensor t = tensor_of(r, "sdpa_mask_bool");
+              const Tensor& amb = tensor_of(r, "attn_mask_bool");
+              const std::size_t L = t.shape[2], S = t.shape[3];
+              for (std::size_t b = 0; b < t.shape[0]; ++b)
+                  for (std::size_t i = 0; i < L; ++i)
+                      for (std::size_t j = 0; j < S; ++j) t.values[(b * L + i) * S + j] = amb.values[b * S + j];
+              replace_tensor(r, t);
+          }) == Names{"sdpa_mask_is_the_whole_mask"});
     // the article's claim is measured on the leak tensor: no leak, and it would hold
     RunContext ctx;
     Run run = compute_all(e, padding, ctx);

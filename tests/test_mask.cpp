@@ -380,3 +380,24 @@ TEST_CASE("run_mask: the API list's 'nn.Transformer's src_mask is the causal mas
     padding.lengths = {2, 3};
     CHECK(run_mask(padding, RunContext{}).find_check("transformer_src_mask_default") == nullptr);
 }
+
+TEST_CASE("run_mask: --kind both also gives sdpa_mask_bool, Hugging Face's combined boolean: padding and the triangle, true = may attend")
+{
+    MaskParams p;
+    p.kind = MaskKind::both;
+    p.lengths = {3, 2};
+    const Report r = run_mask(p, RunContext{});
+    CHECK(find_check(r, "sdpa_mask_is_the_whole_mask").passed());
+    const Tensor* sdpa = r.find("sdpa_mask_bool");
+    REQUIRE(sdpa != nullptr);
+    CHECK(sdpa->shape == std::vector<std::size_t>{2, 1, 3, 3});
+    CHECK(sdpa->axes == std::vector<std::string>{"batch", "head", "query", "key"});
+    // worked out by hand: sequence 0 (length 3) is the causal triangle; sequence 1 (length 2)
+    // also hides key 2 from every query
+    const std::vector<double> expected{1, 0, 0, 1, 1, 0, 1, 1, 1,   //
+                                       1, 0, 0, 1, 1, 0, 1, 1, 0};
+    CHECK(std::vector<double>(sdpa->values.begin(), sdpa->values.end()) == expected);
+    // padding alone has no triangle to combine: attn_mask_bool is the whole mask there
+    p.kind = MaskKind::padding;
+    CHECK(run_mask(p, RunContext{}).find("sdpa_mask_bool") == nullptr);
+}

@@ -174,6 +174,8 @@ Run compute_mask(const MaskParams& p, const Plan& plan)
         run.add(to_tensor("weights_bool_inverted", {"batch", "query", "key"},
                           masked_softmax_attn_bool(scores, key_padding_mask(m), p.softmax), elem));
     }
+    // attn_mask_bool is the padding alone; Hugging Face's sdpa_mask carries the triangle too.
+    if (m.kind == MaskKind::both) run.add(to_tensor("sdpa_mask_bool", {"batch", "head", "query", "key"}, sdpa_mask_bool(m, B), Elem::boolean));
     if (both_alignments_shown(m)) {
         MaskSpec ul = m, lr = m;
         ul.align = Align::upper_left;
@@ -221,6 +223,12 @@ std::vector<TensorDecl<MaskParams>> mask_tensors()
              },
              padding, {}},
             {"weights_bool_inverted", bqk, Need::always, bls, padding, {}},
+            {"sdpa_mask_bool", {"batch", "head", "query", "key"}, Need::always,
+             [](const MaskParams& p) {
+                 const MaskSpec m = mask_spec(p);
+                 return std::vector<double>{dsize(batch_of(p, m)), 1.0, dsize(m.queries), dsize(m.keys)};
+             },
+             [](const MaskParams& p) { return mask_spec(p).kind == MaskKind::both; }, {}},
             {"mask_upper_left", qk, Need::always, ls, aligned, {}},
             {"mask_lower_right", qk, Need::always, ls, aligned, {}},
             {"multiplied_scores", bqk, Need::always, bls, multiply, {}},

@@ -111,6 +111,20 @@ std::optional<Check> check_complement(const MaskParams&, const Run& run, const C
                       tr(env, "positions where the two agree", "两者相同的位置数"), same);
 }
 
+// Hugging Face's combined boolean (sdpa_mask) is true exactly where the additive mask is 0.
+std::optional<Check> check_sdpa_combined(const MaskParams&, const Run& run, const CheckEnv& env)
+{
+    if (!run.has("sdpa_mask_bool") || !run.has("mask")) return std::nullopt;
+    const Tensor& sdpa = run.at("sdpa_mask_bool");
+    const Tensor& mask = run.at("mask");
+    if (sdpa.size() != mask.size()) return std::nullopt;
+    double differ = 0;
+    for (std::size_t k = 0; k < sdpa.size(); ++k) differ += (sdpa.values[k] != 0.0) != (mask.values[k] == 0.0);
+    return exact_zero(tr(env, "sdpa_mask_bool (true = may attend) holds padding and the causal triangle together: true exactly where the additive mask is 0",
+                         "sdpa_mask_bool（true = 可关注）同时含填充与因果三角：恰在加性掩码为 0 处为 true"),
+                      tr(env, "positions where they disagree", "两者不一致的位置数"), differ);
+}
+
 template <class T>
 std::optional<Check> check_same_weights(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
@@ -435,6 +449,7 @@ std::vector<CheckDef<MaskParams>> mask_checks()
             {"row0_one_hot", {"weights"}, check_row0},
             {"no_nan_weights", {"weights"}, check_no_nan},
             {"bool_conventions_complement", {"key_padding_mask", "attn_mask_bool"}, check_complement},
+            {"sdpa_mask_is_the_whole_mask", {"sdpa_mask_bool", "mask"}, check_sdpa_combined},
             {"bool_conventions_same_weights", {"scores"}, check_same_weights<T>},
             {"hidden_scores_ignored", {"scores"}, check_hidden_ignored<T>},
             {"multiply_leak_very_small", {"leak"}, check_leak},

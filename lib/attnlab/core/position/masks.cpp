@@ -43,6 +43,16 @@ xt::xtensor<bool, 2> attn_mask_bool(const MaskSpec& m)
     return out;
 }
 
+xt::xtensor<bool, 4> sdpa_mask_bool(const MaskSpec& m, long batch)
+{
+    const auto B = static_cast<std::size_t>(batch), L = static_cast<std::size_t>(m.queries), S = static_cast<std::size_t>(m.keys);
+    xt::xtensor<bool, 4> out = xt::zeros<bool>({B, std::size_t{1}, L, S});
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t i = 0; i < L; ++i)
+            for (std::size_t j = 0; j < S; ++j) out(b, 0, i, j) = !m.masked(static_cast<long>(b), static_cast<long>(i), static_cast<long>(j));
+    return out;
+}
+
 template <class T>
 Ten3<T> masked_softmax_additive(const Ten3<T>& scores, const MaskSpec& m, SoftmaxKind kind)
 {

@@ -22,6 +22,9 @@ Mat<T> causal_reference_tril(long queries, long keys, Align align, long diagonal
 // [B, S] key_padding_mask (true = ignore) and its complement, attn_mask (true = may attend).
 xt::xtensor<bool, 2> key_padding_mask(const MaskSpec& m);
 xt::xtensor<bool, 2> attn_mask_bool(const MaskSpec& m);
+// [B, 1, L, S] the whole mask as one boolean (true = may attend): padding and the causal
+// triangle together, as Hugging Face's sdpa_mask hands it to scaled_dot_product_attention.
+xt::xtensor<bool, 4> sdpa_mask_bool(const MaskSpec& m, long batch);
 
 // scores [B, L, S] -> weights, with the mask given one of three ways.
 template <class T>
