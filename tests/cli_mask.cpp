@@ -177,3 +177,18 @@ TEST_CASE("mask: a learner's tensor of another shape is told which tensors have 
     CHECK(r.out.find("no known mistake matches it; first make the shape [1, 6, 8] (the axes of out_merged: see --help)") != std::string::npos);
     CHECK(r.out.find("start from the worst element") == std::string::npos);
 }
+
+TEST_CASE("mask and attend: --window-convention names the window's rule, in the params; it needs a window")
+{
+    const auto j = run_json({"mask", "--kind", "window", "--window", "3", "--len", "6", "--window-convention", "hf2024"});
+    CHECK(j["params"]["window"] == 3);  // W as given; the rule says what it shows
+    CHECK(j["params"]["window_convention"] == "hf2024");
+    CHECK(j["passed"] == true);
+    const auto keys = run_json({"mask", "--kind", "window", "--window", "3", "--len", "6"});
+    CHECK(keys["params"]["window_convention"] == "keys");
+    const auto a = run_json({"attend", "--mask", "window", "--window", "2", "--len", "5", "--window-convention", "hf2024", "--show", "weights"});
+    CHECK(a["passed"] == true);
+    expect_usage_error({"mask", "--window-convention", "hf2024"}, "--window-convention applies to --kind window");
+    expect_usage_error({"attend", "--mask", "causal", "--window-convention", "hf2024"}, "--window-convention applies to --mask window");
+    expect_usage_error({"mask", "--kind", "window", "--window", "2", "--window-convention", "hf2025"}, "--window-convention");
+}

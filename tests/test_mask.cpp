@@ -401,3 +401,39 @@ TEST_CASE("run_mask: --kind both also gives sdpa_mask_bool, Hugging Face's combi
     p.kind = MaskKind::padding;
     CHECK(run_mask(p, RunContext{}).find("sdpa_mask_bool") == nullptr);
 }
+
+TEST_CASE("run_mask: --window-convention hf2024 shows W + 1 keys (Hugging Face's 2024 _make_causal_mask), keys shows W")
+{
+    MaskParams p;
+    p.kind = MaskKind::window;
+    p.window = 2;
+    p.len = 5;
+    p.window_convention = WindowConvention::hf2024;
+    const Report r = run_mask(p, RunContext{});
+    CHECK(r.passed());
+    // by hand: query i sees keys i-2..i (0 keeps, -inf hides)
+    const double X = -std::numeric_limits<double>::infinity();
+    const std::vector<double> hf2024{0, X, X, X, X,  //
+                                     0, 0, X, X, X,  //
+                                     0, 0, 0, X, X,  //
+                                     X, 0, 0, 0, X,  //
+                                     X, X, 0, 0, 0};
+    CHECK(std::vector<double>(r.find("mask")->values.begin(), r.find("mask")->values.end()) == hf2024);
+    CHECK(find_check(r, "visible_keys_per_row").claim.find("min(i+1, 3)") != std::string::npos);
+    bool noted = false;
+    for (const auto& n : r.notes) noted = noted || n.find("W + 1 = 3 keys, i-2..i") != std::string::npos;
+    CHECK(noted);
+    // the same W under the keys rule: i-1..i, and that mask held against the hf2024 run fails
+    p.window_convention = WindowConvention::keys;
+    const Report keys = run_mask(p, RunContext{});
+    const Tensor* m2 = keys.find("mask");
+    CHECK(m2->values[3 * 5 + 1] == X);
+    CHECK(m2->values[3 * 5 + 2] == 0.0);
+    // held to the hf2024 rule, the keys mask shows every row from 2 on one key too few
+    MaskSpec hf;
+    hf.kind = MaskKind::window;
+    hf.queries = hf.keys = 5;
+    hf.window = window_keys(2, WindowConvention::hf2024);
+    CHECK(hf.window == 3);
+    CHECK(rows_with_wrong_visibility(*m2, hf) == 3);
+}

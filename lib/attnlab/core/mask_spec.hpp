@@ -26,6 +26,19 @@ constexpr auto enum_names(MaskKind)
                       std::pair{MaskKind::window, std::string_view("window")}};
 }
 
+// What a sliding window of W means. keys: query i sees W keys, i-W+1..i (Hugging Face's
+// masking utilities since 2025, Mistral's rotating cache, FlashAttention's window_size =
+// (W-1, 0)). hf2024: W + 1 keys, i-W..i (Hugging Face's 2024 _make_causal_mask, whose
+// sliding-window diagonal is past - W - 1, and Mistral's reference prefill mask).
+enum class WindowConvention { keys, hf2024 };
+constexpr auto enum_names(WindowConvention)
+{
+    return std::array{std::pair{WindowConvention::keys, std::string_view("keys")},
+                      std::pair{WindowConvention::hf2024, std::string_view("hf2024")}};
+}
+// The keys a window of W shows each query under a convention.
+constexpr long window_keys(long W, WindowConvention c) { return c == WindowConvention::hf2024 ? W + 1 : W; }
+
 // Where the causal triangle sits when L != S. upper-left: query i sees keys 0..i, as
 // PyTorch's is_causal=True. lower-right: the last query sees every key, as a decoder that
 // appends L new queries after S - L cached keys needs (torch.nn.attention.bias.causal_lower_right).

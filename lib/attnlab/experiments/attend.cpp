@@ -81,6 +81,7 @@ Resolved resolve(const AttendParams& p)
     if (r.batch < 1) throw InputError("--batch must be at least 1");
     if (p.mask == MaskKind::window && (!p.window || *p.window < 1)) throw InputError("--mask window needs --window W >= 1");
     if (p.mask != MaskKind::window && p.window) throw InputError("--window applies to --mask window");
+    if (p.window_convention != WindowConvention::keys && !p.window) throw InputError("--window-convention applies to --mask window");
     r.cfg.heads = p.heads;
     r.cfg.kv_heads = kv_heads;
     r.cfg.scale = p.scale;
@@ -92,7 +93,7 @@ Resolved resolve(const AttendParams& p)
     r.cfg.mask.queries = r.len;
     r.cfg.mask.keys = r.kv_len;
     r.cfg.mask.lengths = p.lengths;
-    r.cfg.mask.window = p.window.value_or(0);
+    r.cfg.mask.window = p.window ? window_keys(*p.window, p.window_convention) : 0;
     r.cfg.mask.align = p.align;
     r.cfg.positions = placed_positions(p);
     return r;
@@ -123,6 +124,8 @@ std::vector<OptionRow<AttendParams>> attend_options()
         option<P>("--mask", "none|causal|padding|both|window, as in `attnlab mask`", &P::mask),
         option<P>("--lengths", "Padding: one length per sequence, e.g. 3,5,2", &P::lengths),
         option<P>("--window", "Window W for --mask window", &P::window),
+        option<P>("--window-convention", "keys: W keys (Hugging Face since 2025, Mistral's rotating cache); hf2024: W + 1 keys "
+                                         "(Hugging Face's 2024 _make_causal_mask)", &P::window_convention),
         option<P>("--positions", "Each token's position for --pe rope, alibi or sinusoidal (self-attention; any integers, "
                                  "repeats and gaps included; default 0..L-1); sets --len when that is not given", &P::positions,
                   whole_range(-kMaxRopePosition, kMaxRopePosition)),

@@ -28,6 +28,7 @@ struct AttendParams {
     MaskKind mask = MaskKind::none;
     std::vector<long> lengths;
     std::optional<long> window;
+    WindowConvention window_convention = WindowConvention::keys;
     Align align = Align::upper_left;
     SoftmaxKind softmax = SoftmaxKind::plain;
     unsigned threads = 0;              // of the kernel and the projections; 0: every core

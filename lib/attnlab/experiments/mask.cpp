@@ -52,6 +52,7 @@ MaskSpec mask_spec(const MaskParams& p)
         throw InputError(fmt::format("--window applies to --kind window, not --kind {}", kind));
     }
     if (p.window && *p.window < 1) throw InputError(fmt::format("--window must be at least 1 (got {})", *p.window));
+    if (p.window_convention != WindowConvention::keys && !p.window) throw InputError("--window-convention applies to --kind window");
     if (p.kind == MaskKind::padding && (p.diagonal || p.align)) {
         throw InputError("--diagonal and --align shape the causal triangle; --kind padding has none");
     }
@@ -71,7 +72,7 @@ MaskSpec mask_spec(const MaskParams& p)
                                      longest, m.keys));
     }
     m.lengths = p.lengths;
-    m.window = p.window.value_or(0);
+    m.window = p.window ? window_keys(*p.window, p.window_convention) : 0;
     m.diagonal = p.diagonal.value_or(1);
     m.align = p.align.value_or(Align::upper_left);
     m.fill = parse_fill(p.fill);
@@ -360,7 +361,10 @@ std::vector<OptionRow<MaskParams>> mask_options()
                              "(decoding after cached keys); default upper-left", &P::align),
         option<P>("--diagonal", "torch.triu's diagonal: keys j - i >= k are hidden (default 1; 0 also hides the diagonal)",
                   &P::diagonal, whole_range(-(1L << 20), 1L << 20)),
-        option<P>("--window", "Window W for --kind window: query i sees keys i-W+1..i", &P::window),
+        option<P>("--window", "Window W for --kind window: query i sees keys i-W+1..i (see --window-convention)", &P::window),
+        option<P>("--window-convention", "keys: W keys, i-W+1..i (Hugging Face since 2025, Mistral's rotating cache, "
+                                         "FlashAttention); hf2024: W + 1 keys, i-W..i (Hugging Face's 2024 _make_causal_mask)",
+                  &P::window_convention),
         option<P>("--batch", "Sequences in the batch for causal and window (default 1)", &P::batch, whole_range(1, kMaxBatch)),
         option<P>("--lengths", "Padding: one length per sequence, e.g. 3,5,2", &P::lengths),
         option<P>("--fill", "Value at hidden positions: -inf, -1e9 or another number <= 0", &P::fill),
@@ -378,7 +382,7 @@ std::vector<OptionRow<MaskParams>> mask_options()
     report("--kv-len", [](const P&, const MaskSpec& m) { return ParamValue(m.keys); });
     report("--align", [](const P&, const MaskSpec& m) { return ParamValue(name_of(m.align)); });
     report("--diagonal", [](const P&, const MaskSpec& m) { return ParamValue(m.diagonal); });
-    report("--window", [](const P&, const MaskSpec& m) { return m.kind == MaskKind::window ? ParamValue(m.window) : ParamValue(); });
+    report("--window", [](const P& p, const MaskSpec& m) { return m.kind == MaskKind::window ? ParamValue(*p.window) : ParamValue(); });
     report("--batch", [](const P& p, const MaskSpec& m) { return ParamValue(batch_of(p, m)); });
     report("--lengths", [](const P&, const MaskSpec& m) { return ParamValue(m.lengths); });
     return rows;

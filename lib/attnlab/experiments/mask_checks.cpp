@@ -528,10 +528,29 @@ std::optional<std::string> note_fully_masked(const MaskParams& p, const Run& run
 
 }  // namespace
 
+// Which of the two window rules the run follows, and what the other one would show.
+std::optional<std::string> note_window(const MaskParams& p, const Run&, const CheckEnv& env)
+{
+    if (!p.window) return std::nullopt;
+    const long W = *p.window, seen = window_keys(W, p.window_convention);
+    if (p.window_convention == WindowConvention::keys) {
+        return tr(env, "window W = {0} (--window-convention keys): each query sees at most {0} keys, i-{1}..i; Hugging Face's 2024 "
+                       "_make_causal_mask showed W + 1 = {2} (--window-convention hf2024)",
+                  "窗口 W = {0}（--window-convention keys）：每个查询最多看到 {0} 个键，i-{1}..i；Hugging Face 2024 年的 "
+                  "_make_causal_mask 显示 W + 1 = {2} 个（--window-convention hf2024）",
+                  W, W - 1, W + 1);
+    }
+    return tr(env, "window W = {0} (--window-convention hf2024): each query sees at most W + 1 = {1} keys, i-{0}..i, as Hugging Face's 2024 "
+                   "_make_causal_mask; Hugging Face since 2025 and Mistral's rotating cache show {0} (--window-convention keys)",
+              "窗口 W = {0}（--window-convention hf2024）：每个查询最多看到 W + 1 = {1} 个键，i-{0}..i，同 Hugging Face 2024 年的 "
+              "_make_causal_mask；Hugging Face 2025 年起与 Mistral 的滚动缓存显示 {0} 个（--window-convention keys）",
+              W, seen);
+}
+
 template <class T>
 std::vector<NoteFn<MaskParams>> mask_notes()
 {
-    return {note_alignment, note_fully_masked<T>};
+    return {note_alignment, note_window, note_fully_masked<T>};
 }
 
 #define ATTNLAB_MASK_CHECKS(T)                                  \

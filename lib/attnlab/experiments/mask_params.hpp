@@ -18,6 +18,7 @@ struct MaskParams {
     std::optional<Align> align;
     std::optional<long> diagonal;   // default 1
     std::optional<long> window;
+    WindowConvention window_convention = WindowConvention::keys;
     std::optional<long> batch;      // causal and window only; default 1
     std::vector<long> lengths;
     std::string fill = "-inf";
