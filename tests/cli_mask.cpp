@@ -178,7 +178,7 @@ TEST_CASE("mask: a learner's tensor of another shape is told which tensors have 
     CHECK(r.out.find("start from the worst element") == std::string::npos);
 }
 
-TEST_CASE("mask and attend: --window-convention names the window's rule, in the params; it needs a window")
+TEST_CASE("mask and attend: --window-convention names the window's rule, in the params, and needs a window")
 {
     const auto j = run_json({"mask", "--kind", "window", "--window", "3", "--len", "6", "--window-convention", "hf2024"});
     CHECK(j["params"]["window"] == 3);  // W as given; the rule says what it shows
