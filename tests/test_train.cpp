@@ -10,6 +10,7 @@
 #include <xtensor/xnpy.hpp>
 
 #include <cmath>
+#include <limits>
 
 using namespace attnlab;
 using namespace attnlab::train;
@@ -194,4 +195,41 @@ TEST_CASE("train: the length claims of the articles follow the table: a scheme t
     set_row(1, {0.95, 0.50, 0.30});  // sinusoidal falls
     set_row(3, {0.99, 0.99, 0.98});  // RoPE keeps it, and is not below sinusoidal
     CHECK(verdicts() == std::vector<Verdict>{Verdict::wrong, Verdict::wrong, Verdict::holds});
+}
+
+// A length demonstration says nothing about positions where a compared model never learned
+// its task: it is NOT SHOWN then, naming that model and its accuracy at the training length.
+TEST_CASE("train: a length demonstration is shown only where every compared model learned the task at its training length")
+{
+    TrainParams p;
+    p.compare = true, p.steps = 2, p.d_model = 16, p.heads = 2, p.train_len = 8, p.batch = 4;
+    RunContext ctx;
+    Run run = compute_all(train_experiment(), p, ctx);
+    // schemes none, sinusoidal, learned, rope, alibi; lengths 8, 16, 32
+    const auto set_row = [&](std::size_t scheme, std::vector<double> acc) {
+        for (std::size_t l = 0; l < 3; ++l) tensor_of(run, "extrapolation").values.wide().at(scheme * 3 + l) = acc[l];
+    };
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    set_row(1, {0.99, 0.40, 0.20});  // sinusoidal learned it, and falls
+    set_row(2, {0.98, nan, nan});    // learned positions cannot run past their table
+    set_row(4, {0.97, 0.97, 0.96});  // ALiBi keeps it
+    auto checks = check_run(train_experiment(), p, run, ctx);
+    CHECK(find_check(checks, "alibi_extrapolates_best").passed());
+    CHECK(find_check(checks, "sinusoidal_does_not_extrapolate").passed());
+    // ALiBi at 0.37 at its training length (the copy task of a short run): its "keeping" it
+    // is no evidence, whatever the longer lengths give
+    set_row(4, {0.37, 0.37, 0.36});
+    checks = check_run(train_experiment(), p, run, ctx);
+    const Check alibi = find_check(checks, "alibi_extrapolates_best");
+    CHECK_FALSE(alibi.passed());
+    CHECK(alibi.role == Role::demonstration);
+    CHECK(alibi.claim.find("not judged, as alibi did not learn the task") != std::string::npos);
+    CHECK(alibi.measured == doctest::Approx(0.37));
+    CHECK(alibi.tolerance == 0.9);
+    // a sinusoidal model that never learned does not "fall off" past its training length
+    set_row(1, {0.30, 0.10, 0.05});
+    const Check sin = find_check(check_run(train_experiment(), p, run, ctx), "sinusoidal_does_not_extrapolate");
+    CHECK_FALSE(sin.passed());
+    CHECK(sin.claim.find("not judged, as sinusoidal did not learn the task") != std::string::npos);
+    CHECK(sin.measured == doctest::Approx(0.30));
 }

@@ -172,18 +172,38 @@ std::vector<std::size_t> longer(const TrainParams& p)
 const char* kOneSeed = " (one seed, teaching scale)";
 const char* kOneSeedZh = "（单个种子，教学规模）";
 
+// A model has learned its task when it scores at least this at its training length: below it,
+// how its accuracy carries past that length says nothing about its positions.
+constexpr double kLearned = 0.9;
+
+// A length demonstration over these schemes is shown only where each of them learned the task
+// at its training length; otherwise NOT SHOWN, naming the lowest, with its accuracy there.
+std::optional<Check> unless_learned(const TrainParams& p, const Table& t, std::vector<Scheme> schemes, const std::string& claim, const CheckEnv& env)
+{
+    std::optional<Scheme> worst;
+    for (Scheme s : schemes)
+        if (t.has(s) && t.at(s, 0) < kLearned && (!worst || t.at(s, 0) < t.at(*worst, 0))) worst = s;
+    if (!worst) return std::nullopt;
+    return demonstration(claim + tr(env, ": not judged, as {} did not learn the task", "：无法判断，{} 没有学会任务", name_of(*worst)),
+                         tr(env, "acc({}) at the training length {} (each compared model must learn the task first)",
+                            "acc({}) 在训练长度 {} 上（参与比较的模型须先学会任务）", name_of(*worst), p.train_len),
+                         t.at(*worst, 0), kLearned, Compare::ge);
+}
+
 std::optional<Check> check_alibi(const TrainParams& p, const Run& run, const CheckEnv& env)
 {
     const Table t = table_of(p, run);
     if (!p.compare || longer(p).empty()) return std::nullopt;
+    const std::string claim = tr(env, "ALiBi keeps its accuracy past the training length better than sinusoidal and learned PE (\"Attention 的两个补丁\" §4.3 and FAQ Q18; Press et al. 2022, Fig. 1){}",
+                                 "ALiBi 在训练长度之外比正弦与可学习位置编码更能保持准确率（《Attention 的两个补丁》§4.3 与 FAQ Q18；Press et al. 2022 图 1）{}",
+                                 env.lang == Lang::zh ? kOneSeedZh : kOneSeed);
+    if (auto unlearned = unless_learned(p, t, {Scheme::alibi, Scheme::sinusoidal, Scheme::learned}, claim, env)) return unlearned;
     double margin = std::numeric_limits<double>::infinity();
     for (std::size_t l : longer(p)) {
         auto or0 = [](double a) { return std::isnan(a) ? 0.0 : a; };
         margin = std::min(margin, t.at(Scheme::alibi, l) - std::max(or0(t.at(Scheme::sinusoidal, l)), or0(t.at(Scheme::learned, l))));
     }
-    return demonstration(tr(env, "ALiBi keeps its accuracy past the training length better than sinusoidal and learned PE (\"Attention 的两个补丁\" §4.3 and FAQ Q18; Press et al. 2022, Fig. 1){}",
-                            "ALiBi 在训练长度之外比正弦与可学习位置编码更能保持准确率（《Attention 的两个补丁》§4.3 与 FAQ Q18；Press et al. 2022 图 1）{}",
-                            env.lang == Lang::zh ? kOneSeedZh : kOneSeed),
+    return demonstration(claim,
                          tr(env, "min over longer lengths of acc(alibi) - max(acc(sinusoidal), acc(learned)), a learned table that cannot run counted 0",
                             "各更长长度上 acc(alibi) - max(acc(sinusoidal), acc(learned)) 的最小值，无法运行的可学习表记为 0"),
                          margin, 0.0, Compare::gt);
@@ -206,8 +226,10 @@ std::optional<Check> check_sinusoidal(const TrainParams& p, const Run& run, cons
     const Table t = table_of(p, run);
     if (!t.has(Scheme::sinusoidal) || longer(p).empty()) return std::nullopt;
     const double drop = t.at(Scheme::sinusoidal, longer(p).back()) - t.at(Scheme::sinusoidal, 0);
-    return demonstration(tr(env, "sinusoidal PE can compute any position, but the model does not carry its accuracy past the training length (\"Transformer（四）\" §10, misconception 2){}",
-                            "正弦编码能算出任意位置，但模型在训练长度之外保持不了准确率（《Transformer（四）》§10 误区二）{}", env.lang == Lang::zh ? kOneSeedZh : kOneSeed),
+    const std::string claim = tr(env, "sinusoidal PE can compute any position, but the model does not carry its accuracy past the training length (\"Transformer（四）\" §10, misconception 2){}",
+                                 "正弦编码能算出任意位置，但模型在训练长度之外保持不了准确率（《Transformer（四）》§10 误区二）{}", env.lang == Lang::zh ? kOneSeedZh : kOneSeed);
+    if (auto unlearned = unless_learned(p, t, {Scheme::sinusoidal}, claim, env)) return unlearned;
+    return demonstration(claim,
                          tr(env, "acc(sinusoidal) at the longest length - at the first", "最长长度的 acc(sinusoidal) - 第一个长度的"), drop, 0.0, Compare::lt);
 }
 
@@ -217,7 +239,7 @@ std::optional<Check> check_nope(const TrainParams& p, const Run& run, const Chec
     if (p.task != Task::k_back || !t.has(Scheme::none)) return std::nullopt;
     return demonstration(tr(env, "without any PE, a decoder still learns k-back under the causal mask (\"Attention 的两个补丁\" FAQ Q5){}",
                             "没有任何位置编码时，因果掩码下的解码器仍能学会 k-back（《Attention 的两个补丁》FAQ Q5）{}", env.lang == Lang::zh ? kOneSeedZh : kOneSeed),
-                         tr(env, "accuracy of the model without PE at length {}", "无位置编码模型在长度 {} 上的准确率", t.lens.front()), t.at(Scheme::none, 0), 0.9,
+                         tr(env, "accuracy of the model without PE at length {}", "无位置编码模型在长度 {} 上的准确率", t.lens.front()), t.at(Scheme::none, 0), kLearned,
                          Compare::ge);
 }
 
