@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include <cmath>
 #include <filesystem>
 
@@ -119,4 +121,20 @@ TEST_CASE("train: a checkpoint of other options, too few --steps, or a folder th
     write_npy(a + "/adam_m.npy", {3}, {1, 2, 3});
     expect_usage_error(small({"train", "--steps", "8", "--resume", a}), "holds shape [3], the model has");
     std::filesystem::remove_all(a);
+}
+
+TEST_CASE("train --compare-schemes trains three seeds by default: the median table and its range in JSON, the seeds in the params")
+{
+    const auto j = run_json({"train", "--compare-schemes", "--steps", "2", "--d-model", "16", "--heads", "2", "--train-len", "6", "--batch", "4",
+                             "--show", "extrapolation,extrapolation_min,extrapolation_max"});
+    CHECK(j["params"]["seeds"] == 3);
+    std::map<std::string, nlohmann::json> t;
+    for (const auto& x : j["tensors"]) t[x["name"]] = x;
+    REQUIRE(t.count("extrapolation_min") == 1);
+    REQUIRE(t.count("extrapolation_max") == 1);
+    CHECK(t["extrapolation_min"]["axes"] == nlohmann::json::array({"scheme", "length"}));
+    const auto one = run_json({"train", "--compare-schemes", "--seeds", "1", "--steps", "2", "--d-model", "16", "--heads", "2", "--train-len", "6", "--batch", "4"});
+    CHECK(one["params"]["seeds"] == 1);
+    expect_usage_error({"train", "--seeds", "2"}, "--seeds trains several models per scheme for --compare-schemes");
+    expect_usage_error({"train", "--compare-schemes", "--seeds", "0"}, "--seeds");
 }

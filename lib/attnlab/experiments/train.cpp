@@ -12,6 +12,7 @@
 #include <malloc.h>
 #endif
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -33,6 +34,8 @@ std::vector<Scheme> schemes_of(const TrainParams& p)
     return {Scheme::none, Scheme::sinusoidal, Scheme::learned, Scheme::rope, Scheme::alibi};
 }
 
+long seeds_of(const TrainParams& p) { return p.seeds.value_or(p.compare ? 3 : 1); }
+
 ModelConfig model_config(const TrainParams& p, Scheme pe)
 {
     return {p.vocab, p.d_model, p.layers, p.heads, task_positions(p.task, p.train_len), pe};
@@ -46,6 +49,7 @@ void validate(const TrainParams& p)
         if (s == Scheme::rope && d % 2 != 0) throw InputError(fmt::format("rope needs an even head dimension; --d-model / --heads = {}", d));
         if (s == Scheme::sinusoidal && p.d_model % 2 != 0) throw InputError(fmt::format("sinusoidal PE needs an even --d-model (got {})", p.d_model));
     }
+    if (p.seeds && !p.compare) throw InputError("--seeds trains several models per scheme for --compare-schemes; give --compare-schemes");
     if (!p.resume.empty() && p.compare) throw InputError("--resume goes on from one scheme's checkpoint; it does not combine with --compare-schemes");
     if (p.task == Task::k_back && p.k >= p.train_len) {
         throw InputError(fmt::format("--k {} must be below --train-len {}: k-back scores positions t >= k", p.k, p.train_len));
@@ -71,7 +75,7 @@ double total_work(const TrainParams& p)
         const double Tn = dsize(task_positions(p.task, n));
         work += pass_work(p, dsize(kEvalSequences) * Tn, Tn, false);
     }
-    return work * dsize(static_cast<long>(schemes_of(p).size())) + kCheckBudget;
+    return work * dsize(static_cast<long>(schemes_of(p).size())) * dsize(seeds_of(p)) + kCheckBudget;
 }
 
 }  // namespace train_detail
@@ -130,9 +134,8 @@ void report_progress(const Plan& plan, Scheme pe, long step, long first, const T
 
 // Trains `state` (of scheme pe) on to p.steps steps in all.
 template <class T>
-SchemeResult train_scheme(const TrainParams& p, Scheme pe, const Plan& plan, TrainState<T>& state)
+SchemeResult train_scheme(const TrainParams& p, Scheme pe, const Plan& plan, TrainState<T>& state, std::uint64_t seed)
 {
-    const std::uint64_t seed = plan.seed;
     const TaskSpec spec{p.task, p.vocab, p.k};
     StepConfig cfg;
     cfg.lr = p.lr, cfg.threads = p.threads;
@@ -154,7 +157,7 @@ SchemeResult train_scheme(const TrainParams& p, Scheme pe, const Plan& plan, Tra
     r.steps_run = p.steps - from;
     if (plan.progress != nullptr) (*plan.progress)("");
     r.loss = state.loss;
-    r.accuracy = evaluate(p, state.model, seed);
+    r.accuracy = evaluate(p, state.model, plan.seed);  // every training seed on the same evaluation data
     return r;
 }
 
@@ -174,6 +177,25 @@ bool wants_checkpoint(const Plan& plan)
     return plan.wants("model_params") || plan.wants("adam_m") || plan.wants("adam_v") || plan.wants("steps_done");
 }
 
+// Each cell's median over the seeds' tables (NaN where a learned table cannot run), with its
+// lowest and highest value.
+struct SeedTables {
+    std::vector<double> median, lo, hi;
+};
+SeedTables over_seeds(const std::vector<std::vector<double>>& tables)
+{
+    SeedTables out;
+    for (std::size_t c = 0; c < tables.front().size(); ++c) {
+        std::vector<double> v;
+        for (const auto& t : tables) v.push_back(t[c]);
+        std::sort(v.begin(), v.end());
+        const std::size_t n = v.size();
+        out.median.push_back(std::isnan(v[0]) ? v[0] : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0);
+        out.lo.push_back(v.front()), out.hi.push_back(v.back());
+    }
+    return out;
+}
+
 template <class T>
 Run compute_train(const TrainParams& p, const Plan& plan)
 {
@@ -186,25 +208,33 @@ Run compute_train(const TrainParams& p, const Plan& plan)
     const std::vector<Scheme> schemes = schemes_of(p);
     const std::vector<long> lens = eval_lengths(p);
     const Elem elem = std::is_same_v<T, double> ? Elem::float64 : Elem::float32;
-    std::vector<double> losses, table;
+    std::vector<double> losses;
+    std::vector<std::vector<double>> tables(static_cast<std::size_t>(seeds_of(p)));
     double seconds = 0.0, steps_run = 0.0;
-    for (Scheme s : schemes) {
-        TrainState<Work> state = p.resume.empty() ? fresh_state<Work>(p, s, plan.seed) : load_checkpoint<Work>(p, plan, run.read_files);
-        const SchemeResult r = train_scheme<Work>(p, s, plan, state);
-        losses.insert(losses.end(), r.loss.begin(), r.loss.end());
-        table.insert(table.end(), r.accuracy.begin(), r.accuracy.end());
-        seconds += r.seconds, steps_run += dsize(r.steps_run);
-        run.measured["max_logit0:" + std::string(name_of(s))] = r.first_max_logit;
-        if (wants_checkpoint(plan)) add_checkpoint(state, elem, run);
+    for (std::size_t k = 0; k < tables.size(); ++k) {
+        const std::uint64_t seed = plan.seed + k;  // seed k trains the k-th model of each scheme
+        for (Scheme s : schemes) {
+            TrainState<Work> state = p.resume.empty() ? fresh_state<Work>(p, s, seed) : load_checkpoint<Work>(p, plan, run.read_files);
+            const SchemeResult r = train_scheme<Work>(p, s, plan, state, seed);
+            tables[k].insert(tables[k].end(), r.accuracy.begin(), r.accuracy.end());
+            seconds += r.seconds, steps_run += dsize(r.steps_run);
+            if (k > 0) continue;  // the losses, the step-0 logits and a checkpoint are the first seed's
+            losses.insert(losses.end(), r.loss.begin(), r.loss.end());
+            run.measured["max_logit0:" + std::string(name_of(s))] = r.first_max_logit;
+            if (wants_checkpoint(plan)) add_checkpoint(state, elem, run);
+        }
     }
     const auto S = schemes.size(), steps = static_cast<std::size_t>(p.steps), L = lens.size();
     run.add(Tensor{"eval_lens", {"length"}, Elem::index, {L}, std::vector<double>(lens.begin(), lens.end())});
     if (p.compare) {
+        const SeedTables t = over_seeds(tables);
         run.add(Tensor{"loss", {"scheme", "step"}, elem, {S, steps}, losses});
-        run.add(Tensor{"extrapolation", {"scheme", "length"}, Elem::float64, {S, L}, table});
+        run.add(Tensor{"extrapolation", {"scheme", "length"}, Elem::float64, {S, L}, t.median});
+        run.add(Tensor{"extrapolation_min", {"scheme", "length"}, Elem::float64, {S, L}, t.lo});
+        run.add(Tensor{"extrapolation_max", {"scheme", "length"}, Elem::float64, {S, L}, t.hi});
     } else {
         run.add(Tensor{"loss", {"step"}, elem, {steps}, losses});
-        run.add(Tensor{"accuracy", {"length"}, Elem::float64, {L}, table});
+        run.add(Tensor{"accuracy", {"length"}, Elem::float64, {L}, tables.front()});
     }
     const double tokens = steps_run * dsize(p.batch) * dsize(task_positions(p.task, p.train_len));
     set_param(run.measurements, "train_seconds", seconds);
@@ -221,16 +251,19 @@ std::optional<std::string> table_note(const TrainParams& p, const Run&, const Ch
         return tr(env, "accuracy: the share of scored positions whose most likely token is the target, at task lengths {} ({} sequences each)",
                   "accuracy：被评分位置中最可能的词元即目标的比例，任务长度 {}（每个长度 {} 个序列）", lens, kEvalSequences);
     }
+    const long N = seeds_of(p);
     return tr(env, "extrapolation: rows none, sinusoidal, learned, rope, alibi; columns task lengths {}; NaN where a learned table has no row "
-                   "for a position. Every scheme trained from the same seed and batches",
+                   "for a position. Every scheme trained from the same seeds and batches; each cell is the median over {} training seed{} "
+                   "(extrapolation_min and extrapolation_max: their range), evaluated on the same sequences",
               "extrapolation：行依次为 none、sinusoidal、learned、rope、alibi；列为任务长度 {}；可学习位置表没有对应行时为 NaN。"
-              "各方案用同一种子与同一批数据训练", lens);
+              "各方案用同样的种子与数据训练；每格是 {} 个训练种子{}的中位数（extrapolation_min、extrapolation_max 为其范围），在同一批序列上评估",
+              lens, N, env.lang == Lang::zh ? "" : N == 1 ? "" : "s");
 }
 
 template <class T>
 Typed<TrainParams> train_typed()
 {
-    return {compute_train<T>, train_checks(), {table_note}};
+    return {compute_train<T>, train_checks(), {table_note, unlearned_note}};
 }
 
 std::vector<OptionRow<TrainParams>> train_options()
@@ -250,10 +283,13 @@ std::vector<OptionRow<TrainParams>> train_options()
         option<P>("--lr", "AdamW's learning rate (betas 0.9, 0.999, eps 1e-8, weight decay 0.01; gradients clipped to norm 1)", &P::lr, positive()),
         option<P>("--k", "k-back's distance: position t answers the token at t - k", &P::k, whole_range(1, 512)),
         option<P>("--compare-schemes", "Train every scheme with the same seed and data, and print the extrapolation table", &P::compare),
+        option<P>("--seeds", "--compare-schemes: models per scheme, from seeds --seed, --seed + 1, ...; each cell their median (default 3)",
+                  &P::seeds, whole_range(1, 16)),
         option<P>("--threads", "Threads of the attention passes (0: every core; the results are the same bits)", &P::threads, whole_range(0, 1024)),
         option<P>("--resume", "Go on from the state a `train --save DIR` wrote in DIR (same options; --steps is the total)", &P::resume)};
     row_of(rows, "--eval-lens").reported = [](const P& p) { return list_or_null(eval_lengths(p)); };
     row_of(rows, "--compare-schemes").excludes = {"--pe"};
+    row_of(rows, "--seeds").reported = [](const P& p) { return ParamValue(seeds_of(p)); };
     return rows;
 }
 
@@ -269,6 +305,8 @@ std::vector<TensorDecl<TrainParams>> train_tensors()
              [](const P& p) { return p.compare ? std::vector<double>{5.0, dsize(p.steps)} : std::vector<double>{dsize(p.steps)}; }, {}, {"scheme", "step"}},
             {"accuracy", {"length"}, Need::always, [=](const P& p) { return std::vector<double>{lens(p)}; }, single, {}},
             {"extrapolation", {"scheme", "length"}, Need::always, [=](const P& p) { return std::vector<double>{5.0, lens(p)}; }, compare, {}},
+            {"extrapolation_min", {"scheme", "length"}, Need::always, [=](const P& p) { return std::vector<double>{5.0, lens(p)}; }, compare, {}},
+            {"extrapolation_max", {"scheme", "length"}, Need::always, [=](const P& p) { return std::vector<double>{5.0, lens(p)}; }, compare, {}},
             {"model_params", {"parameter"}, Need::saved, params, single, {}},
             {"adam_m", {"parameter"}, Need::saved, params, single, {}},
             {"adam_v", {"parameter"}, Need::saved, params, single, {}},
@@ -292,7 +330,7 @@ Experiment<TrainParams> make_train_experiment()
     e.scratch_bytes = [](const TrainParams& p, DType) { return train_memory(p); };
     e.work = [](const TrainParams& p, const Plan&) { return total_work(p); };
     e.work_what = [](const TrainParams& p) {
-        return fmt::format("{} steps of {} sequences of {} positions{}", p.steps, p.batch, task_positions(p.task, p.train_len), p.compare ? ", five times" : "");
+        return fmt::format("{} steps of {} sequences of {} positions{}", p.steps, p.batch, task_positions(p.task, p.train_len), p.compare ? fmt::format(", five schemes, {} seed{}", seeds_of(p), seeds_of(p) == 1 ? "" : "s") : "");
     };
     e.set_typed([](auto t) { return train_typed<typename decltype(t)::type>(); });
     return e;

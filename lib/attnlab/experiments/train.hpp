@@ -5,6 +5,7 @@
 #include "attnlab/experiments/experiment.hpp"
 #include "attnlab/experiments/train_tasks.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct TrainParams {
     double lr = 3e-3;
     long k = 1;
     bool compare = false;
+    // --compare-schemes: models per scheme, each trained from its own seed (seed, seed + 1, ...)
+    // on the same evaluation data; every cell is their median (default 3).
+    std::optional<long> seeds;
     unsigned threads = 0;
     std::string resume;  // a folder `train --save` wrote: go on from its state
 };

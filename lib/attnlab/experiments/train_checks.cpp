@@ -8,6 +8,7 @@
 #include "attnlab/core/rng.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -169,24 +170,32 @@ std::vector<std::size_t> longer(const TrainParams& p)
     return out;
 }
 
-const char* kOneSeed = " (one seed, teaching scale)";
-const char* kOneSeedZh = "（单个种子，教学规模）";
+// How many training seeds a table rests on, said after a demonstration's claim.
+std::string seeds_said(const TrainParams& p, const CheckEnv& env)
+{
+    const long N = seeds_of(p);
+    if (N == 1) return tr(env, " (one seed, teaching scale)", "（单个种子，教学规模）");
+    return tr(env, " (median of {} seeds, teaching scale)", "（{} 个种子的中位数，教学规模）", N);
+}
 
 // A model has learned its task when it scores at least this at its training length: below it,
 // how its accuracy carries past that length says nothing about its positions.
 constexpr double kLearned = 0.9;
 
 // A length demonstration over these schemes is shown only where each of them learned the task
-// at its training length; otherwise NOT SHOWN, naming the lowest, with its accuracy there.
-std::optional<Check> unless_learned(const TrainParams& p, const Table& t, std::vector<Scheme> schemes, const std::string& claim, const CheckEnv& env)
+// at its training length, with every seed; otherwise NOT SHOWN, naming the lowest, with its
+// lowest accuracy there.
+std::optional<Check> unless_learned(const TrainParams& p, const Run& run, std::vector<Scheme> schemes, const std::string& claim, const CheckEnv& env)
 {
+    Table t = table_of(p, run);
+    if (run.has("extrapolation_min")) t.acc = run.at("extrapolation_min").values.to_vector();
     std::optional<Scheme> worst;
     for (Scheme s : schemes)
         if (t.has(s) && t.at(s, 0) < kLearned && (!worst || t.at(s, 0) < t.at(*worst, 0))) worst = s;
     if (!worst) return std::nullopt;
     return demonstration(claim + tr(env, ": not judged, as {} did not learn the task", "：无法判断，{} 没有学会任务", name_of(*worst)),
-                         tr(env, "acc({}) at the training length {} (each compared model must learn the task first)",
-                            "acc({}) 在训练长度 {} 上（参与比较的模型须先学会任务）", name_of(*worst), p.train_len),
+                         tr(env, "lowest acc({}) at the training length {} over the seeds (each compared model must learn the task first)",
+                            "acc({}) 在训练长度 {} 上各种子中的最低值（参与比较的模型须先学会任务）", name_of(*worst), p.train_len),
                          t.at(*worst, 0), kLearned, Compare::ge);
 }
 
@@ -196,8 +205,8 @@ std::optional<Check> check_alibi(const TrainParams& p, const Run& run, const Che
     if (!p.compare || longer(p).empty()) return std::nullopt;
     const std::string claim = tr(env, "ALiBi keeps its accuracy past the training length better than sinusoidal and learned PE (\"Attention 的两个补丁\" §4.3 and FAQ Q18; Press et al. 2022, Fig. 1){}",
                                  "ALiBi 在训练长度之外比正弦与可学习位置编码更能保持准确率（《Attention 的两个补丁》§4.3 与 FAQ Q18；Press et al. 2022 图 1）{}",
-                                 env.lang == Lang::zh ? kOneSeedZh : kOneSeed);
-    if (auto unlearned = unless_learned(p, t, {Scheme::alibi, Scheme::sinusoidal, Scheme::learned}, claim, env)) return unlearned;
+                                 seeds_said(p, env));
+    if (auto unlearned = unless_learned(p, run, {Scheme::alibi, Scheme::sinusoidal, Scheme::learned}, claim, env)) return unlearned;
     double margin = std::numeric_limits<double>::infinity();
     for (std::size_t l : longer(p)) {
         auto or0 = [](double a) { return std::isnan(a) ? 0.0 : a; };
@@ -227,8 +236,8 @@ std::optional<Check> check_sinusoidal(const TrainParams& p, const Run& run, cons
     if (!t.has(Scheme::sinusoidal) || longer(p).empty()) return std::nullopt;
     const double drop = t.at(Scheme::sinusoidal, longer(p).back()) - t.at(Scheme::sinusoidal, 0);
     const std::string claim = tr(env, "sinusoidal PE can compute any position, but the model does not carry its accuracy past the training length (\"Transformer（四）\" §10, misconception 2){}",
-                                 "正弦编码能算出任意位置，但模型在训练长度之外保持不了准确率（《Transformer（四）》§10 误区二）{}", env.lang == Lang::zh ? kOneSeedZh : kOneSeed);
-    if (auto unlearned = unless_learned(p, t, {Scheme::sinusoidal}, claim, env)) return unlearned;
+                                 "正弦编码能算出任意位置，但模型在训练长度之外保持不了准确率（《Transformer（四）》§10 误区二）{}", seeds_said(p, env));
+    if (auto unlearned = unless_learned(p, run, {Scheme::sinusoidal}, claim, env)) return unlearned;
     return demonstration(claim,
                          tr(env, "acc(sinusoidal) at the longest length - at the first", "最长长度的 acc(sinusoidal) - 第一个长度的"), drop, 0.0, Compare::lt);
 }
@@ -238,7 +247,7 @@ std::optional<Check> check_nope(const TrainParams& p, const Run& run, const Chec
     const Table t = table_of(p, run);
     if (p.task != Task::k_back || !t.has(Scheme::none)) return std::nullopt;
     return demonstration(tr(env, "without any PE, a decoder still learns k-back under the causal mask (\"Attention 的两个补丁\" FAQ Q5){}",
-                            "没有任何位置编码时，因果掩码下的解码器仍能学会 k-back（《Attention 的两个补丁》FAQ Q5）{}", env.lang == Lang::zh ? kOneSeedZh : kOneSeed),
+                            "没有任何位置编码时，因果掩码下的解码器仍能学会 k-back（《Attention 的两个补丁》FAQ Q5）{}", seeds_said(p, env)),
                          tr(env, "accuracy of the model without PE at length {}", "无位置编码模型在长度 {} 上的准确率", t.lens.front()), t.at(Scheme::none, 0), kLearned,
                          Compare::ge);
 }
@@ -271,8 +280,14 @@ Fall fall_of(const TrainParams& p, const Table& t, Scheme s, std::uint64_t seed)
     return f;
 }
 
-const char* kSampling = "within 3 standard errors of the evaluation's sampling (one training seed)";
-const char* kSamplingZh = "容差为评估抽样的 3 个标准误（单个训练种子）";
+// The tolerance of a length claim: the evaluation's sampling error, not the seeds' spread.
+std::string sampling_said(const TrainParams& p, const CheckEnv& env)
+{
+    const long N = seeds_of(p);
+    if (N == 1) return tr(env, "within 3 standard errors of the evaluation's sampling (one training seed)", "容差为评估抽样的 3 个标准误（单个训练种子）");
+    return tr(env, "within 3 standard errors of the evaluation's sampling (the median of {} training seeds; their spread is in extrapolation_min and _max)",
+              "容差为评估抽样的 3 个标准误（{} 个训练种子的中位数；其离散见 extrapolation_min 与 _max）", N);
+}
 
 // An article's claim that a scheme's model keeps its accuracy past the training length, judged
 // from the length table: its largest fall from the training length, held to the sampling error.
@@ -290,7 +305,7 @@ std::optional<Check> keeps_accuracy(const TrainParams& p, const Run& run, const 
     const std::string name(name_of(k.scheme));
     return quoting(article_claim(env.lang == Lang::zh ? k.claim_zh : k.claim_en,
                                  tr(env, "largest fall of acc({}) from length {} to a longer one, {}", "acc({}) 从长度 {} 到更长长度的最大降幅，{}", name, t.lens.front(),
-                                    env.lang == Lang::zh ? kSamplingZh : kSampling),
+                                    sampling_said(p, env)),
                                  f.drop, f.tol),
                    k.quote, env.lang == Lang::zh ? k.reading_zh : k.reading_en);
 }
@@ -326,7 +341,7 @@ std::optional<Check> check_rope_weaker_short(const TrainParams& p, const Run& ru
     const double n0 = scored_at(p, t.lens.front(), env.seed);
     return quoting(article_claim(tr(env, "RoPE does slightly worse than sinusoidal PE on short sequences (§4.3 table)", "RoPE 在短序列上略弱于正弦位置编码（§4.3 表）"),
                                  tr(env, "acc(sinusoidal) - acc(rope) at the training length {}, {}", "训练长度 {} 上的 acc(sinusoidal) - acc(rope)，{}", t.lens.front(),
-                                    env.lang == Lang::zh ? kSamplingZh : kSampling),
+                                    sampling_said(p, env)),
                                  t.at(Scheme::sinusoidal, 0) - t.at(Scheme::rope, 0), sampling_tol(n0, n0), Compare::gt),
                    "短序列上效果略弱于 sinusoidal",
                    tr(env, "at short lengths a RoPE model scores a little below a sinusoidal one (its own FAQ Q16 says the two are about equal)",
@@ -335,6 +350,23 @@ std::optional<Check> check_rope_weaker_short(const TrainParams& p, const Run& ru
 
 
 }  // namespace
+
+// The article rows judged from a scheme's accuracy rest on a model that learned the task: where
+// one did not, the note says so beside them.
+std::optional<std::string> unlearned_note(const TrainParams& p, const Run& run, const CheckEnv& env)
+{
+    if (!p.compare) return std::nullopt;
+    Table t = table_of(p, run);
+    if (run.has("extrapolation_min")) t.acc = run.at("extrapolation_min").values.to_vector();
+    std::vector<std::string> unlearned;
+    for (Scheme s : {Scheme::sinusoidal, Scheme::rope})
+        if (t.at(s, 0) < kLearned) unlearned.push_back(fmt::format("{} ({:.3g})", name_of(s), t.at(s, 0)));
+    if (unlearned.empty()) return std::nullopt;
+    return tr(env, "not learned at the training length (lowest accuracy over the seeds, below {}): {}; the articles' length claims read from "
+                   "those rows rest on a model that never learned the task: train longer (--steps) before reading them",
+              "在训练长度上没有学会（各种子中最低准确率低于 {}）：{}；从这些行读出的文章长度论断基于从未学会任务的模型：先用更多步数（--steps）训练再看",
+              kLearned, fmt::format("{}", fmt::join(unlearned, ", ")));
+}
 
 std::vector<CheckDef<TrainParams>> train_checks()
 {

@@ -14,6 +14,8 @@ constexpr long kThreadCheckSteps = 2;  // steps run twice, on one thread and on 
 
 std::vector<long> eval_lengths(const TrainParams& p);
 std::vector<train::Scheme> schemes_of(const TrainParams& p);
+// The training seeds per scheme: --seeds, default 3 with --compare-schemes, else 1.
+long seeds_of(const TrainParams& p);
 train::ModelConfig model_config(const TrainParams& p, train::Scheme pe);
 void validate(const TrainParams& p);
 double train_memory(const TrainParams& p);
@@ -30,6 +32,8 @@ template <class T>
 void keep_thread_and_gradient_figures(const TrainParams& p, std::uint64_t seed, Run& run);
 
 std::vector<CheckDef<TrainParams>> train_checks();
+// The note that names the schemes that did not learn the task, whose article rows then say little.
+std::optional<std::string> unlearned_note(const TrainParams& p, const Run& run, const CheckEnv& env);
 
 // Where a run of one scheme stands: the model, AdamW's moments and step count (the data
 // position: step s trains on batch s), and the losses of the steps taken (train_checkpoint.cpp).
