@@ -406,3 +406,46 @@ TEST_CASE("run_rope: dynamic NTK takes its length from the positions, as Hugging
     p.positions.clear();
     CHECK(base_note() == "25198.4");
 }
+
+TEST_CASE("run_rope: yarn's truncate and DeepSeek's mscale pair, as Hugging Face's _compute_yarn_parameters")
+{
+    RopeParams p;
+    p.dim = 16;
+    p.scaling.method = RopeScaling::yarn;
+    p.scaling.factor = 4.0;
+    p.scaling.original_len = 2048;
+    RunContext ctx;
+    ctx.dtype = DType::float64;
+    // worked out by hand (base 10000, r = 16): the ramp runs from pair 2.0160 to 5.0263,
+    // rounded out to 2 and 6 under truncate; pair 3 keeps 1 - ramp of theta, the rest divided by 4
+    const auto theta = [&] {
+        const Report r = run_rope(p, ctx);
+        return std::vector<double>(r.find("theta")->values.begin(), r.find("theta")->values.end());
+    };
+    const std::vector<double> truncated{1, 0.316227766, 0.1, 0.02569350599, 0.00625, 0.001383496476, 0.00025, 7.90569415e-05};
+    const std::vector<double> exact{1, 0.316227766, 0.1, 0.02387019232, 0.005056971521, 0.0008112903817, 0.00025, 7.90569415e-05};
+    auto near = [](const std::vector<double>& a, const std::vector<double>& b) {
+        for (std::size_t i = 0; i < a.size(); ++i)
+            if (std::abs(a[i] - b[i]) > 1e-9 * std::abs(b[i])) return false;
+        return a.size() == b.size();
+    };
+    CHECK(near(theta(), truncated));
+    p.yarn_no_truncate = true;
+    CHECK(near(theta(), exact));
+    // mscale 1 over mscale_all_dim 0.5 at s = 4: (0.1 ln 4 + 1) / (0.05 ln 4 + 1) = 1.0648216
+    p.scaling.mscale = 1.0;
+    p.scaling.mscale_all_dim = 0.5;
+    bool noted = false;
+    for (const auto& n : run_rope(p, ctx).notes) noted = noted || n.find("attention factor 1.06482") != std::string::npos;
+    CHECK(noted);
+    CHECK(run_rope(p, ctx).passed());
+    // without the pair, the paper's 0.1 ln 4 + 1 = 1.1386294
+    p.scaling.mscale.reset();
+    p.scaling.mscale_all_dim.reset();
+    noted = false;
+    for (const auto& n : run_rope(p, ctx).notes) noted = noted || n.find("attention factor 1.13863") != std::string::npos;
+    CHECK(noted);
+    RopeParams none;
+    none.scaling.mscale = 1.0, none.scaling.mscale_all_dim = 1.0;
+    CHECK_THROWS_AS(rope_experiment().validate(none), InputError);
+}

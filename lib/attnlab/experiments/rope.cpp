@@ -41,6 +41,9 @@ void validate(const RopeParams& p)
     }
     const auto& s = p.scaling;
     const std::string method = name_of(s.method);
+    const bool yarn_only = p.yarn_no_truncate || s.mscale || s.mscale_all_dim;
+    if (yarn_only && s.method != RopeScaling::yarn) throw InputError("--no-yarn-truncate, --mscale and --mscale-all-dim apply to --scaling yarn");
+    if (s.mscale.has_value() != s.mscale_all_dim.has_value()) throw InputError("--mscale and --mscale-all-dim go together (HF uses them only as a pair)");
     if (p.dynamic_length != DynamicLength::positions && s.method != RopeScaling::dynamic) {
         throw InputError("--dynamic-length applies to --scaling dynamic");
     }
@@ -82,6 +85,7 @@ void validate(const RopeParams& p)
 RopeParams resolve(const RopeParams& given)
 {
     RopeParams p = given;
+    p.scaling.yarn_truncate = !p.yarn_no_truncate;
     if (p.example) {
         p.len = 5;
         p.dim = 4;
@@ -292,6 +296,11 @@ std::vector<OptionRow<RopeParams>> rope_options()
         option<P>("--beta-fast", "yarn: pairs turning more often than this over L0 keep theta", scaling(&S::beta_fast), positive()),
         option<P>("--beta-slow", "yarn: pairs turning less often than this are interpolated", scaling(&S::beta_slow), positive()),
         option<P>("--attention-factor", "yarn: override 0.1 ln(s) + 1", scaling(&S::attention_factor), positive()),
+        option<P>("--no-yarn-truncate", "yarn: keep the ramp's ends where they fall, not rounded to whole pairs (HF's truncate=False)",
+                  &P::yarn_no_truncate),
+        option<P>("--mscale", "yarn (DeepSeek): attention factor mscale(s, M) / mscale(s, --mscale-all-dim), mscale(s, m) = 0.1 m ln(s) + 1",
+                  scaling(&S::mscale), positive()),
+        option<P>("--mscale-all-dim", "yarn (DeepSeek): the divisor's m, with --mscale", scaling(&S::mscale_all_dim), positive()),
         option<P>("--low-freq-factor", "llama3: wavelengths above L0/this are divided by s", scaling(&S::low_freq_factor), positive()),
         option<P>("--high-freq-factor", "llama3: wavelengths below L0/this keep theta", scaling(&S::high_freq_factor), positive()),
         option<P>("--dynamic-length", "dynamic: the length L the base is scaled for: positions: max(--positions) + 1 "

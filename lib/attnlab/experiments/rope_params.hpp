@@ -37,6 +37,7 @@ struct RopeParams {
     // repeats and gaps included; empty: 0, 1, ..., L - 1.
     std::vector<long> positions;
     DynamicLength dynamic_length = DynamicLength::positions;
+    bool yarn_no_truncate = false;  // --no-yarn-truncate: scaling.yarn_truncate = false
 };
 
 Report run_rope(const RopeParams& p, const RunContext& ctx);

@@ -56,8 +56,10 @@ std::vector<F> frequencies_in(long r, double base_in, const RopeScalingParams& s
             return static_cast<F>(r) * std::log(L0 / (rotations * F(2) * static_cast<F>(kPi))) /
                    (F(2) * std::log(base));
         };
-        F low = std::floor(correction_dim(static_cast<F>(s.beta_fast)));
-        F high = std::ceil(correction_dim(static_cast<F>(s.beta_slow)));
+        // truncate (HF's default, and llama.cpp's): the ramp's ends rounded out to whole pairs
+        F low = correction_dim(static_cast<F>(s.beta_fast));
+        F high = correction_dim(static_cast<F>(s.beta_slow));
+        if (s.yarn_truncate) low = std::floor(low), high = std::ceil(high);
         low = std::max(low, F(0));
         high = std::min(high, static_cast<F>(r - 1));
         if (low == high) high += F(0.001);
@@ -68,9 +70,11 @@ std::vector<F> frequencies_in(long r, double base_in, const RopeScalingParams& s
             const F interpolated = t / factor;
             t = interpolated * (F(1) - extrapolation) + t * extrapolation;
         }
-        *attention_factor = s.attention_factor
-                                ? static_cast<F>(*s.attention_factor)
-                                : (factor <= F(1) ? F(1) : F(0.1) * std::log(factor) + F(1));
+        auto mscale = [&](double m) { return factor <= F(1) ? F(1) : F(0.1) * static_cast<F>(m) * std::log(factor) + F(1); };
+        const bool deepseek = s.mscale && s.mscale_all_dim && *s.mscale != 0.0 && *s.mscale_all_dim != 0.0;
+        *attention_factor = s.attention_factor ? static_cast<F>(*s.attention_factor)
+                            : deepseek         ? mscale(*s.mscale) / mscale(*s.mscale_all_dim)
+                                               : mscale(1.0);
         break;
     }
     case RopeScaling::llama3: {
