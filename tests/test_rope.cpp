@@ -449,3 +449,40 @@ TEST_CASE("run_rope: yarn's truncate and DeepSeek's mscale pair, as Hugging Face
     none.scaling.mscale = 1.0, none.scaling.mscale_all_dim = 1.0;
     CHECK_THROWS_AS(rope_experiment().validate(none), InputError);
 }
+
+TEST_CASE("run_rope: longrope divides theta by the short factors up to L0 and by the long ones past it, as Hugging Face's _compute_longrope_parameters")
+{
+    RopeParams p;
+    p.dim = 8;
+    p.len = 6;
+    p.scaling.method = RopeScaling::longrope;
+    p.scaling.factor = 4.0;
+    p.scaling.original_len = 4;
+    p.short_factor = "1,1.5,2,4";
+    p.long_factor = "1,2,4,8";
+    RunContext ctx;
+    ctx.dtype = DType::float64;
+    const auto theta = [&] {
+        const Report r = run_rope(p, ctx);
+        return std::vector<double>(r.find("theta")->values.begin(), r.find("theta")->values.end());
+    };
+    // theta_i = 10000^(-2i/8) = 1, 0.1, 0.01, 0.001, divided by hand: length 6 > L0 = 4, long
+    std::vector<double> got = theta(), want{1.0, 0.05, 0.0025, 0.000125};
+    for (std::size_t i = 0; i < 4; ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-14));
+    // three tokens, within L0: short
+    p.len = 3;
+    got = theta(), want = {1.0, 0.1 / 1.5, 0.005, 0.00025};
+    for (std::size_t i = 0; i < 4; ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-14));
+    // two tokens at positions 0 and 5: the length is max(position) + 1 = 6, long again
+    p.len = 2;
+    p.positions = {0, 5};
+    CHECK(theta()[3] == doctest::Approx(0.000125).epsilon(1e-14));
+    // the attention factor sqrt(1 + ln 4 / ln 4) = sqrt 2 scales the scores by 2, and the check says so
+    const Report r = run_rope(p, ctx);
+    CHECK(r.passed());
+    CHECK(find_check(r, "yarn_scores_scale_by_factor_squared").claim.find("LongRoPE's scaled rotation") != std::string::npos);
+    CHECK(find_check(r, "yarn_scores_scale_by_factor_squared").claim.find("(2)") != std::string::npos);
+    // one factor per rotated pair
+    p.long_factor = "1,2";
+    CHECK_THROWS_WITH_AS(rope_experiment().validate(p), "--long-factor gives 2 factors; longrope takes one per rotated pair, 4", InputError);
+}

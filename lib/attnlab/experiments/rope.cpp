@@ -19,6 +19,28 @@ namespace {
 
 using namespace rope_detail;
 
+// A longrope factor list ("1.0,1.02,1.1"): r/2 positive numbers, or a usage error naming it.
+std::vector<double> factor_list(const std::string& text, const char* flag, long pairs)
+{
+    std::vector<double> out;
+    std::size_t at = 0;
+    while (at <= text.size() && !text.empty()) {
+        const std::size_t comma = std::min(text.find(',', at), text.size());
+        const std::string item = text.substr(at, comma - at);
+        char* end = nullptr;
+        const double v = std::strtod(item.c_str(), &end);
+        if (item.empty() || end != item.c_str() + item.size() || !(v > 0.0) || !std::isfinite(v)) {
+            throw InputError(fmt::format("{}: '{}' is not a positive number", flag, item));
+        }
+        out.push_back(v);
+        at = comma + 1;
+    }
+    if (static_cast<long>(out.size()) != pairs) {
+        throw InputError(fmt::format("{} gives {} factors; longrope takes one per rotated pair, {}", flag, out.size(), pairs));
+    }
+    return out;
+}
+
 void validate(const RopeParams& p)
 {
     if (p.len < 1) throw InputError(fmt::format("--len must be at least 1 (got {})", p.len));
@@ -44,12 +66,15 @@ void validate(const RopeParams& p)
     const bool yarn_only = p.yarn_no_truncate || s.mscale || s.mscale_all_dim;
     if (yarn_only && s.method != RopeScaling::yarn) throw InputError("--no-yarn-truncate, --mscale and --mscale-all-dim apply to --scaling yarn");
     if (s.mscale.has_value() != s.mscale_all_dim.has_value()) throw InputError("--mscale and --mscale-all-dim go together (HF uses them only as a pair)");
+    const bool factors = !p.short_factor.empty() || !p.long_factor.empty();
+    if (factors != (s.method == RopeScaling::longrope)) throw InputError("--scaling longrope takes --short-factor and --long-factor, and only it does");
+    if (s.method == RopeScaling::longrope) factor_list(p.short_factor, "--short-factor", r / 2), factor_list(p.long_factor, "--long-factor", r / 2);
     if (p.dynamic_length != DynamicLength::positions && s.method != RopeScaling::dynamic) {
         throw InputError("--dynamic-length applies to --scaling dynamic");
     }
     if (s.method == RopeScaling::none) {
         if (s.factor || s.original_len) {
-            throw InputError("--factor and --original-len apply to a --scaling method (linear, ntk, dynamic, yarn, llama3)");
+            throw InputError("--factor and --original-len apply to a --scaling method (linear, ntk, dynamic, yarn, llama3, longrope)");
         }
         return;
     }
@@ -58,7 +83,7 @@ void validate(const RopeParams& p)
         throw InputError(fmt::format("--factor must be at least 1 for --scaling {} (got {})", method, *s.factor));
     }
     const bool needs_l0 = s.method == RopeScaling::dynamic || s.method == RopeScaling::yarn ||
-                          s.method == RopeScaling::llama3;
+                          s.method == RopeScaling::llama3 || s.method == RopeScaling::longrope;
     if (needs_l0 && !s.original_len) {
         throw InputError(fmt::format("--scaling {} needs --original-len (the context the model was trained on)", method));
     }
@@ -86,6 +111,10 @@ RopeParams resolve(const RopeParams& given)
 {
     RopeParams p = given;
     p.scaling.yarn_truncate = !p.yarn_no_truncate;
+    if (p.scaling.method == RopeScaling::longrope) {  // validated first: well-formed, one per pair
+        p.scaling.short_factor = factor_list(p.short_factor, "--short-factor", rotary(p) / 2);
+        p.scaling.long_factor = factor_list(p.long_factor, "--long-factor", rotary(p) / 2);
+    }
     if (p.example) {
         p.len = 5;
         p.dim = 4;
@@ -172,8 +201,8 @@ Run compute_rope(const RopeParams& p, const Plan& plan)
     run.add(to_tensor("k", bhld, k, elem));
     run.add(to_tensor("q_rot", bhld, rope_apply(q, cache, rotary(p), p.style), elem));
     run.add(to_tensor("k_rot", bhld, rope_apply(k, cache, rotary(p), p.style), elem));
-    if (p.scaling.method == RopeScaling::yarn) {
-        // What Hugging Face's apply_rotary_pos_emb returns under YaRN: cos and sin are
+    if (scales_cos_sin(p.scaling)) {
+        // What Hugging Face's apply_rotary_pos_emb returns under YaRN and LongRoPE: cos and sin are
         // multiplied by the attention factor first, so the output is the factor times the
         // rotation. q_rot and k_rot stay the pure rotation.
         const T f = static_cast<T>(freq.attention_factor);
@@ -214,8 +243,8 @@ std::vector<TensorDecl<RopeParams>> rope_tensors()
             {"k", axes, Need::always, bhld, {}, {}},
             {"q_rot", axes, Need::always, bhld, {}, {}},
             {"k_rot", axes, Need::always, bhld, {}, {}},
-            {"q_rot_scaled", axes, Need::always, bhld, [](const RopeParams& p) { return p.scaling.method == RopeScaling::yarn; }, {}},
-            {"k_rot_scaled", axes, Need::always, bhld, [](const RopeParams& p) { return p.scaling.method == RopeScaling::yarn; }, {}},
+            {"q_rot_scaled", axes, Need::always, bhld, [](const RopeParams& p) { return scales_cos_sin(p.scaling); }, {}},
+            {"k_rot_scaled", axes, Need::always, bhld, [](const RopeParams& p) { return scales_cos_sin(p.scaling); }, {}},
             {"dots", {"query", "key"}, Need::on_demand, [](const RopeParams& p) { return std::vector<double>{dsize(p.len), dsize(p.len)}; }, {}, {}},
             {"decay", {"distance"}, Need::on_demand, len, {}, {}},
             {"angle_error", {"pos"}, Need::always, len, {}, {}}};
@@ -290,7 +319,7 @@ std::vector<OptionRow<RopeParams>> rope_options()
         option<P>("--style", "interleaved: pairs (2i, 2i+1) (RoFormer, GPT-J, the articles); half: (i, i+r/2) "
                              "(rotate_half: GPT-NeoX, Llama, Hugging Face)", &P::style),
         option<P>("--rotary-dim", "Rotate only the first r dimensions (even; default d)", &P::rotary_dim, whole_range(2, 1L << 16)),
-        option<P>("--scaling", "Context extension: none|linear|ntk|dynamic|yarn|llama3", scaling(&S::method)),
+        option<P>("--scaling", "Context extension: none|linear|ntk|dynamic|yarn|llama3|longrope", scaling(&S::method)),
         option<P>("--factor", "Scaling factor s (>= 1), for every method but none", scaling(&S::factor), positive()),
         option<P>("--original-len", "Context L0 the model was trained on (dynamic, yarn, llama3)", scaling(&S::original_len)),
         option<P>("--beta-fast", "yarn: pairs turning more often than this over L0 keep theta", scaling(&S::beta_fast), positive()),
@@ -301,6 +330,8 @@ std::vector<OptionRow<RopeParams>> rope_options()
         option<P>("--mscale", "yarn (DeepSeek): attention factor mscale(s, M) / mscale(s, --mscale-all-dim), mscale(s, m) = 0.1 m ln(s) + 1",
                   scaling(&S::mscale), positive()),
         option<P>("--mscale-all-dim", "yarn (DeepSeek): the divisor's m, with --mscale", scaling(&S::mscale_all_dim), positive()),
+        option<P>("--short-factor", "longrope: r/2 comma-separated factors dividing theta up to L0 (Phi-3's short_factor)", &P::short_factor),
+        option<P>("--long-factor", "longrope: r/2 comma-separated factors dividing theta past L0, the length max(position) + 1", &P::long_factor),
         option<P>("--low-freq-factor", "llama3: wavelengths above L0/this are divided by s", scaling(&S::low_freq_factor), positive()),
         option<P>("--high-freq-factor", "llama3: wavelengths below L0/this keep theta", scaling(&S::high_freq_factor), positive()),
         option<P>("--dynamic-length", "dynamic: the length L the base is scaled for: positions: max(--positions) + 1 "

@@ -337,7 +337,7 @@ std::optional<Check> check_angles(const RopeParams& p, const Run& run, const Che
 // f^2 |q_r||k_r| plus the pass-through part sum |q_j k_j|; the bound is 40u = 20 eps.
 std::optional<Check> check_yarn_factor(const RopeParams& p, const Run& run, const CheckEnv& env)
 {
-    if (p.scaling.method != RopeScaling::yarn) return std::nullopt;
+    if (!scales_cos_sin(p.scaling)) return std::nullopt;
     const double f2 = std::pow(param_number(run.derived, "attention_factor"), 2.0);
     const Tensor &q = run.at("q_rot"), &k = run.at("k_rot"), &qs = run.at("q_rot_scaled"), &ks = run.at("k_rot_scaled");
     const std::size_t d = q.shape.back(), r = static_cast<std::size_t>(rotary(p));
@@ -357,9 +357,10 @@ std::optional<Check> check_yarn_factor(const RopeParams& p, const Run& run, cons
             worst = worse(worst, scale > 0.0 ? std::abs(dot_s - expected) / scale : std::abs(dot_s));
         }
     return at_most(tr(env,
-                      "YaRN's scaled rotation (Hugging Face's output) multiplies the rotated part of q_m . k_n by the "
+                      "{}'s scaled rotation (Hugging Face's output) multiplies the rotated part of q_m . k_n by the "
                       "attention factor squared ({:.6g})",
-                      "YaRN 的缩放旋转（Hugging Face 的输出）把 q_m . k_n 中旋转部分乘以注意力因子的平方（{:.6g}）", f2),
+                      "{} 的缩放旋转（Hugging Face 的输出）把 q_m . k_n 中旋转部分乘以注意力因子的平方（{:.6g}）",
+                      p.scaling.method == RopeScaling::yarn ? "YaRN" : "LongRoPE", f2),
                    "max |q_m.k_n scaled - expected| / (f^2 |q_r||k_r| + pass-through sum |q_j k_j|), batch 0 head 0", worst, 20.0 * env.eps, 1.0);
 }
 

@@ -38,6 +38,8 @@ struct RopeParams {
     std::vector<long> positions;
     DynamicLength dynamic_length = DynamicLength::positions;
     bool yarn_no_truncate = false;  // --no-yarn-truncate: scaling.yarn_truncate = false
+    // longrope's factors as given, comma-separated (scaling.short_factor and long_factor).
+    std::string short_factor, long_factor;
 };
 
 Report run_rope(const RopeParams& p, const RunContext& ctx);

@@ -13,6 +13,59 @@ namespace attnlab {
 
 namespace {
 
+// YaRN's ramp over theta and its attention factor (HF _compute_yarn_parameters).
+template <class F>
+void yarn_theta(std::vector<F>& theta, long r, F base, F factor, F L0, const RopeScalingParams& s, F* attention_factor)
+{
+    const long P = r / 2;
+    // HF _compute_yarn_parameters (= llama.cpp's ggml_rope_yarn_corr_dims and ramp):
+    // pairs that turn more than beta_fast times over L0 keep theta (extrapolation),
+    // pairs that turn fewer than beta_slow times are interpolated (theta / factor),
+    // a linear ramp over the pair index in between.
+    auto correction_dim = [&](F rotations) {
+        return static_cast<F>(r) * std::log(L0 / (rotations * F(2) * static_cast<F>(kPi))) /
+               (F(2) * std::log(base));
+    };
+    // truncate (HF's default, and llama.cpp's): the ramp's ends rounded out to whole pairs
+    F low = correction_dim(static_cast<F>(s.beta_fast));
+    F high = correction_dim(static_cast<F>(s.beta_slow));
+    if (s.yarn_truncate) low = std::floor(low), high = std::ceil(high);
+    low = std::max(low, F(0));
+    high = std::min(high, static_cast<F>(r - 1));
+    if (low == high) high += F(0.001);
+    for (long i = 0; i < P; ++i) {
+        auto& t = theta[static_cast<std::size_t>(i)];
+        const F ramp = std::clamp((static_cast<F>(i) - low) / (high - low), F(0), F(1));
+        const F extrapolation = F(1) - ramp;
+        const F interpolated = t / factor;
+        t = interpolated * (F(1) - extrapolation) + t * extrapolation;
+    }
+    auto mscale = [&](double m) { return factor <= F(1) ? F(1) : F(0.1) * static_cast<F>(m) * std::log(factor) + F(1); };
+    const bool deepseek = s.mscale && s.mscale_all_dim && *s.mscale != 0.0 && *s.mscale_all_dim != 0.0;
+    *attention_factor = s.attention_factor ? static_cast<F>(*s.attention_factor)
+                        : deepseek         ? mscale(*s.mscale) / mscale(*s.mscale_all_dim)
+                                           : mscale(1.0);
+}
+
+// Llama 3.1's blend of theta and theta/factor by wavelength (HF _compute_llama3_parameters).
+template <class F>
+void llama3_theta(std::vector<F>& theta, F factor, F L0, const RopeScalingParams& s)
+{
+    // HF _compute_llama3_parameters (Meta's apply_scaling for Llama 3.1).
+    const F low_freq_wavelen = L0 / static_cast<F>(s.low_freq_factor);
+    const F high_freq_wavelen = L0 / static_cast<F>(s.high_freq_factor);
+    for (auto& t : theta) {
+        const F wavelen = F(2) * static_cast<F>(kPi) / t;
+        if (wavelen > low_freq_wavelen) {
+            t = t / factor;
+        } else if (!(wavelen < high_freq_wavelen)) {
+            const F smooth = (L0 / wavelen - static_cast<F>(s.low_freq_factor)) /
+                             static_cast<F>(s.high_freq_factor - s.low_freq_factor);
+            t = (F(1) - smooth) * t / factor + smooth * t;
+        }
+    }
+}
+
 // The frequency formulas once, for any floating type F (T for the computation, long double
 // for the exact reference), so the two can differ only in rounding.
 template <class F>
@@ -47,52 +100,22 @@ std::vector<F> frequencies_in(long r, double base_in, const RopeScalingParams& s
     case RopeScaling::linear:
         for (auto& t : theta) t = t / factor;
         break;
-    case RopeScaling::yarn: {
-        // HF _compute_yarn_parameters (= llama.cpp's ggml_rope_yarn_corr_dims and ramp):
-        // pairs that turn more than beta_fast times over L0 keep theta (extrapolation),
-        // pairs that turn fewer than beta_slow times are interpolated (theta / factor),
-        // a linear ramp over the pair index in between.
-        auto correction_dim = [&](F rotations) {
-            return static_cast<F>(r) * std::log(L0 / (rotations * F(2) * static_cast<F>(kPi))) /
-                   (F(2) * std::log(base));
-        };
-        // truncate (HF's default, and llama.cpp's): the ramp's ends rounded out to whole pairs
-        F low = correction_dim(static_cast<F>(s.beta_fast));
-        F high = correction_dim(static_cast<F>(s.beta_slow));
-        if (s.yarn_truncate) low = std::floor(low), high = std::ceil(high);
-        low = std::max(low, F(0));
-        high = std::min(high, static_cast<F>(r - 1));
-        if (low == high) high += F(0.001);
-        for (long i = 0; i < P; ++i) {
-            auto& t = theta[static_cast<std::size_t>(i)];
-            const F ramp = std::clamp((static_cast<F>(i) - low) / (high - low), F(0), F(1));
-            const F extrapolation = F(1) - ramp;
-            const F interpolated = t / factor;
-            t = interpolated * (F(1) - extrapolation) + t * extrapolation;
-        }
-        auto mscale = [&](double m) { return factor <= F(1) ? F(1) : F(0.1) * static_cast<F>(m) * std::log(factor) + F(1); };
-        const bool deepseek = s.mscale && s.mscale_all_dim && *s.mscale != 0.0 && *s.mscale_all_dim != 0.0;
+    case RopeScaling::yarn:
+        yarn_theta(theta, r, base, factor, L0, s, attention_factor);
+        break;
+    case RopeScaling::longrope: {
+        // HF _compute_longrope_parameters: the short factors up to L0, the long ones past it
+        // (the length is max(position) + 1, as its dynamic update takes it).
+        const auto& ext = static_cast<F>(len) > L0 ? s.long_factor : s.short_factor;
+        for (long i = 0; i < P; ++i) theta[static_cast<std::size_t>(i)] /= static_cast<F>(ext[static_cast<std::size_t>(i)]);
         *attention_factor = s.attention_factor ? static_cast<F>(*s.attention_factor)
-                            : deepseek         ? mscale(*s.mscale) / mscale(*s.mscale_all_dim)
-                                               : mscale(1.0);
+                            : factor > F(1)    ? std::sqrt(F(1) + std::log(factor) / std::log(L0))
+                                               : F(1);
         break;
     }
-    case RopeScaling::llama3: {
-        // HF _compute_llama3_parameters (Meta's apply_scaling for Llama 3.1).
-        const F low_freq_wavelen = L0 / static_cast<F>(s.low_freq_factor);
-        const F high_freq_wavelen = L0 / static_cast<F>(s.high_freq_factor);
-        for (auto& t : theta) {
-            const F wavelen = F(2) * static_cast<F>(kPi) / t;
-            if (wavelen > low_freq_wavelen) {
-                t = t / factor;
-            } else if (!(wavelen < high_freq_wavelen)) {
-                const F smooth = (L0 / wavelen - static_cast<F>(s.low_freq_factor)) /
-                                 static_cast<F>(s.high_freq_factor - s.low_freq_factor);
-                t = (F(1) - smooth) * t / factor + smooth * t;
-            }
-        }
+    case RopeScaling::llama3:
+        llama3_theta(theta, factor, L0, s);
         break;
-    }
     }
     return theta;
 }

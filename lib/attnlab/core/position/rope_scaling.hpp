@@ -4,6 +4,7 @@
 
 #include <array>
 #include <optional>
+#include <vector>
 #include <string_view>
 #include <utility>
 
@@ -30,7 +31,9 @@ constexpr auto enum_names(RopeStyle)
 //            attention factor 0.1 ln(factor) + 1 (Peng et al. 2023, YaRN)
 //   llama3:  original theta for wavelengths below L0/high_freq_factor, theta/factor above
 //            L0/low_freq_factor, a smooth blend between (Llama 3.1)
-enum class RopeScaling { none, linear, ntk, dynamic, yarn, llama3 };
+//   longrope: theta_i / ext_i, ext the short factors up to L0 and the long ones past it, plus
+//            the attention factor sqrt(1 + ln(factor) / ln(L0)) (Phi-3, Hugging Face)
+enum class RopeScaling { none, linear, ntk, dynamic, yarn, llama3, longrope };
 constexpr auto enum_names(RopeScaling)
 {
     return std::array{std::pair{RopeScaling::none, std::string_view("none")},
@@ -38,7 +41,8 @@ constexpr auto enum_names(RopeScaling)
                       std::pair{RopeScaling::ntk, std::string_view("ntk")},
                       std::pair{RopeScaling::dynamic, std::string_view("dynamic")},
                       std::pair{RopeScaling::yarn, std::string_view("yarn")},
-                      std::pair{RopeScaling::llama3, std::string_view("llama3")}};
+                      std::pair{RopeScaling::llama3, std::string_view("llama3")},
+                      std::pair{RopeScaling::longrope, std::string_view("longrope")}};
 }
 
 struct RopeScalingParams {
@@ -52,9 +56,13 @@ struct RopeScalingParams {
     // yarn, DeepSeek: attention factor mscale(s, mscale) / mscale(s, mscale_all_dim), with
     // mscale(s, m) = 0.1 m ln(s) + 1, when both are given and nonzero (HF get_mscale).
     std::optional<double> mscale, mscale_all_dim;
+    std::vector<double> short_factor, long_factor;  // longrope: one per pair
     double low_freq_factor = 1.0;        // llama3 (Meta's defaults)
     double high_freq_factor = 4.0;
 };
+
+// Whether Hugging Face multiplies cos and sin by the attention factor (yarn and longrope).
+inline bool scales_cos_sin(const RopeScalingParams& s) { return s.method == RopeScaling::yarn || s.method == RopeScaling::longrope; }
 
 // The largest |position|: m stays exact in float32 (2^24), so m * theta rounds once.
 constexpr long kMaxRopePosition = 1L << 24;
