@@ -430,7 +430,7 @@ TEST_CASE("run_rope: yarn's truncate and DeepSeek's mscale pair, as Hugging Face
         return a.size() == b.size();
     };
     CHECK(near(theta(), truncated));
-    p.yarn_no_truncate = true;
+    p.scaling.yarn_no_truncate = true;
     CHECK(near(theta(), exact));
     // mscale 1 over mscale_all_dim 0.5 at s = 4: (0.1 ln 4 + 1) / (0.05 ln 4 + 1) = 1.0648216
     p.scaling.mscale = 1.0;
@@ -484,5 +484,5 @@ TEST_CASE("run_rope: longrope divides theta by the short factors up to L0 and by
     CHECK(find_check(r, "yarn_scores_scale_by_factor_squared").claim.find("(2)") != std::string::npos);
     // one factor per rotated pair
     p.long_factor = "1,2";
-    CHECK_THROWS_WITH_AS(rope_experiment().validate(p), "--long-factor gives 2 factors; longrope takes one per rotated pair, 4", InputError);
+    CHECK_THROWS_WITH_AS(run_rope(p, ctx), "--long-factor gives 2 factors; longrope takes one per rotated pair, 4", InputError);
 }

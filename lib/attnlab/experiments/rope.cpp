@@ -19,8 +19,8 @@ namespace {
 
 using namespace rope_detail;
 
-// A longrope factor list ("1.0,1.02,1.1"): r/2 positive numbers, or a usage error naming it.
-std::vector<double> factor_list(const std::string& text, const char* flag, long pairs)
+// A longrope factor list ("1.0,1.02,1.1"): positive numbers, or a usage error naming the item.
+std::vector<double> factor_list(const std::string& text, const char* flag)
 {
     std::vector<double> out;
     std::size_t at = 0;
@@ -34,9 +34,6 @@ std::vector<double> factor_list(const std::string& text, const char* flag, long 
         }
         out.push_back(v);
         at = comma + 1;
-    }
-    if (static_cast<long>(out.size()) != pairs) {
-        throw InputError(fmt::format("{} gives {} factors; longrope takes one per rotated pair, {}", flag, out.size(), pairs));
     }
     return out;
 }
@@ -63,12 +60,15 @@ void validate(const RopeParams& p)
     }
     const auto& s = p.scaling;
     const std::string method = name_of(s.method);
-    const bool yarn_only = p.yarn_no_truncate || s.mscale || s.mscale_all_dim;
+    const bool yarn_only = s.yarn_no_truncate || s.mscale || s.mscale_all_dim;
     if (yarn_only && s.method != RopeScaling::yarn) throw InputError("--no-yarn-truncate, --mscale and --mscale-all-dim apply to --scaling yarn");
     if (s.mscale.has_value() != s.mscale_all_dim.has_value()) throw InputError("--mscale and --mscale-all-dim go together (HF uses them only as a pair)");
     const bool factors = !p.short_factor.empty() || !p.long_factor.empty();
     if (factors != (s.method == RopeScaling::longrope)) throw InputError("--scaling longrope takes --short-factor and --long-factor, and only it does");
-    if (s.method == RopeScaling::longrope) factor_list(p.short_factor, "--short-factor", r / 2), factor_list(p.long_factor, "--long-factor", r / 2);
+    for (const auto& [given, flag] : {std::pair{&s.short_factor, "--short-factor"}, std::pair{&s.long_factor, "--long-factor"}})
+        if (factors && static_cast<long>(given->size()) != r / 2) {
+            throw InputError(fmt::format("{} gives {} factors; longrope takes one per rotated pair, {}", flag, given->size(), r / 2));
+        }
     if (p.dynamic_length != DynamicLength::positions && s.method != RopeScaling::dynamic) {
         throw InputError("--dynamic-length applies to --scaling dynamic");
     }
@@ -110,11 +110,9 @@ void validate(const RopeParams& p)
 RopeParams resolve(const RopeParams& given)
 {
     RopeParams p = given;
-    p.scaling.yarn_truncate = !p.yarn_no_truncate;
-    if (p.scaling.method == RopeScaling::longrope) {  // validated first: well-formed, one per pair
-        p.scaling.short_factor = factor_list(p.short_factor, "--short-factor", rotary(p) / 2);
-        p.scaling.long_factor = factor_list(p.long_factor, "--long-factor", rotary(p) / 2);
-    }
+    // longrope's lists as numbers (validate, which runs next, holds them to one per pair)
+    p.scaling.short_factor = factor_list(p.short_factor, "--short-factor");
+    p.scaling.long_factor = factor_list(p.long_factor, "--long-factor");
     if (p.example) {
         p.len = 5;
         p.dim = 4;
@@ -326,7 +324,7 @@ std::vector<OptionRow<RopeParams>> rope_options()
         option<P>("--beta-slow", "yarn: pairs turning less often than this are interpolated", scaling(&S::beta_slow), positive()),
         option<P>("--attention-factor", "yarn: override 0.1 ln(s) + 1", scaling(&S::attention_factor), positive()),
         option<P>("--no-yarn-truncate", "yarn: keep the ramp's ends where they fall, not rounded to whole pairs (HF's truncate=False)",
-                  &P::yarn_no_truncate),
+                  scaling(&S::yarn_no_truncate)),
         option<P>("--mscale", "yarn (DeepSeek): attention factor mscale(s, M) / mscale(s, --mscale-all-dim), mscale(s, m) = 0.1 m ln(s) + 1",
                   scaling(&S::mscale), positive()),
         option<P>("--mscale-all-dim", "yarn (DeepSeek): the divisor's m, with --mscale", scaling(&S::mscale_all_dim), positive()),

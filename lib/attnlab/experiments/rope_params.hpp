@@ -37,7 +37,6 @@ struct RopeParams {
     // repeats and gaps included; empty: 0, 1, ..., L - 1.
     std::vector<long> positions;
     DynamicLength dynamic_length = DynamicLength::positions;
-    bool yarn_no_truncate = false;  // --no-yarn-truncate: scaling.yarn_truncate = false
     // longrope's factors as given, comma-separated (scaling.short_factor and long_factor).
     std::string short_factor, long_factor;
 };

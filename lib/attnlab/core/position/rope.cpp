@@ -29,7 +29,7 @@ void yarn_theta(std::vector<F>& theta, long r, F base, F factor, F L0, const Rop
     // truncate (HF's default, and llama.cpp's): the ramp's ends rounded out to whole pairs
     F low = correction_dim(static_cast<F>(s.beta_fast));
     F high = correction_dim(static_cast<F>(s.beta_slow));
-    if (s.yarn_truncate) low = std::floor(low), high = std::ceil(high);
+    if (!s.yarn_no_truncate) low = std::floor(low), high = std::ceil(high);
     low = std::max(low, F(0));
     high = std::min(high, static_cast<F>(r - 1));
     if (low == high) high += F(0.001);

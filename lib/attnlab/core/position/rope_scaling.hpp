@@ -52,7 +52,7 @@ struct RopeScalingParams {
     double beta_fast = 32.0;             // yarn (HF and llama.cpp defaults)
     double beta_slow = 1.0;
     std::optional<double> attention_factor;  // yarn: overrides 0.1 ln(s) + 1
-    bool yarn_truncate = true;           // yarn: the ramp's ends rounded to whole pairs (HF's truncate)
+    bool yarn_no_truncate = false;       // yarn: the ramp's ends left unrounded (HF's truncate=False)
     // yarn, DeepSeek: attention factor mscale(s, mscale) / mscale(s, mscale_all_dim), with
     // mscale(s, m) = 0.1 m ln(s) + 1, when both are given and nonzero (HF get_mscale).
     std::optional<double> mscale, mscale_all_dim;
