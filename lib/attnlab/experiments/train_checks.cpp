@@ -182,13 +182,20 @@ std::string seeds_said(const TrainParams& p, const CheckEnv& env)
 // how its accuracy carries past that length says nothing about its positions.
 constexpr double kLearned = 0.9;
 
+// The table of each scheme's lowest accuracy over the seeds (the one table with one seed).
+Table lowest_of(const TrainParams& p, const Run& run)
+{
+    Table t = table_of(p, run);
+    if (run.has("extrapolation_min")) t.acc = run.at("extrapolation_min").values.to_vector();
+    return t;
+}
+
 // A length demonstration over these schemes is shown only where each of them learned the task
 // at its training length, with every seed; otherwise NOT SHOWN, naming the lowest, with its
 // lowest accuracy there.
 std::optional<Check> unless_learned(const TrainParams& p, const Run& run, std::vector<Scheme> schemes, const std::string& claim, const CheckEnv& env)
 {
-    Table t = table_of(p, run);
-    if (run.has("extrapolation_min")) t.acc = run.at("extrapolation_min").values.to_vector();
+    const Table t = lowest_of(p, run);
     std::optional<Scheme> worst;
     for (Scheme s : schemes)
         if (t.has(s) && t.at(s, 0) < kLearned && (!worst || t.at(s, 0) < t.at(*worst, 0))) worst = s;
@@ -356,8 +363,7 @@ std::optional<Check> check_rope_weaker_short(const TrainParams& p, const Run& ru
 std::optional<std::string> unlearned_note(const TrainParams& p, const Run& run, const CheckEnv& env)
 {
     if (!p.compare) return std::nullopt;
-    Table t = table_of(p, run);
-    if (run.has("extrapolation_min")) t.acc = run.at("extrapolation_min").values.to_vector();
+    const Table t = lowest_of(p, run);
     std::vector<std::string> unlearned;
     for (Scheme s : {Scheme::sinusoidal, Scheme::rope})
         if (t.at(s, 0) < kLearned) unlearned.push_back(fmt::format("{} ({:.3g})", name_of(s), t.at(s, 0)));
