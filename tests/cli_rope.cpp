@@ -52,3 +52,23 @@ TEST_CASE("rope: errors")
     expect_usage_error({"rope", "--rotary-dim", "12"}, "--rotary-dim");
     expect_usage_error({"rope", "--len", "100000"}, "--show can leave out cache, dots, decay");
 }
+
+TEST_CASE("rope: the scaling options of one method are refused with another, and longrope's lists are held to one positive number per pair")
+{
+    expect_usage_error({"rope", "--dynamic-length", "len"}, "--dynamic-length applies to --scaling dynamic");
+    expect_usage_error({"rope", "--no-yarn-truncate"}, "--no-yarn-truncate, --mscale and --mscale-all-dim apply to --scaling yarn");
+    expect_usage_error({"rope", "--scaling", "yarn", "--factor", "4", "--original-len", "64", "--mscale", "1"},
+                       "--mscale and --mscale-all-dim go together");
+    expect_usage_error({"rope", "--short-factor", "1,2,3,4"}, "--scaling longrope takes --short-factor and --long-factor, and only it does");
+    const std::vector<std::string> longrope = {"rope", "--dim", "8", "--scaling", "longrope", "--factor", "4", "--original-len", "4"};
+    auto with = [&](std::vector<std::string> more) {
+        auto a = longrope;
+        a.insert(a.end(), more.begin(), more.end());
+        return a;
+    };
+    expect_usage_error(longrope, "--scaling longrope takes --short-factor and --long-factor");
+    expect_usage_error(with({"--short-factor", "1,2", "--long-factor", "1,2,3,4"}), "--short-factor gives 2 factors; longrope takes one per rotated pair, 4");
+    expect_usage_error(with({"--short-factor", "1,x,3,4", "--long-factor", "1,2,3,4"}), "--short-factor: 'x' is not a positive number");
+    expect_usage_error(with({"--short-factor", "1,2,3,4", "--long-factor", "1,2,0,4"}), "--long-factor: '0' is not a positive number");
+    CHECK(run_cli(with({"--short-factor", "1,2,3,4", "--long-factor", "1,2,3,4", "--quiet"})).status == 0);
+}

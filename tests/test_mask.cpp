@@ -420,9 +420,7 @@ TEST_CASE("run_mask: --window-convention hf2024 shows W + 1 keys (Hugging Face's
                                      X, X, 0, 0, 0};
     CHECK(std::vector<double>(r.find("mask")->values.begin(), r.find("mask")->values.end()) == hf2024);
     CHECK(find_check(r, "visible_keys_per_row").claim.find("min(i+1, 3)") != std::string::npos);
-    bool noted = false;
-    for (const auto& n : r.notes) noted = noted || n.find("W + 1 = 3 keys, i-2..i") != std::string::npos;
-    CHECK(noted);
+    CHECK(has_note(r, {"W + 1 = 3 keys, i-2..i"}));
     // the same W under the keys rule: i-1..i, and that mask held against the hf2024 run fails
     p.window_convention = WindowConvention::keys;
     const Report keys = run_mask(p, RunContext{});

@@ -435,16 +435,12 @@ TEST_CASE("run_rope: yarn's truncate and DeepSeek's mscale pair, as Hugging Face
     // mscale 1 over mscale_all_dim 0.5 at s = 4: (0.1 ln 4 + 1) / (0.05 ln 4 + 1) = 1.0648216
     p.scaling.mscale = 1.0;
     p.scaling.mscale_all_dim = 0.5;
-    bool noted = false;
-    for (const auto& n : run_rope(p, ctx).notes) noted = noted || n.find("attention factor 1.06482") != std::string::npos;
-    CHECK(noted);
+    CHECK(has_note(run_rope(p, ctx), {"attention factor 1.06482"}));
     CHECK(run_rope(p, ctx).passed());
     // without the pair, the paper's 0.1 ln 4 + 1 = 1.1386294
     p.scaling.mscale.reset();
     p.scaling.mscale_all_dim.reset();
-    noted = false;
-    for (const auto& n : run_rope(p, ctx).notes) noted = noted || n.find("attention factor 1.13863") != std::string::npos;
-    CHECK(noted);
+    CHECK(has_note(run_rope(p, ctx), {"attention factor 1.13863"}));
     RopeParams none;
     none.scaling.mscale = 1.0, none.scaling.mscale_all_dim = 1.0;
     CHECK_THROWS_AS(rope_experiment().validate(none), InputError);

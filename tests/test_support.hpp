@@ -9,6 +9,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,14 @@ inline attnlab::Check find_check(const std::vector<attnlab::Check>& checks, cons
     throw;
 }
 inline attnlab::Check find_check(const attnlab::Report& r, const std::string& name) { return find_check(r.checks, name); }
+
+// Whether one note of the report holds every one of these parts.
+inline bool has_note(const attnlab::Report& r, std::initializer_list<std::string> parts)
+{
+    for (const auto& n : r.notes)
+        if (std::all_of(parts.begin(), parts.end(), [&](const std::string& part) { return n.find(part) != std::string::npos; })) return true;
+    return false;
+}
 
 // The run's tensor of that name, to doctor in place (fails the test if there is none).
 inline attnlab::Tensor& tensor_of(attnlab::Run& run, const std::string& name)

@@ -261,9 +261,7 @@ TEST_CASE("train --compare-schemes --seeds: each cell the median over the seeds,
     // seed 0's models are the first of the two: its losses are the same
     CHECK(tensor_of(one, "loss").values.to_vector() == tensor_of(two, "loss").values.to_vector());
     // after 2 steps nothing has learned k-back: the note names the rows the articles' claims read
-    bool noted = false;
-    for (const auto& n : run_train(p, RunContext{}).notes) noted = noted || (n.find("not learned at the training length") != std::string::npos && n.find("sinusoidal (") != std::string::npos);
-    CHECK(noted);
+    CHECK(has_note(run_train(p, RunContext{}), {"not learned at the training length", "sinusoidal ("}));
     TrainParams single;
     single.seeds = 3;
     CHECK_THROWS_WITH_AS(train_experiment().validate(single), "--seeds trains several models per scheme for --compare-schemes; give --compare-schemes", InputError);
