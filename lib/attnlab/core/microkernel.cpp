@@ -1,6 +1,7 @@
 #include "attnlab/core/microkernel.hpp"
 
 #include <cstring>
+#include <vector>
 
 namespace attnlab {
 
@@ -18,27 +19,84 @@ __attribute__((always_inline)) inline v16 load(const float* p)
 
 __attribute__((always_inline)) inline void store(float* p, v16 v) { std::memcpy(p, &v, sizeof v); }
 
-// R rows of C: 4 R accumulators, each B row loaded once for all of them.
-template <int R>
+template <class V>
+__attribute__((always_inline)) inline V load_as(const float* p)
+{
+    V v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// R rows of C, NV vectors of V wide, starting at C's column 0: R NV accumulators, each vector
+// of a B row loaded once for all R rows. Each element is summed over k in order, one
+// multiply-add each, whatever R, NV or V: every tile gives the same bits.
+template <class V, int R, int NV>
 __attribute__((always_inline)) inline void rows(std::size_t k, const float* A, std::size_t lda, const float* B, std::size_t ldb, float* C,
                                                 std::size_t ldc, bool accumulate)
 {
-    v16 acc[R][4];
+    constexpr std::size_t W = sizeof(V) / sizeof(float);
+    V acc[R][NV];
     for (int i = 0; i < R; ++i)
-        for (int q = 0; q < 4; ++q) acc[i][q] = accumulate ? load(C + i * ldc + 16 * q) : v16{};
+        for (int q = 0; q < NV; ++q) acc[i][q] = accumulate ? load_as<V>(C + i * ldc + W * q) : V{};
     for (std::size_t j = 0; j < k; ++j) {
-        const float* b = B + j * ldb;
-        const v16 b0 = load(b), b1 = load(b + 16), b2 = load(b + 32), b3 = load(b + 48);
+        V b[NV];
+        for (int q = 0; q < NV; ++q) b[q] = load_as<V>(B + j * ldb + W * q);
         for (int i = 0; i < R; ++i) {
             const float a = A[i * lda + j];
-            acc[i][0] += a * b0;
-            acc[i][1] += a * b1;
-            acc[i][2] += a * b2;
-            acc[i][3] += a * b3;
+            for (int q = 0; q < NV; ++q) acc[i][q] += a * b[q];
         }
     }
     for (int i = 0; i < R; ++i)
-        for (int q = 0; q < 4; ++q) store(C + i * ldc + 16 * q, acc[i][q]);
+        for (int q = 0; q < NV; ++q) std::memcpy(C + i * ldc + W * q, &acc[i][q], sizeof(V));
+}
+
+// The panel in stripes of NV vectors of V (the whole 64 columns when they fit the registers),
+// six rows at a time, then four, two and one.
+template <class V, int NV>
+__attribute__((always_inline)) inline void panel_in_stripes(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B,
+                                                            std::size_t ldb, float* C, std::size_t ldc, bool accumulate)
+{
+    constexpr std::size_t S = NV * sizeof(V) / sizeof(float);
+    static_assert(kPanelWidth % S == 0, "a stripe divides the panel");
+    for (std::size_t c0 = 0; c0 < kPanelWidth; c0 += S) {
+        const float* b = B + c0;
+        float* c = C + c0;
+        std::size_t r = 0;
+        for (; r + 6 <= n; r += 6) rows<V, 6, NV>(k, A + r * lda, lda, b, ldb, c + r * ldc, ldc, accumulate);
+        if (r + 4 <= n) rows<V, 4, NV>(k, A + r * lda, lda, b, ldb, c + r * ldc, ldc, accumulate), r += 4;
+        if (r + 2 <= n) rows<V, 2, NV>(k, A + r * lda, lda, b, ldb, c + r * ldc, ldc, accumulate), r += 2;
+        if (r < n) rows<V, 1, NV>(k, A + r * lda, lda, b, ldb, c + r * ldc, ldc, accumulate);
+    }
+}
+
+typedef float v8 __attribute__((vector_size(32), aligned(4)));
+typedef float v4 __attribute__((vector_size(16), aligned(4)));
+
+// One body per instruction set, each tile sized to its registers (six rows of NV vectors, plus
+// the B vectors and a broadcast, within the register file):
+// - AVX-512 (32 registers of 16): six rows of the whole 64 columns, 24 accumulators;
+// - AVX2 with FMA (16 of 8): six rows of 16 columns, 12 accumulators. Compiled from the
+//   AVX-512 tile, a row of 64 columns is eight registers, the six rows' 48 spill to memory:
+//   that body ran at 4.5-5.2 GFLOP/s, this one at 105-113, the AVX-512 one at 214-221
+//   (rows 384, k 64, one thread, on a Xeon with AVX-512, each body chosen by hand). With
+//   FMA its bits are the AVX-512 body's (a test holds them equal);
+// - the x86-64 baseline (16 SSE registers of 4, no FMA): six rows of 8 columns, its own bits.
+__attribute__((target("avx512f"))) void panel64_avx512(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B,
+                                                       std::size_t ldb, float* C, std::size_t ldc, bool accumulate)
+{
+    panel_in_stripes<v16, 4>(n, k, A, lda, B, ldb, C, ldc, accumulate);
+}
+
+__attribute__((target("avx2,fma"))) void panel64_avx2(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B,
+                                                      std::size_t ldb, float* C, std::size_t ldc, bool accumulate)
+{
+    panel_in_stripes<v8, 2>(n, k, A, lda, B, ldb, C, ldc, accumulate);
+}
+
+void panel64_baseline(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B, std::size_t ldb, float* C,
+                      std::size_t ldc, bool accumulate)
+{
+    panel_in_stripes<v4, 2>(n, k, A, lda, B, ldb, C, ldc, accumulate);
 }
 
 // One round of the transposition: rows i and i + B exchange the lanes whose bit B differs
@@ -86,17 +144,23 @@ void transpose_scaled_reference(std::size_t nk, std::size_t d, float scale, cons
     }
 }
 
-// Compiled with -ffp-contract=fast (CMakeLists.txt): acc += a * b is one fused multiply-add
-// in the AVX-512 and AVX2 clones, a multiply and an add in the default one.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void panel64(std::size_t n, std::size_t k, const float* A, std::size_t lda,
-                                                                          const float* B, std::size_t ldb, float* C, std::size_t ldc,
-                                                                          bool accumulate)
+std::vector<Panel64Body> panel64_bodies()
 {
-    std::size_t r = 0;
-    for (; r + 6 <= n; r += 6) rows<6>(k, A + r * lda, lda, B, ldb, C + r * ldc, ldc, accumulate);
-    if (r + 4 <= n) rows<4>(k, A + r * lda, lda, B, ldb, C + r * ldc, ldc, accumulate), r += 4;
-    if (r + 2 <= n) rows<2>(k, A + r * lda, lda, B, ldb, C + r * ldc, ldc, accumulate), r += 2;
-    if (r < n) rows<1>(k, A + r * lda, lda, B, ldb, C + r * ldc, ldc, accumulate);
+    std::vector<Panel64Body> out;
+    if (__builtin_cpu_supports("avx512f")) out.push_back({"avx512", panel64_avx512});
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) out.push_back({"avx2", panel64_avx2});
+    out.push_back({"baseline", panel64_baseline});
+    return out;
+}
+
+// Compiled with -ffp-contract=fast (CMakeLists.txt): acc += a * b is one fused multiply-add
+// in the AVX-512 and AVX2 bodies, a multiply and an add in the baseline one. The best body the
+// CPU has, chosen once.
+void panel64(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B, std::size_t ldb, float* C, std::size_t ldc,
+             bool accumulate)
+{
+    static const Panel64Fn best = panel64_bodies().front().run;
+    best(n, k, A, lda, B, ldb, C, ldc, accumulate);
 }
 
 void panel64_reference(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B, std::size_t ldb, float* C,

@@ -2,13 +2,15 @@
 // (q k^T on 64 keys; p v on 64 of a head's 64, 128, ... dimensions), row-major with row
 // strides, no packing. It reads A where the kernel wrote it (the exp'd
 // scores, a query block) and B's rows in place (a value block, a transposed key block), which
-// OpenBLAS would copy first; it keeps six rows of C in registers and streams B row by row.
+// OpenBLAS would copy first; it keeps six rows of C (or of a stripe of C: one body per
+// instruction set, each tile sized to its registers) in registers and streams B row by row.
 // Each row of C is accumulated in the same order (over k, one fused multiply-add per element)
 // wherever it sits in a panel, so its bits do not depend on n or on which rows are computed.
 // panel64_reference is the plain loop the tests hold it to.
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 namespace attnlab {
 
@@ -18,6 +20,16 @@ void panel64(std::size_t n, std::size_t k, const float* A, std::size_t lda, cons
              bool accumulate);
 void panel64_reference(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B, std::size_t ldb, float* C,
                        std::size_t ldc, bool accumulate);
+
+// panel64's body for each instruction set the CPU has, best first ("avx512", "avx2" with FMA,
+// "baseline"); panel64 runs the first. The tests run each.
+using Panel64Fn = void (*)(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B, std::size_t ldb, float* C,
+                           std::size_t ldc, bool accumulate);
+struct Panel64Body {
+    const char* isa;
+    Panel64Fn run;
+};
+std::vector<Panel64Body> panel64_bodies();
 
 // kt = scale * the transpose of k [nk, d] (row stride d), in panels of 64 keys: panel p is
 // [d, 64] (row stride 64) at kt + 64 d p, and holds keys [64 p, 64 p + 64); nk is a whole
