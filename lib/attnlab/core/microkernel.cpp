@@ -10,21 +10,18 @@ namespace {
 // Sixteen floats: one AVX-512 register, two AVX2 ones; unaligned loads and stores.
 typedef float v16 __attribute__((vector_size(64), aligned(4)));
 
-__attribute__((always_inline)) inline v16 load(const float* p)
-{
-    v16 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
-__attribute__((always_inline)) inline void store(float* p, v16 v) { std::memcpy(p, &v, sizeof v); }
-
-template <class V>
-__attribute__((always_inline)) inline V load_as(const float* p)
+template <class V = v16>
+__attribute__((always_inline)) inline V load(const float* p)
 {
     V v;
     std::memcpy(&v, p, sizeof v);
     return v;
+}
+
+template <class V>
+__attribute__((always_inline)) inline void store(float* p, V v)
+{
+    std::memcpy(p, &v, sizeof v);
 }
 
 // R rows of C, NV vectors of V wide, starting at C's column 0: R NV accumulators, each vector
@@ -37,17 +34,17 @@ __attribute__((always_inline)) inline void rows(std::size_t k, const float* A, s
     constexpr std::size_t W = sizeof(V) / sizeof(float);
     V acc[R][NV];
     for (int i = 0; i < R; ++i)
-        for (int q = 0; q < NV; ++q) acc[i][q] = accumulate ? load_as<V>(C + i * ldc + W * q) : V{};
+        for (int q = 0; q < NV; ++q) acc[i][q] = accumulate ? load<V>(C + i * ldc + W * q) : V{};
     for (std::size_t j = 0; j < k; ++j) {
         V b[NV];
-        for (int q = 0; q < NV; ++q) b[q] = load_as<V>(B + j * ldb + W * q);
+        for (int q = 0; q < NV; ++q) b[q] = load<V>(B + j * ldb + W * q);
         for (int i = 0; i < R; ++i) {
             const float a = A[i * lda + j];
             for (int q = 0; q < NV; ++q) acc[i][q] += a * b[q];
         }
     }
     for (int i = 0; i < R; ++i)
-        for (int q = 0; q < NV; ++q) std::memcpy(C + i * ldc + W * q, &acc[i][q], sizeof(V));
+        for (int q = 0; q < NV; ++q) store(C + i * ldc + W * q, acc[i][q]);
 }
 
 // The panel in stripes of NV vectors of V (the whole 64 columns when they fit the registers),
@@ -77,8 +74,8 @@ typedef float v4 __attribute__((vector_size(16), aligned(4)));
 // - AVX-512 (32 registers of 16): six rows of the whole 64 columns, 24 accumulators;
 // - AVX2 with FMA (16 of 8): six rows of 16 columns, 12 accumulators. Compiled from the
 //   AVX-512 tile, a row of 64 columns is eight registers, the six rows' 48 spill to memory:
-//   that body ran at 4.5-5.2 GFLOP/s, this one at 105-113, the AVX-512 one at 214-221
-//   (rows 384, k 64, one thread, on a Xeon with AVX-512, each body chosen by hand). With
+//   that body ran at 4.5-5.2 GFLOP/s, this one at 105-114, the AVX-512 one at 214-221
+//   (rows 384, k 64, one thread, on an AMD EPYC with AVX-512, each body chosen by hand). With
 //   FMA its bits are the AVX-512 body's (a test holds them equal);
 // - the x86-64 baseline (16 SSE registers of 4, no FMA): six rows of 8 columns, its own bits.
 __attribute__((target("avx512f"))) void panel64_avx512(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B,
