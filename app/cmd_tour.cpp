@@ -6,6 +6,8 @@
 #include "attnlab/render/report_html.hpp"
 #include "attnlab/render/tour.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <unistd.h>
@@ -26,8 +28,10 @@ void setup_tour(CLI::App& app, Runners& runners)
 {
     auto opts = std::make_shared<TourOpts>();
     auto* sub = app.add_subcommand("tour", "Walk through both articles in order, checking every claim, with a closing claims table");
-    sub->add_option("--section", opts->tour.section,
-                    "Run one section: order, pe, rope, alibi, mask, encoder_decoder (default: all)");
+    const std::string sections = fmt::format("{}", fmt::join(tour_section_names(), ", "));
+    // An empty name would read as "all": refused, as any other name that is no section is.
+    sub->add_option("--section", opts->tour.section, "Run one section: " + sections + " (default: all)")
+        ->check(CLI::Validator([sections](const std::string& s) { return s.empty() ? "an empty name is no section; sections: " + sections : std::string(); }, ""));
     add_run_options(*sub, opts->common);
     sub->add_option_function<std::string>(
            "--format", [opts](const std::string& s) { opts->common.format = enum_map<Format>().at(s); },

@@ -49,6 +49,11 @@ codes = {}
 for n in range(int(sys.argv[3]) if len(sys.argv) > 3 else 300):
     cmd = rng.choice(list(opts))
     args = [cmd] + prefix.get(cmd, [])
+    # the whole tour and its section on length, which trains (seconds a run), are the same run
+    # whatever is drawn here, and the tour's own tests run them; a line of tour runs one of the
+    # other sections, or a hostile name
+    if cmd == "tour":
+        args += ["--section", rng.choice([s for s in sections if s != "length"] + vals)]
     for _ in range(rng.randint(0, 5)):
         o = rng.choice(opts[cmd])
         if o in flags: args.append(o)
