@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kExe = ATTNLAB_EXE;
+const std::string& kExe = program();
 
 // A new empty folder for one test; every one made is removed when the test program ends.
 std::string fresh(const std::string& tag)
@@ -359,7 +359,7 @@ TEST_CASE("files: reading a CSV or JSON file stays inside the memory budget, eac
         write(0.95 * budget / c.cost);
         const auto accepted = run_cli({"pe", "--len", "4", "--dim", "4", "--quiet", "--max-memory", "0.25", "--against", dir + "/" + c.name});
         CHECK(accepted.status == 1);  // read whole, and the wrong shape
-        if (!ATTNLAB_PROGRAM_SANITIZED) CHECK(static_cast<double>(accepted.max_rss_kb) * 1024.0 <= budget);  // ASan's shadow is its own
+        if (!program_sanitized()) CHECK(static_cast<double>(accepted.max_rss_kb) * 1024.0 <= budget);  // ASan's shadow is its own
         write(1.05 * budget / c.cost);
         const auto refused = run_cli({"pe", "--len", "4", "--dim", "4", "--quiet", "--max-memory", "0.25", "--against", dir + "/" + c.name});
         CHECK(refused.status == 2);

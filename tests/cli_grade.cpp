@@ -307,7 +307,7 @@ TEST_CASE("exercise grade: a folder whose name starts with = lands in the CSV as
 {
     const std::string dir = fresh("formula");
     submission(dir, "=1+2", "exit 1");
-    const int status = std::system(("cd '" + dir + "' && '" ATTNLAB_EXE "' exercise grade causal-mask =1+2 --run 'sh run.sh' --hidden 0 --format csv > out.csv").c_str());
+    const int status = std::system(("cd '" + dir + "' && '" + program() + "' exercise grade causal-mask =1+2 --run 'sh run.sh' --hidden 0 --format csv > out.csv").c_str());
     REQUIRE(status == 0);
     CHECK(slurp(dir + "/out.csv").find("\n'=1+2,0,1,0,crash\n") != std::string::npos);
 }
@@ -385,6 +385,7 @@ TEST_CASE("exercise grade: SIGTERM to the grader ends every run, a double-forked
         // a duration that no other test process uses
         const std::string marker = "31." + std::to_string(::getpid()) + (sandbox[0] == 'n' ? "71" : "72");
         const std::string sub = submission(dir, "daemon", "(setsid sleep " + marker + " </dev/null >/dev/null 2>&1 &); sleep " + marker);
+        const std::string& exe = program();
         const pid_t pid = ::fork();
         REQUIRE(pid >= 0);
         if (pid == 0) {
@@ -392,7 +393,7 @@ TEST_CASE("exercise grade: SIGTERM to the grader ends every run, a double-forked
             ::dup2(devnull, 1);
             ::dup2(devnull, 2);
             ::setenv("TMPDIR", tmp.c_str(), 1);
-            ::execl(ATTNLAB_EXE, ATTNLAB_EXE, "exercise", "grade", "causal-mask", sub.c_str(), "--run", "sh run.sh", "--hidden", "0", "--sandbox",
+            ::execl(exe.c_str(), exe.c_str(), "exercise", "grade", "causal-mask", sub.c_str(), "--run", "sh run.sh", "--hidden", "0", "--sandbox",
                     sandbox, static_cast<char*>(nullptr));
             ::_exit(127);
         }

@@ -25,11 +25,27 @@ std::string slurp(const std::string& path)
 
 namespace {
 
+std::string env_or(const char* name, const std::string& fallback)
+{
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+const std::string kProgram = env_or("ATTNLAB_PROGRAM", ATTNLAB_EXE);
+const bool kSanitized = env_or("ATTNLAB_PROGRAM_SANITIZED", ATTNLAB_PROGRAM_SANITIZED ? "1" : "0") == "1";
+
+}  // namespace
+
+const std::string& program() { return kProgram; }
+bool program_sanitized() { return kSanitized; }
+
+namespace {
+
 // In the child: becomes the built attnlab with these arguments (127 if it cannot).
 [[noreturn]] void exec_attnlab(const std::vector<std::string>& args)
 {
     std::vector<char*> argv;
-    std::string exe = ATTNLAB_EXE;
+    std::string exe = kProgram;
     argv.push_back(exe.data());
     std::vector<std::string> copy = args;
     for (auto& a : copy) argv.push_back(a.data());

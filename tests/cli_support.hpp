@@ -13,6 +13,14 @@ struct CliResult {
     long max_rss_kb = 0;  // the child's peak resident memory
 };
 
+// The attnlab under test: $ATTNLAB_PROGRAM when set (the sanitizer build runs this driver,
+// built once by the release build, against its own program), else the one built beside this
+// driver. Read once, before main.
+const std::string& program();
+// Whether that program carries the sanitizers (its memory is then theirs to count):
+// $ATTNLAB_PROGRAM_SANITIZED=1 or 0 when set, else what the build of this driver says.
+bool program_sanitized();
+
 // A scratch path of this process (two test runs on one machine never share a file).
 std::string scratch(const std::string& name);
 
