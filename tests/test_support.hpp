@@ -27,6 +27,15 @@ struct StringMaker<std::vector<std::string>> {
 };
 }  // namespace doctest
 
+// The sanitizer build runs a swept or randomized test on fewer draws, for memory safety (each
+// run there is many times slower); the release build judges the full count.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitizedBuild = true;
+#else
+constexpr bool kSanitizedBuild = false;
+#endif
+constexpr int draws(int release, int sanitized) { return kSanitizedBuild ? sanitized : release; }
+
 // A scratch path of this process (two test runs on one machine never share a file).
 inline std::string scratch(const std::string& name) { return "/tmp/attnlab-" + std::to_string(getpid()) + "-" + name; }
 
