@@ -22,14 +22,25 @@ for src in lib/attnlab/io/npy.cpp lib/attnlab/io/read.cpp lib/attnlab/io/files.c
   objects+=("$obj")
 done
 wait
-status=0
-for target in fuzz_readers:corpus fuzz_exercise_file:corpus_exercise; do
+# The targets are built, then run side by side (one core each), each on its own corpus copy.
+targets=(fuzz_readers:corpus fuzz_exercise_file:corpus_exercise)
+pids=()
+for target in "${targets[@]}"; do
   name=${target%%:*} corpus=tests/fuzz/${target#*:}
   "$cxx" "${flags[@]}" -fsanitize=fuzzer "tests/fuzz/$name.cpp" "${objects[@]}" -lfmt -o "$out/$name"
   rm -rf "$out/$name.corpus" && mkdir -p "$out/$name.corpus" && cp "$corpus"/* "$out/$name.corpus/"
+done
+for target in "${targets[@]}"; do
+  name=${target%%:*}
   echo "fuzz: $name for $seconds s" >&2
-  if ! "$out/$name" "$out/$name.corpus" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-       -seed=1 -artifact_prefix=tests/fuzz/crashes/ -print_final_stats=1 >"$out/$name.log" 2>&1; then
+  "$out/$name" "$out/$name.corpus" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+    -seed=1 -artifact_prefix=tests/fuzz/crashes/ -print_final_stats=1 >"$out/$name.log" 2>&1 &
+  pids+=($!)
+done
+status=0
+for i in "${!targets[@]}"; do
+  name=${targets[$i]%%:*}
+  if ! wait "${pids[$i]}"; then
     tail -40 "$out/$name.log" >&2
     status=1
   fi
