@@ -13,6 +13,8 @@ import random
 import subprocess
 import sys
 
+from subcommands import subcommands
+
 DTYPES = ["float64", "float32", "float16", "bfloat16"]
 
 
@@ -168,9 +170,7 @@ def registered(attnlab):
     """The experiments --help lists (the tour, the exercises and the two whose runs are timed or
     trained are not drawn). One without a drawer here runs at its defaults, in every dtype and
     seed: valid, so it must exit 0."""
-    text = subprocess.run([attnlab, "--help"], capture_output=True, text=True).stdout
-    names = [line.split()[0] for line in text.split("Subcommands:\n")[1].split("\n\n")[0].splitlines() if line.strip()]
-    return [n for n in names if n not in ("tour", "exercise", "bench", "train")]
+    return [n for n in subcommands(attnlab) if n not in ("tour", "exercise", "bench", "train")]
 
 
 def draw(r, names):

@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+from subcommands import subcommands
+
 SKIP = 77
 attnlab = os.path.abspath(sys.argv[1])
 # --write-only (the sanitizer build): every page is written, by the program under the sanitizers,
@@ -29,9 +31,16 @@ if browser is None and open_pages:
     print("SKIPPED: chromium is not installed (setup.sh installs it); the reports were not opened in a browser")
     sys.exit(SKIP)
 
-COMMANDS = [["permute-test"], ["pe"], ["learned"], ["shaw"], ["t5"], ["rope"], ["alibi"], ["mask"], ["nope"], ["decode"],
-            ["attend", "--mask", "causal"], ["bench", "--len", "64", "--repeat", "1"]]
+# Sizes for the experiments whose defaults time or train for seconds, and the causal mask for
+# attend (its default has none); every other experiment runs at its defaults.
+ARGS = {"attend": ["--mask", "causal"], "bench": ["--len", "64", "--repeat", "1"],
+        "train": ["--steps", "20", "--d-model", "16", "--heads", "2", "--train-len", "4", "--batch", "4"]}
 
+
+def experiments():
+    """Every experiment --help lists (the tour, run below in both languages, and the exercises,
+    which write no page, aside), so a new experiment's page is opened without a line here."""
+    return [[n] + ARGS.get(n, []) for n in subcommands(attnlab) if n not in ("tour", "exercise")]
 
 class Browser:
     """chromium --remote-debugging-pipe: JSON messages ending in NUL, commands on fd 3, replies and events on fd 4."""
@@ -149,7 +158,7 @@ def main():
         shots = os.path.join(tmp, "shots")
         os.mkdir(shots)
         pages = []
-        for args in COMMANDS + [["tour"], ["tour", "--lang", "zh"]]:
+        for args in experiments() + [["tour"], ["tour", "--lang", "zh"]]:
             name = "-".join(a.strip("-") for a in args[:1] + args[1:3])
             path = os.path.join(tmp, name + ".html")
             # one run writes the page and prints the JSON it is held to
