@@ -2,7 +2,8 @@
 # a CLI test driver built elsewhere, run against this build's program. The sanitizer build
 # uses the release build's driver this way instead of compiling a second one: the driver only
 # starts the program and reads what it did, and the sanitizers watch the program.
-# Set by tests/CMakeLists.txt through configure_file: DRIVER, PROGRAM, SANITIZED, WORKDIR.
+# Filled in by tests/CMakeLists.txt (configure_file): ATTNLAB_CLI_DRIVER, ATTNLAB_CLI_PROGRAM,
+# ATTNLAB_CLI_SANITIZED and the working folder.
 set(driver "@ATTNLAB_CLI_DRIVER@")
 if(NOT EXISTS "${driver}")
   message(FATAL_ERROR "the CLI tests' driver ${driver} is missing: build it first (cmake --build --preset release)")

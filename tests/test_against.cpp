@@ -121,11 +121,7 @@ TEST_CASE("--against: every catalogued mistake of every subcommand differs from 
 
 // The sanitizer build checks the same path on a quarter of the rows (its -O0 judge takes
 // minutes at full size); the release build judges the full table.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr long kPowTableLen = 512;
-#else
-constexpr long kPowTableLen = 2048;
-#endif
+constexpr long kPowTableLen = draws(2048, 512);
 
 TEST_CASE("--against: a right answer computed another way passes: a float32 PE table at L = 2048 (512 under ASan), D = 512 built with pow")
 {

@@ -42,6 +42,7 @@ def experiments():
     which write no page, aside), so a new experiment's page is opened without a line here."""
     return [[n] + ARGS.get(n, []) for n in subcommands(attnlab) if n not in ("tour", "exercise")]
 
+
 class Browser:
     """chromium --remote-debugging-pipe: JSON messages ending in NUL, commands on fd 3, replies and events on fd 4."""
 
