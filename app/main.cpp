@@ -4,6 +4,7 @@
 // Exit status: 0 every checked property holds, 1 a checked property does not hold for the
 // configuration asked for (one stderr line names the failed checks), 2 a usage or input error
 // or a failed write (one line on stderr, nothing on stdout).
+#include "attnlab/core/isa.hpp"
 #include "attnlab/core/report.hpp"
 #include "attnlab/io/files.hpp"
 #include "attnlab/version.hpp"
@@ -14,6 +15,7 @@
 #include <fmt/ranges.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <new>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -92,6 +94,9 @@ int main(int argc, char** argv)
         }
         if (argc > 1 && has_subcommand(app, argv[1])) attnlab::app::refuse_loose_lists(*app.get_subcommand(argv[1]), std::vector<std::string>(argv + 2, argv + argc));
         app.parse(argc, argv);
+        // The kernel's target (attnlab/core/isa.hpp): one the CPU lacks is refused, not replaced.
+        if (const std::string problem = attnlab::isa_request_problem(std::getenv("ATTNLAB_ISA"), attnlab::cpu_isas()); !problem.empty())
+            return fail(problem);
         for (const auto& [sub, run] : runners)
             if (sub->parsed()) return run();
         return fail("no command ran; see --help");

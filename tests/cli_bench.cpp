@@ -4,6 +4,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
 TEST_CASE("bench: a tiny run exits 0, text and JSON")
 {
     const auto text = run_cli({"bench", "--len", "96", "--heads", "2", "--head-dim", "8", "--repeat", "2"});
@@ -58,4 +63,75 @@ TEST_CASE("attend --threads: the same bits on one thread and on three")
     REQUIRE(a["tensors"].size() == 1);
     CHECK(a["tensors"][0]["data"] == b["tensors"][0]["data"]);
     CHECK(a["passed"] == true);
+}
+
+namespace {
+
+// The targets this CPU has, as the program names them when ATTNLAB_ISA names none.
+std::vector<std::string> cpu_targets()
+{
+    const CliResult r = run_cli({"bench", "--len", "16"}, {"ATTNLAB_ISA=none"});
+    const std::string lead = "(this CPU has ";
+    const auto at = r.err.find(lead), end = r.err.find(')', at);
+    if (at == std::string::npos || end == std::string::npos) return {};
+    std::vector<std::string> out;
+    std::string list = r.err.substr(at + lead.size(), end - at - lead.size()) + ", ";
+    for (std::size_t from = 0, comma; (comma = list.find(", ", from)) != std::string::npos; from = comma + 2)
+        out.push_back(list.substr(from, comma - from));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("ATTNLAB_ISA: a name that is no target, or one the CPU lacks, is refused before anything runs")
+{
+    const CliResult r = run_cli({"bench", "--len", "16"}, {"ATTNLAB_ISA=avx3"});
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.err.rfind("attnlab: error: ATTNLAB_ISA: 'avx3' is no target; targets: scalar, sse4, avx2, avx512 (this CPU has ", 0) == 0);
+    // Every command, not only bench; --help still answers.
+    CHECK(run_cli({"pe", "--len", "4", "--dim", "4"}, {"ATTNLAB_ISA="}).status == 2);
+    CHECK(run_cli({"bench", "--help"}, {"ATTNLAB_ISA=avx3"}).status == 0);
+    const std::vector<std::string> has = cpu_targets();
+    REQUIRE(!has.empty());
+    CHECK(has.back() == "scalar");
+    for (const std::string name : {"sse4", "avx2", "avx512"})
+        if (std::find(has.begin(), has.end(), name) == has.end()) {
+            const CliResult lacked = run_cli({"pe", "--len", "4", "--dim", "4"}, {"ATTNLAB_ISA=" + name});
+            CHECK(lacked.status == 2);
+            CHECK(lacked.err.find("ATTNLAB_ISA: this CPU cannot run " + name + "; it has ") != std::string::npos);
+        }
+}
+
+TEST_CASE("ATTNLAB_ISA: bench runs and names each target the CPU has, and each holds the kernel to the reference, bit-identical across threads")
+{
+    std::map<std::string, nlohmann::json> outs;
+    for (const std::string& isa : cpu_targets()) {
+        CAPTURE(isa);
+        const std::vector<std::string> env = {"ATTNLAB_ISA=" + isa};
+        // d = 64 and float32: the kernel's own products; 300 rows: two query blocks and a tail.
+        const CliResult b = run_cli({"bench", "--len", "300", "--heads", "2", "--head-dim", "64", "--mask", "causal", "--threads", "2",
+                                     "--repeat", "1", "--format", "json"},
+                                    env);
+        REQUIRE(b.status == 0);
+        const auto j = nlohmann::json::parse(b.out);
+        CHECK(j["measurements"]["isa"] == isa);
+        CHECK(j["checks"].size() >= 2);
+        CHECK(j["passed"] == true);
+        const std::vector<std::string> args = {"attend", "--len", "300", "--heads", "2", "--dim", "128", "--mask", "causal", "--tensor",
+                                               "out_merged", "--format", "json"};
+        auto one = args, three = args;
+        one.insert(one.end(), {"--threads", "1"});
+        three.insert(three.end(), {"--threads", "3"});
+        const CliResult a = run_cli(one, env), c = run_cli(three, env);
+        REQUIRE(a.status == 0);
+        REQUIRE(c.status == 0);
+        const auto ja = nlohmann::json::parse(a.out), jc = nlohmann::json::parse(c.out);
+        CHECK(ja["tensors"][0]["data"] == jc["tensors"][0]["data"]);
+        outs[isa] = ja["tensors"][0]["data"];
+    }
+    // The targets with FMA give each other's bits, and those without each other's.
+    for (const auto& [a, b] : {std::pair<std::string, std::string>{"avx2", "avx512"}, {"scalar", "sse4"}})
+        if (outs.count(a) && outs.count(b)) CHECK(outs[a] == outs[b]);
 }

@@ -6,6 +6,7 @@
 #include "attnlab/core/attention.hpp"
 #include "attnlab/core/error_model.hpp"
 #include "attnlab/core/fast_exp.hpp"
+#include "attnlab/core/isa.hpp"
 #include "attnlab/core/microkernel.hpp"
 #include "attnlab/core/rng.hpp"
 #include "attnlab/experiments/alibi.hpp"
@@ -13,9 +14,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <vector>
 
 using namespace attnlab;
@@ -29,6 +32,10 @@ Ten4<T> random4(std::size_t a, std::size_t b, std::size_t c, std::size_t d, std:
     fill_normal(t.data(), t.size(), 11, stream);
     return t;
 }
+
+// The targets with fused multiply-adds (isa.hpp): they give the same bits as each other, and
+// the others the same as each other.
+bool fused(Isa isa) { return isa == Isa::avx2 || isa == Isa::avx512; }
 
 struct EdgeCase {
     std::size_t L, S;
@@ -76,50 +83,35 @@ void check_edge(const EdgeCase& c, double tol)
 
 }  // namespace
 
-TEST_CASE("kernel: equals the reference at the block edges, for every mask, fill, softmax and ALiBi")
+TEST_CASE("kernel: equals the reference at the block edges, for every mask, fill, softmax and ALiBi, on every target")
 {
-    // Query blocks and key blocks each at 1, a block - 1 and a block + 1 (GQA: 2 heads share 1).
-    for (std::size_t L : {std::size_t{1}, kBlockQ - 1, kBlockQ + 1})
-        for (std::size_t S : {std::size_t{1}, kBlockK - 1, kBlockK + 1})
-            for (MaskKind kind : {MaskKind::none, MaskKind::causal, MaskKind::padding, MaskKind::both, MaskKind::window})
-                for (Align align : {Align::upper_left, Align::lower_right}) {
-                    check_edge<double>({L, S, kind, align, -INFINITY, SoftmaxKind::plain, false}, 1e-12);
-                    check_edge<float>({L, S, kind, align, -1e9, SoftmaxKind::safe, true}, 2e-5);
-                }
-    // d = 64 in float32: p v through the kernel's own product (microkernel.hpp), and q k^T on
-    // whole panels of 64 keys (S = a block + 64: two tiles of whole panels; the window of 37
-    // and the padded half leave panels of a tile that some groups of rows never see)
-    for (std::size_t L : {std::size_t{1}, kBlockQ + 1})
-        for (std::size_t S : {std::size_t{1}, kBlockK - 1, kBlockK + 1, kBlockK + 64})
-            for (MaskKind kind : {MaskKind::none, MaskKind::causal, MaskKind::padding, MaskKind::both, MaskKind::window})
-                for (Align align : {Align::upper_left, Align::lower_right}) {
-                    // panels no row of a group of 64 sees are skipped with the -inf fill, not with a finite one
-                    check_edge<float>({L, S, kind, align, -INFINITY, SoftmaxKind::plain, true, 64}, 2e-5);
-                    check_edge<float>({L, S, kind, align, -1e9, SoftmaxKind::safe, false, 64}, 2e-5);
-                }
-    // d = 128: two panels of columns in p v; q k^T over k = 128
-    for (std::size_t S : {kBlockK - 1, kBlockK + 64})
-        for (MaskKind kind : {MaskKind::none, MaskKind::causal, MaskKind::window})
-            check_edge<float>({kBlockQ + 1, S, kind, Align::upper_left, -INFINITY, SoftmaxKind::plain, true, 128}, 2e-5);
+    for (const Isa isa : cpu_isas()) {
+        INFO(name_of(isa));
+        const IsaScope scope(isa);
+        // d = 128: two panels of columns in p v; q k^T over k = 128
+        for (std::size_t S : {kBlockK - 1, kBlockK + 64})
+            for (MaskKind kind : {MaskKind::none, MaskKind::causal, MaskKind::window})
+                check_edge<float>({kBlockQ + 1, S, kind, Align::upper_left, -INFINITY, SoftmaxKind::plain, true, 128}, 2e-5);
+    }
 }
 
-TEST_CASE("kernel: the float32 panel product equals its plain loop for every row count and remainder, in each instruction set's body")
+TEST_CASE("kernel: the float32 panel product equals its plain loop for every row count and remainder, on every target")
 {
     const std::size_t k = 37, lda = 41, ldb = 70, ldc = 66;
     std::vector<float> A(13 * lda), B(k * ldb), C0(13 * ldc);
     fill_normal(A.data(), A.size(), 3, 1);
     fill_normal(B.data(), B.size(), 3, 2);
     fill_normal(C0.data(), C0.size(), 3, 3);
-    const std::vector<Panel64Body> bodies = panel64_bodies();
-    REQUIRE(std::string(bodies.back().isa) == "baseline");
-    for (const Panel64Body& body : bodies)
+    const std::vector<Isa> isas = cpu_isas();
+    REQUIRE(isas.back() == Isa::scalar);
+    for (const Isa isa : isas)
         for (std::size_t n = 0; n <= 13; ++n)
             for (bool accumulate : {false, true}) {
-                CAPTURE(body.isa);
+                CAPTURE(name_of(isa));
                 CAPTURE(n);
                 CAPTURE(accumulate);
-                std::vector<float> fast = C0, plain = C0, best = C0;
-                body.run(n, k, A.data(), lda, B.data(), ldb, fast.data(), ldc, accumulate);
+                std::vector<float> fast = C0, plain = C0, twin = C0, active = C0;
+                panel64_on(isa, n, k, A.data(), lda, B.data(), ldb, fast.data(), ldc, accumulate);
                 panel64_reference(n, k, A.data(), lda, B.data(), ldb, plain.data(), ldc, accumulate);
                 double worst = 0.0;
                 for (std::size_t i = 0; i < fast.size(); ++i) worst = std::max(worst, std::abs(double(fast[i]) - double(plain[i])));
@@ -129,31 +121,39 @@ TEST_CASE("kernel: the float32 panel product equals its plain loop for every row
                         if (r >= n || c >= kPanelWidth) CHECK(fast[r * ldc + c] == C0[r * ldc + c]);
                 if (n == 7) {  // a row's bits do not depend on where it sits in a panel
                     std::vector<float> alone = C0;
-                    body.run(1, k, A.data() + 6 * lda, lda, B.data(), ldb, alone.data() + 6 * ldc, ldc, accumulate);
+                    panel64_on(isa, 1, k, A.data() + 6 * lda, lda, B.data(), ldb, alone.data() + 6 * ldc, ldc, accumulate);
                     for (std::size_t c = 0; c < kPanelWidth; ++c) CHECK(alone[6 * ldc + c] == fast[6 * ldc + c]);
                 }
-                // The bodies with FMA (AVX-512, AVX2) give panel64's bits, the best body's.
-                panel64(n, k, A.data(), lda, B.data(), ldb, best.data(), ldc, accumulate);
-                if (std::string(body.isa) != "baseline" && std::string(bodies.front().isa) != "baseline") CHECK(fast == best);
+                // avx2 gives avx512's bits, sse4 scalar's; and panel64 runs the active target.
+                const Isa other = fused(isa) ? isas.front() : Isa::scalar;
+                panel64_on(other, n, k, A.data(), lda, B.data(), ldb, twin.data(), ldc, accumulate);
+                if (fused(other) == fused(isa)) CHECK(fast == twin);
+                const IsaScope scope(isa);
+                panel64(n, k, A.data(), lda, B.data(), ldb, active.data(), ldc, accumulate);
+                CHECK(fast == active);
             }
 }
 
-TEST_CASE("kernel: the key tile's transposition in registers equals its plain loop bit for bit")
+TEST_CASE("kernel: the key tile's transposition in registers equals its plain loop bit for bit, on every target")
 {
-    for (const auto& [nk, d] : {std::pair<std::size_t, std::size_t>{64, 16}, {256, 64}, {64, 128}, {192, 32}}) {
-        CAPTURE(nk);
-        CAPTURE(d);
-        std::vector<float> k(nk * d), fast(nk * d, -1.0f), plain(nk * d, -2.0f);
-        fill_normal(k.data(), k.size(), 5, 1);
-        transpose_scaled(nk, d, 0.125f, k.data(), fast.data());
-        transpose_scaled_reference(nk, d, 0.125f, k.data(), plain.data());
-        CHECK(fast == plain);
-        CHECK(plain[3 * 64 + 5] == 0.125f * k[5 * d + 3]);  // row c of a panel is column c of k
-        // key 64 p + j, column c, sits in panel p at row c, column j
-        CHECK(plain[(nk / 64 - 1) * d * 64 + (d - 1) * 64 + 63] == 0.125f * k[(nk - 1) * d + d - 1]);
-        transpose_scaled(nk, d, 1.0f / 3.0f, k.data(), fast.data());
-        transpose_scaled_reference(nk, d, 1.0f / 3.0f, k.data(), plain.data());
-        CHECK(fast == plain);
+    for (const Isa isa : cpu_isas()) {
+        for (const auto& [nk, d] : {std::pair<std::size_t, std::size_t>{64, 16}, {256, 64}, {64, 128}, {192, 32}}) {
+            CAPTURE(name_of(isa));
+            const IsaScope scope(isa);
+            CAPTURE(nk);
+            CAPTURE(d);
+            std::vector<float> k(nk * d), fast(nk * d, -1.0f), plain(nk * d, -2.0f);
+            fill_normal(k.data(), k.size(), 5, 1);
+            transpose_scaled(nk, d, 0.125f, k.data(), fast.data());
+            transpose_scaled_reference(nk, d, 0.125f, k.data(), plain.data());
+            CHECK(fast == plain);
+            CHECK(plain[3 * 64 + 5] == 0.125f * k[5 * d + 3]);  // row c of a panel is column c of k
+            // key 64 p + j, column c, sits in panel p at row c, column j
+            CHECK(plain[(nk / 64 - 1) * d * 64 + (d - 1) * 64 + 63] == 0.125f * k[(nk - 1) * d + d - 1]);
+            transpose_scaled(nk, d, 1.0f / 3.0f, k.data(), fast.data());
+            transpose_scaled_reference(nk, d, 1.0f / 3.0f, k.data(), plain.data());
+            CHECK(fast == plain);
+        }
     }
 }
 
@@ -182,34 +182,73 @@ TEST_CASE("kernel: fully masked rows are NaN under the plain softmax and zero un
     CHECK(safe.out(0, 0, 2, 0) == doctest::Approx(attention_reference(in, RowRange{2, 3}).out(0, 0, 0, 0)).epsilon(1e-12));
 }
 
-TEST_CASE("kernel: the same bits for any thread count and any row range")
+TEST_CASE("kernel: the same bits for any thread count and any row range, on every target")
 {
     const std::size_t L = 3 * kBlockQ + 17;
-    for (const std::size_t d : {std::size_t{16}, std::size_t{64}}) {  // 64: the kernel's own p v product
-        CAPTURE(d);
-        const auto q = random4<float>(1, 3, L, d, 1), k = random4<float>(1, 3, L, d, 2), v = random4<float>(1, 3, L, d, 3);
-        MaskSpec m;
-        m.kind = MaskKind::causal;
-        m.queries = m.keys = static_cast<long>(L);
-        AttentionInputs<float> in;
-        in.q = &q, in.k = &k, in.v = &v, in.mask = &m, in.scale = 0.25;
-        in.threads = 1;
-        const auto one = attention(in, Matrices::drop);
-        for (unsigned threads : {2u, 3u, 7u}) {
-            in.threads = threads;
-            CHECK(max_abs_diff(attention(in, Matrices::drop).out, one.out) == 0.0);
+    for (const Isa isa : cpu_isas()) {
+        for (const std::size_t d : {std::size_t{16}, std::size_t{64}}) {  // 64: the kernel's own p v product
+            CAPTURE(name_of(isa));
+            const IsaScope scope(isa);
+            CAPTURE(d);
+            const auto q = random4<float>(1, 3, L, d, 1), k = random4<float>(1, 3, L, d, 2), v = random4<float>(1, 3, L, d, 3);
+            MaskSpec m;
+            m.kind = MaskKind::causal;
+            m.queries = m.keys = static_cast<long>(L);
+            AttentionInputs<float> in;
+            in.q = &q, in.k = &k, in.v = &v, in.mask = &m, in.scale = 0.25;
+            in.threads = 1;
+            const auto one = attention(in, Matrices::drop);
+            for (unsigned threads : {2u, 3u, 7u}) {
+                in.threads = threads;
+                CHECK(max_abs_diff(attention(in, Matrices::drop).out, one.out) == 0.0);
+            }
+            for (const RowRange rr : {RowRange{0, 1}, RowRange{static_cast<long>(kBlockQ) - 3, static_cast<long>(kBlockQ) + 3}, RowRange{static_cast<long>(L) - 5, static_cast<long>(L)}}) {
+                const auto part = attention(in, Matrices::drop, rr);
+                double worst = 0.0;
+                for (std::size_t h = 0; h < 3; ++h)
+                    for (long i = rr.begin; i < rr.end; ++i)
+                        for (std::size_t c = 0; c < d; ++c)
+                            worst = std::max(worst, std::abs(double(part.out(0, h, static_cast<std::size_t>(i - rr.begin), c)) - double(one.out(0, h, i, c))));
+                CHECK(worst == 0.0);
+                CHECK(part.out.shape(2) == static_cast<std::size_t>(rr.end - rr.begin));  // the range's rows only
+                CHECK(max_abs_diff_rows(part.out, one.out.data(), L, rr) == 0.0);
+            }
         }
-        for (const RowRange rr : {RowRange{0, 1}, RowRange{static_cast<long>(kBlockQ) - 3, static_cast<long>(kBlockQ) + 3}, RowRange{static_cast<long>(L) - 5, static_cast<long>(L)}}) {
-            const auto part = attention(in, Matrices::drop, rr);
-            double worst = 0.0;
-            for (std::size_t h = 0; h < 3; ++h)
-                for (long i = rr.begin; i < rr.end; ++i)
-                    for (std::size_t c = 0; c < d; ++c)
-                        worst = std::max(worst, std::abs(double(part.out(0, h, static_cast<std::size_t>(i - rr.begin), c)) - double(one.out(0, h, i, c))));
-            CHECK(worst == 0.0);
-            CHECK(part.out.shape(2) == static_cast<std::size_t>(rr.end - rr.begin));  // the range's rows only
-            CHECK(max_abs_diff_rows(part.out, one.out.data(), L, rr) == 0.0);
+    }
+}
+
+TEST_CASE("kernel: the targets with FMA give the same bits as each other, and those without the same as each other")
+{
+    const std::size_t L = kBlockQ + 40, d = 64;
+    const auto q = random4<float>(1, 2, L, d, 1), k = random4<float>(1, 2, L, d, 2), v = random4<float>(1, 2, L, d, 3);
+    MaskSpec m;
+    m.kind = MaskKind::causal;
+    m.queries = m.keys = static_cast<long>(L);
+    AttentionInputs<float> in;
+    in.q = &q, in.k = &k, in.v = &v, in.mask = &m, in.scale = 0.125;
+    std::vector<float> x(300);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = -0.37f * static_cast<float>(i % 97) - 0.001f * static_cast<float>(i);
+    std::map<bool, Ten4<float>> out;
+    std::map<bool, std::vector<float>> exps;
+    std::map<bool, float> sums;
+    for (const Isa isa : cpu_isas()) {
+        INFO(name_of(isa));
+        const IsaScope scope(isa);
+        const Ten4<float> o = attention(in, Matrices::drop).out;
+        std::vector<float> e = x;
+        const float sum = exp_shifted_sum(e.data(), e.size(), 0.5f);
+        if (out.count(fused(isa)) == 0) {
+            out[fused(isa)] = o, exps[fused(isa)] = e, sums[fused(isa)] = sum;
+            continue;
         }
+        CHECK(max_abs_diff(o, out[fused(isa)]) == 0.0);
+        CHECK(e == exps[fused(isa)]);
+        CHECK(sum == sums[fused(isa)]);
+    }
+    // The two groups differ (by rounding only): fused products are not the others' bits.
+    if (out.size() == 2) {
+        CHECK(max_abs_diff(out[true], out[false]) > 0.0);
+        CHECK(max_abs_diff(out[true], out[false]) <= 1e-5);
     }
 }
 
@@ -248,7 +287,8 @@ TEST_CASE("kernel: ALiBi computed tile by tile equals the stored bias tensor")
     CHECK(max_abs_diff(attention(stored, Matrices::keep).scores, attention(computed, Matrices::keep).scores) == 0.0);
 }
 
-TEST_CASE("fast exp: within its documented bound of std::exp over the softmax's domain")
+namespace {
+void exp_within_bound()
 {
     std::vector<float> xf;
     for (double x = -87.3; x <= 0.0; x += 1.3e-4) xf.push_back(static_cast<float>(x));
@@ -296,8 +336,19 @@ TEST_CASE("fast exp: within its documented bound of std::exp over the softmax's 
     CHECK(below[0] == 0.0);
     CHECK(below[1] == 0.0);
 }
+}  // namespace
 
-TEST_CASE("fast exp: the row steps of the streaming softmax")
+TEST_CASE("fast exp: within its documented bound of std::exp over the softmax's domain, on every target")
+{
+    for (const Isa isa : cpu_isas()) {
+        INFO(name_of(isa));
+        const IsaScope scope(isa);
+        exp_within_bound();
+    }
+}
+
+namespace {
+void row_steps()
 {
     std::vector<double> row = {0.5, -1.0, NAN, 2.0, -INFINITY};
     for (int i = 0; i < 40; ++i) row.push_back(-0.01 * i);
@@ -310,8 +361,19 @@ TEST_CASE("fast exp: the row steps of the streaming softmax")
     CHECK(p[2] == 0.0);
     CHECK(sum == doctest::Approx(std::exp(-1.0) + std::exp(-2.0)).epsilon(1e-15));
 }
+}  // namespace
 
-TEST_CASE("fast exp: the float32 row step equals exp_inplace of x - shift and its sixteen-lane sum, bit for bit")
+TEST_CASE("fast exp: the row steps of the streaming softmax, on every target")
+{
+    for (const Isa isa : cpu_isas()) {
+        INFO(name_of(isa));
+        const IsaScope scope(isa);
+        row_steps();
+    }
+}
+
+namespace {
+void row_step_bits()
 {
     // Every length up to three blocks and a tail, over values that reach both ends of the
     // reduction, -88's clamp, -inf and NaN.
@@ -336,6 +398,16 @@ TEST_CASE("fast exp: the float32 row step equals exp_inplace of x - shift and it
             CHECK((std::isnan(x[i]) ? std::isnan(want[i]) : std::memcmp(&x[i], &want[i], sizeof(float)) == 0));
         }
         CHECK((std::isnan(sum) ? std::isnan(want_sum) : std::memcmp(&sum, &want_sum, sizeof(float)) == 0));
+    }
+}
+}  // namespace
+
+TEST_CASE("fast exp: the float32 row step equals exp_inplace of x - shift and its sixteen-lane sum, bit for bit, on every target")
+{
+    for (const Isa isa : cpu_isas()) {
+        INFO(name_of(isa));
+        const IsaScope scope(isa);
+        row_step_bits();
     }
 }
 
@@ -529,4 +601,28 @@ TEST_CASE("bench: a small run holds the kernel to the reference and reports its 
         CHECK(find_param(r.measurements, key) != nullptr);
     // Useful work of the causal half: 2 * (300 * 301 / 2) * 16 * 4 * 2 flops.
     CHECK(param_number(r.params, "useful_gflop") == doctest::Approx(2.0 * 300.0 * 301.0 / 2.0 * 16.0 * 4.0 * 2.0 / 1e9));
+}
+
+TEST_CASE("ATTNLAB_ISA: a target is refused when it is no target or the CPU lacks it, in one line that names what the CPU has")
+{
+    const std::vector<Isa> avx2_machine = {Isa::avx2, Isa::sse4, Isa::scalar};
+    CHECK(isa_request_problem(nullptr, avx2_machine).empty());  // unset: the best
+    CHECK(isa_request_problem("avx2", avx2_machine).empty());
+    CHECK(isa_request_problem("scalar", avx2_machine).empty());
+    CHECK(isa_request_problem("avx512", avx2_machine) == "ATTNLAB_ISA: this CPU cannot run avx512; it has avx2, sse4, scalar");
+    CHECK(isa_request_problem("AVX2", avx2_machine) ==
+          "ATTNLAB_ISA: 'AVX2' is no target; targets: scalar, sse4, avx2, avx512 (this CPU has avx2, sse4, scalar)");
+    CHECK(isa_request_problem("", {Isa::scalar}).rfind("ATTNLAB_ISA: '' is no target", 0) == 0);
+    // This CPU's list: best first, scalar last, each one it has.
+    const std::vector<Isa> here = cpu_isas();
+    REQUIRE(!here.empty());
+    CHECK(here.back() == Isa::scalar);
+    for (const Isa isa : here) CHECK(cpu_has(isa));
+    CHECK(std::is_sorted(here.rbegin(), here.rend()));
+    const Isa before = active_isa();
+    {
+        const IsaScope scope(Isa::scalar);
+        CHECK(active_isa() == Isa::scalar);
+    }
+    CHECK(active_isa() == before);
 }

@@ -1,10 +1,13 @@
 #include "attnlab/core/blas.hpp"
 
+#include "attnlab/core/isa.hpp"
+
 #include <cblas.h>
 #include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <strings.h>
 #include <stdexcept>
 #include <string>
 
@@ -59,16 +62,31 @@ OpenBlas load()
     return b;
 }
 
+// OpenBLAS's kernels for each of the kernel's targets (isa.hpp).
+const char* openblas_core(Isa isa)
+{
+    switch (isa) {
+        case Isa::avx512: return "SkylakeX";
+        case Isa::avx2: return "Haswell";
+        case Isa::sse4: return "Nehalem";
+        case Isa::scalar: break;
+    }
+    return "Prescott";
+}
+
 // OpenBLAS 0.3.21 (Debian 12) falls back to its Prescott (SSE3) kernels on Intel processors
 // it does not know by model number (OpenBLAS issue #4267, fixed in 0.3.25): about a fifth of
 // the speed on a processor with AVX-512. Unless OPENBLAS_CORETYPE says otherwise, such a
-// processor gets the kernels of its instruction set, before any product has run.
+// processor gets the kernels of its instruction set, before any product has run. A run with
+// ATTNLAB_ISA gets the kernels of that target, so that the products it is measured against
+// use the same instructions as its own.
 void choose_kernels(const OpenBlas& b)
 {
     if (std::getenv("OPENBLAS_CORETYPE") != nullptr || b.dynamic_init == nullptr || b.dynamic_quit == nullptr) return;
-    if (std::strcmp(b.get_corename(), "Prescott") != 0) return;
-    const char* core = __builtin_cpu_supports("avx512f") ? "SkylakeX" : __builtin_cpu_supports("avx2") ? "Haswell" : nullptr;
-    if (core == nullptr) return;
+    const bool asked = std::getenv("ATTNLAB_ISA") != nullptr;
+    if (!asked && std::strcmp(b.get_corename(), "Prescott") != 0) return;
+    const char* core = openblas_core(active_isa());
+    if (strcasecmp(b.get_corename(), core) == 0) return;
     setenv("OPENBLAS_CORETYPE", core, 0);
     b.dynamic_quit();
     b.dynamic_init();

@@ -1,8 +1,11 @@
 #include "attnlab/core/fast_exp.hpp"
 
+#include "attnlab/core/isa_targets.hpp"
+
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <type_traits>
 
 #include <immintrin.h>
 
@@ -47,7 +50,8 @@ constexpr float poly[] = {1.381461276e-3f, 8.368710056e-3f, 4.166838899e-2f, 1.6
 }  // namespace f32
 
 // The reduction and the polynomial for one element; x <= 0 or NaN. Every helper is
-// inlined into each clone below, so that each is compiled for the clone's instruction set.
+// inlined into each target's copy below (isa_targets.hpp), so that each is compiled for its
+// instruction set.
 __attribute__((always_inline)) inline float exp_one(float x)
 {
     const float xc = f32::floor > x ? f32::floor : x;
@@ -76,34 +80,66 @@ __attribute__((always_inline)) inline double exp_one(double x)
     return under ? 0.0 : y;
 }
 
-// Sixteen lanes as one vector of the compiler's vector extension, whatever the machine's width.
-template <class T>
-struct LanesOf;
-template <>
-struct LanesOf<float> {
-    typedef float type __attribute__((vector_size(64)));
+// A vector of the target's width (isa.hpp) in the compiler's vector extension: 64 bytes for
+// avx512, 32 for avx2, 16 for sse4; the scalar target's "vector" is one element. Sixteen
+// lanes are 16 / Width<I, T> of them side by side: lane u is element u of every block of 16,
+// whatever the width, so every target sums the same elements in the same order. A vector
+// wider than the target's registers is split by the compiler element by element: the avx2
+// copy of a 64-byte max ran as 16 scalar vmaxss, 11 % of the kernel's time.
+template <class T, std::size_t Bytes>
+struct VecOf {
+    typedef T type __attribute__((vector_size(Bytes)));
 };
-template <>
-struct LanesOf<double> {
-    typedef double type __attribute__((vector_size(128)));
-};
-template <class T>
-using Lanes = typename LanesOf<T>::type;
+template <Isa I>
+constexpr std::size_t kVectorBytes = I == Isa::avx512 ? 64 : I == Isa::avx2 ? 32 : 16;
+template <Isa I, class T>
+using Vec = typename VecOf<T, kVectorBytes<I>>::type;
+template <Isa I, class T>
+constexpr std::size_t kWidth = I == Isa::scalar ? 1 : kVectorBytes<I> / sizeof(T);
+constexpr std::size_t kLanes = 16;
 
-template <class T>
+// exp_one on a vector: the same operations in the same order (so the same fused pairs), lane
+// by lane. The float form only: its row step is the kernel's.
+template <class V>
+__attribute__((always_inline)) inline V exp_lanes(V x)
+{
+    typedef unsigned int VI __attribute__((vector_size(sizeof(V))));
+    const V floor = V{} + f32::floor;
+    const V xc = floor > x ? floor : x;
+    const V rounded = xc * f32::log2e + f32::magic;
+    const V n = rounded - f32::magic;
+    const V r = (xc - n * f32::ln2_hi) - n * f32::ln2_lo;
+    V p = V{} + f32::poly[0];
+    for (std::size_t i = 1; i < std::size(f32::poly); ++i) p = p * r + f32::poly[i];
+    const VI bits = ((VI)rounded + 127u) << 23;  // pow2_of_rounded, lane by lane
+    return p * (V)bits;
+}
+
+// The largest of start and x[0..n), sixteen running maxima.
+template <Isa I, class T>
 __attribute__((always_inline)) inline T lanes_max(const T* x, std::size_t n, T start)
 {
-    constexpr std::size_t W = 16;
-    Lanes<T> part;
-    for (std::size_t u = 0; u < W; ++u) part[u] = start;
+    T part[kLanes];
+    for (std::size_t u = 0; u < kLanes; ++u) part[u] = start;
     std::size_t c = 0;
-    for (; c + W <= n; c += W) {
-        Lanes<T> v;
-        std::memcpy(&v, x + c, sizeof v);
-        part = v > part ? v : part;
+    if constexpr (I == Isa::scalar) {
+        for (; c + kLanes <= n; c += kLanes)
+            for (std::size_t u = 0; u < kLanes; ++u) part[u] = x[c + u] > part[u] ? x[c + u] : part[u];
+    } else {
+        using V = Vec<I, T>;
+        constexpr std::size_t P = kLanes / kWidth<I, T>;
+        V vpart[P];
+        std::memcpy(vpart, part, sizeof vpart);
+        for (; c + kLanes <= n; c += kLanes)
+            for (std::size_t q = 0; q < P; ++q) {
+                V v;
+                std::memcpy(&v, x + c + q * kWidth<I, T>, sizeof v);
+                vpart[q] = v > vpart[q] ? v : vpart[q];
+            }
+        std::memcpy(part, vpart, sizeof part);
     }
     T best = start;
-    for (std::size_t u = 0; u < W; ++u) best = part[u] > best ? part[u] : best;
+    for (std::size_t u = 0; u < kLanes; ++u) best = part[u] > best ? part[u] : best;
     for (; c < n; ++c) best = x[c] > best ? x[c] : best;
     return best;
 }
@@ -124,23 +160,33 @@ __attribute__((always_inline)) inline T finish_exp_sum(T* x, std::size_t at, std
     return sum + tail;
 }
 
-// Sixteen running sums in a fixed order, whatever the vector width.
-template <class T>
+// Sixteen running sums in a fixed order, whatever the vector width: float on the target's
+// vectors (exp_lanes), double one element at a time.
+template <Isa I, class T>
 __attribute__((always_inline)) inline T lanes_exp_sum(T* x, std::size_t n, T shift)
 {
-    constexpr std::size_t W = 16;
-    Lanes<T> part = {};
+    T lanes[kLanes] = {};
     std::size_t c = 0;
-    for (; c + W <= n; c += W) {
-        T e[W];
-        for (std::size_t u = 0; u < W; ++u) e[u] = exp_one(x[c + u] - shift);
-        std::memcpy(x + c, e, sizeof e);
-        Lanes<T> v;
-        std::memcpy(&v, e, sizeof v);
-        part += v;
+    if constexpr (I == Isa::scalar || !std::is_same_v<T, float>) {
+        for (; c + kLanes <= n; c += kLanes)
+            for (std::size_t u = 0; u < kLanes; ++u) {
+                x[c + u] = exp_one(x[c + u] - shift);
+                lanes[u] += x[c + u];
+            }
+    } else {
+        using V = Vec<I, T>;
+        constexpr std::size_t W = kWidth<I, T>, P = kLanes / W;
+        V part[P] = {};
+        for (; c + kLanes <= n; c += kLanes)
+            for (std::size_t q = 0; q < P; ++q) {
+                V v;
+                std::memcpy(&v, x + c + q * W, sizeof v);
+                v = exp_lanes(v - shift);
+                std::memcpy(x + c + q * W, &v, sizeof v);
+                part[q] += v;
+            }
+        std::memcpy(lanes, part, sizeof lanes);
     }
-    T lanes[W];
-    std::memcpy(lanes, &part, sizeof lanes);
     return finish_exp_sum(x, c, n, shift, lanes);
 }
 
@@ -156,8 +202,8 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 clamp_below(__m5
 // lanes_exp_sum<float> for AVX-512, in intrinsics so that exp_one's clamp is one vmaxps: GCC
 // vectorises that clamp into a compare and a mask on every later step, and the loop took
 // 0.168 ns per element on rows of 512 instead of 0.144. The same operations in the same
-// order as the AVX-512 clone of exp_one (-ffp-contract=fast fuses the same pairs), and the
-// same sixteen-lane sum: the same bits, which a test holds.
+// order as the avx512 and avx2 copies of exp_one (-ffp-contract=fast fuses the same pairs),
+// and the same sixteen-lane sum: the same bits, which a test holds.
 __attribute__((target("avx512f"))) float exp_sum_avx512(float* x, std::size_t n, float shift)
 {
     const __m512 lo = _mm512_set1_ps(f32::floor), by = _mm512_set1_ps(shift), magic = _mm512_set1_ps(f32::magic);
@@ -181,46 +227,59 @@ __attribute__((target("avx512f"))) float exp_sum_avx512(float* x, std::size_t n,
     return finish_exp_sum(x, at, n, shift, lanes);
 }
 
-#define ATTNLAB_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-
-ATTNLAB_CLONES float exp_sum_cloned(float* x, std::size_t n, float shift) { return lanes_exp_sum(x, n, shift); }
+// The row steps, one struct each, compiled for every target (isa_targets.hpp); the
+// element-wise ones are loops the compiler vectorises for each.
+struct RowMax {
+    template <Isa I, class T>
+    __attribute__((always_inline)) static T run(const T* x, std::size_t n, T start)
+    {
+        return lanes_max<I>(x, n, start);
+    }
+};
+struct ExpSum {
+    template <Isa I, class T>
+    __attribute__((always_inline)) static T run(T* x, std::size_t n, T shift)
+    {
+        return lanes_exp_sum<I>(x, n, shift);
+    }
+};
+struct Scale {
+    template <Isa I, class T>
+    __attribute__((always_inline)) static void run(T* x, std::size_t n, T by)
+    {
+        for (std::size_t i = 0; i < n; ++i) x[i] *= by;
+    }
+};
+struct Divide {
+    template <Isa I, class T>
+    __attribute__((always_inline)) static void run(T* out, const T* x, std::size_t n, T by)
+    {
+        for (std::size_t i = 0; i < n; ++i) out[i] = x[i] / by;
+    }
+};
+struct Exp {
+    template <Isa I, class T>
+    __attribute__((always_inline)) static void run(T* x, std::size_t n)
+    {
+        for (std::size_t i = 0; i < n; ++i) x[i] = exp_one(x[i]);
+    }
+};
 
 }  // namespace
 
-ATTNLAB_CLONES float row_max(const float* x, std::size_t n, float start) { return lanes_max(x, n, start); }
-ATTNLAB_CLONES double row_max(const double* x, std::size_t n, double start) { return lanes_max(x, n, start); }
+float row_max(const float* x, std::size_t n, float start) { return targets::run<RowMax>(x, n, start); }
+double row_max(const double* x, std::size_t n, double start) { return targets::run<RowMax>(x, n, start); }
 float exp_shifted_sum(float* x, std::size_t n, float shift)
 {
-    static const auto chosen = __builtin_cpu_supports("avx512f") ? exp_sum_avx512 : exp_sum_cloned;
-    return chosen(x, n, shift);
+    const Isa isa = active_isa();
+    return isa == Isa::avx512 ? exp_sum_avx512(x, n, shift) : targets::run_on<ExpSum>(isa, x, n, shift);
 }
-ATTNLAB_CLONES double exp_shifted_sum(double* x, std::size_t n, double shift) { return lanes_exp_sum(x, n, shift); }
-
-ATTNLAB_CLONES void scale_inplace(float* x, std::size_t n, float by)
-{
-    for (std::size_t i = 0; i < n; ++i) x[i] *= by;
-}
-ATTNLAB_CLONES void scale_inplace(double* x, std::size_t n, double by)
-{
-    for (std::size_t i = 0; i < n; ++i) x[i] *= by;
-}
-ATTNLAB_CLONES void divide_into(float* out, const float* x, std::size_t n, float by)
-{
-    for (std::size_t i = 0; i < n; ++i) out[i] = x[i] / by;
-}
-ATTNLAB_CLONES void divide_into(double* out, const double* x, std::size_t n, double by)
-{
-    for (std::size_t i = 0; i < n; ++i) out[i] = x[i] / by;
-}
-
-__attribute__((target_clones("avx512f", "avx2", "default"))) void exp_inplace(float* x, std::size_t n)
-{
-    for (std::size_t i = 0; i < n; ++i) x[i] = exp_one(x[i]);
-}
-
-__attribute__((target_clones("avx512f", "avx2", "default"))) void exp_inplace(double* x, std::size_t n)
-{
-    for (std::size_t i = 0; i < n; ++i) x[i] = exp_one(x[i]);
-}
+double exp_shifted_sum(double* x, std::size_t n, double shift) { return targets::run<ExpSum>(x, n, shift); }
+void scale_inplace(float* x, std::size_t n, float by) { targets::run<Scale>(x, n, by); }
+void scale_inplace(double* x, std::size_t n, double by) { targets::run<Scale>(x, n, by); }
+void divide_into(float* out, const float* x, std::size_t n, float by) { targets::run<Divide>(out, x, n, by); }
+void divide_into(double* out, const double* x, std::size_t n, double by) { targets::run<Divide>(out, x, n, by); }
+void exp_inplace(float* x, std::size_t n) { targets::run<Exp>(x, n); }
+void exp_inplace(double* x, std::size_t n) { targets::run<Exp>(x, n); }
 
 }  // namespace attnlab

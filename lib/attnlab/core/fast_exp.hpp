@@ -1,8 +1,8 @@
 // exp over an array, vectorised, for the softmax of the attention kernel; and the other row
 // steps of that softmax.
 //
-// Method (Cody and Waite's reduction, then a polynomial; compiled for AVX-512, AVX2 and the
-// baseline, the best chosen at run time):
+// Method (Cody and Waite's reduction, then a polynomial; compiled for every target of isa.hpp,
+// the active one chosen at run time):
 //   n = round(x / ln 2),  r = x - n ln2_hi - n ln2_lo  (|r| <= ln 2 / 2),
 //   exp(x) = 2^n * P(r),  P of degree 6 fitted to exp's relative error on [-ln2/2, ln2/2]
 //   (float: 3.1e-9 before its coefficients are rounded) or the Taylor polynomial of degree 12
@@ -25,7 +25,8 @@ void exp_inplace(float* x, std::size_t n);
 void exp_inplace(double* x, std::size_t n);
 
 // The row steps of the attention kernel's streaming softmax, compiled the same way. Their
-// reductions run sixteen lanes in a fixed order, so every build gives the same figures.
+// reductions run sixteen lanes in a fixed order, so the targets with FMA (avx2, avx512) give
+// the same figures, and those without (scalar, sse4) the same as each other.
 // The largest of start and x[0..n), NaN ignored (as softmax_inplace ignores it).
 float row_max(const float* x, std::size_t n, float start);
 double row_max(const double* x, std::size_t n, double start);
@@ -33,7 +34,7 @@ double row_max(const double* x, std::size_t n, double start);
 // has an AVX-512 body of its own in intrinsics, with the same bits (fast_exp.cpp).
 float exp_shifted_sum(float* x, std::size_t n, float shift);
 double exp_shifted_sum(double* x, std::size_t n, double shift);
-// x *= by, and out = x / by: one rounding each, the same in every clone.
+// x *= by, and out = x / by: one rounding each, the same for every target.
 void scale_inplace(float* x, std::size_t n, float by);
 void scale_inplace(double* x, std::size_t n, double by);
 void divide_into(float* out, const float* x, std::size_t n, float by);

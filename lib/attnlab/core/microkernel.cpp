@@ -1,7 +1,8 @@
 #include "attnlab/core/microkernel.hpp"
 
+#include "attnlab/core/isa_targets.hpp"
+
 #include <cstring>
-#include <vector>
 
 namespace attnlab {
 
@@ -69,32 +70,31 @@ __attribute__((always_inline)) inline void panel_in_stripes(std::size_t n, std::
 typedef float v8 __attribute__((vector_size(32), aligned(4)));
 typedef float v4 __attribute__((vector_size(16), aligned(4)));
 
-// One body per instruction set, each tile sized to its registers (six rows of NV vectors, plus
-// the B vectors and a broadcast, within the register file):
-// - AVX-512 (32 registers of 16): six rows of the whole 64 columns, 24 accumulators;
-// - AVX2 with FMA (16 of 8): six rows of 16 columns, 12 accumulators. Compiled from the
+// One body per target, each tile sized to its registers (six rows of NV vectors, plus the B
+// vectors and a broadcast, within the register file):
+// - avx512 (32 registers of 16): six rows of the whole 64 columns, 24 accumulators;
+// - avx2 with FMA (16 of 8): six rows of 16 columns, 12 accumulators. Compiled from the
 //   AVX-512 tile, a row of 64 columns is eight registers, the six rows' 48 spill to memory:
 //   that body ran at 4.5-5.2 GFLOP/s, this one at 105-114, the AVX-512 one at 214-221
 //   (rows 384, k 64, one thread, on an AMD EPYC with AVX-512, each body chosen by hand). With
 //   FMA its bits are the AVX-512 body's (a test holds them equal);
-// - the x86-64 baseline (16 SSE registers of 4, no FMA): six rows of 8 columns, its own bits.
-__attribute__((target("avx512f"))) void panel64_avx512(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B,
-                                                       std::size_t ldb, float* C, std::size_t ldc, bool accumulate)
-{
-    panel_in_stripes<v16, 4>(n, k, A, lda, B, ldb, C, ldc, accumulate);
-}
-
-__attribute__((target("avx2,fma"))) void panel64_avx2(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B,
-                                                      std::size_t ldb, float* C, std::size_t ldc, bool accumulate)
-{
-    panel_in_stripes<v8, 2>(n, k, A, lda, B, ldb, C, ldc, accumulate);
-}
-
-void panel64_baseline(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B, std::size_t ldb, float* C,
-                      std::size_t ldc, bool accumulate)
-{
-    panel_in_stripes<v4, 2>(n, k, A, lda, B, ldb, C, ldc, accumulate);
-}
+// - sse4 (16 SSE registers of 4, no FMA): six rows of 8 columns;
+// - scalar: six rows of 2 columns, one float each; the bits of sse4 (the same sums, unfused).
+struct PanelBody {
+    template <Isa I>
+    __attribute__((always_inline)) static void run(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B,
+                                                   std::size_t ldb, float* C, std::size_t ldc, bool accumulate)
+    {
+        if constexpr (I == Isa::avx512)
+            panel_in_stripes<v16, 4>(n, k, A, lda, B, ldb, C, ldc, accumulate);
+        else if constexpr (I == Isa::avx2)
+            panel_in_stripes<v8, 2>(n, k, A, lda, B, ldb, C, ldc, accumulate);
+        else if constexpr (I == Isa::sse4)
+            panel_in_stripes<v4, 2>(n, k, A, lda, B, ldb, C, ldc, accumulate);
+        else
+            panel_in_stripes<float, 2>(n, k, A, lda, B, ldb, C, ldc, accumulate);
+    }
+};
 
 // One round of the transposition: rows i and i + B exchange the lanes whose bit B differs
 // from the row's, so after the rounds B = 1, 2, 4, 8 element (i, j) has moved to (j, i).
@@ -115,10 +115,7 @@ __attribute__((always_inline)) inline void exchange(v16* r)
     }
 }
 
-}  // namespace
-
-__attribute__((target_clones("avx512f", "avx2", "default"))) void transpose_scaled(std::size_t nk, std::size_t d, float scale,
-                                                                                   const float* k, float* kt)
+__attribute__((always_inline)) inline void transpose_in_registers(std::size_t nk, std::size_t d, float scale, const float* k, float* kt)
 {
     for (std::size_t j0 = 0; j0 < nk; j0 += 16)
         for (std::size_t c0 = 0; c0 < d; c0 += 16) {
@@ -133,7 +130,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void transpose_scal
         }
 }
 
-void transpose_scaled_reference(std::size_t nk, std::size_t d, float scale, const float* k, float* kt)
+__attribute__((always_inline)) inline void transpose_plain(std::size_t nk, std::size_t d, float scale, const float* k, float* kt)
 {
     for (std::size_t j = 0; j < nk; ++j) {
         float* panel = kt + j / kPanelWidth * d * kPanelWidth;
@@ -141,23 +138,43 @@ void transpose_scaled_reference(std::size_t nk, std::size_t d, float scale, cons
     }
 }
 
-std::vector<Panel64Body> panel64_bodies()
+// The vector targets transpose in registers, scalar element by element: one product each, the
+// same bits.
+struct TransposeBody {
+    template <Isa I>
+    __attribute__((always_inline)) static void run(std::size_t nk, std::size_t d, float scale, const float* k, float* kt)
+    {
+        if constexpr (I == Isa::scalar)
+            transpose_plain(nk, d, scale, k, kt);
+        else
+            transpose_in_registers(nk, d, scale, k, kt);
+    }
+};
+
+}  // namespace
+
+void transpose_scaled(std::size_t nk, std::size_t d, float scale, const float* k, float* kt)
 {
-    std::vector<Panel64Body> out;
-    if (__builtin_cpu_supports("avx512f")) out.push_back({"avx512", panel64_avx512});
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) out.push_back({"avx2", panel64_avx2});
-    out.push_back({"baseline", panel64_baseline});
-    return out;
+    targets::run<TransposeBody>(nk, d, scale, k, kt);
+}
+
+void transpose_scaled_reference(std::size_t nk, std::size_t d, float scale, const float* k, float* kt)
+{
+    transpose_plain(nk, d, scale, k, kt);
 }
 
 // Compiled with -ffp-contract=fast (CMakeLists.txt): acc += a * b is one fused multiply-add
-// in the AVX-512 and AVX2 bodies, a multiply and an add in the baseline one. The best body the
-// CPU has, chosen once.
+// in the avx512 and avx2 bodies, a multiply and an add in the others.
+void panel64_on(Isa isa, std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B, std::size_t ldb, float* C,
+                std::size_t ldc, bool accumulate)
+{
+    targets::run_on<PanelBody>(isa, n, k, A, lda, B, ldb, C, ldc, accumulate);
+}
+
 void panel64(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B, std::size_t ldb, float* C, std::size_t ldc,
              bool accumulate)
 {
-    static const Panel64Fn best = panel64_bodies().front().run;
-    best(n, k, A, lda, B, ldb, C, ldc, accumulate);
+    targets::run<PanelBody>(n, k, A, lda, B, ldb, C, ldc, accumulate);
 }
 
 void panel64_reference(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B, std::size_t ldb, float* C,

@@ -3,14 +3,15 @@
 // strides, no packing. It reads A where the kernel wrote it (the exp'd
 // scores, a query block) and B's rows in place (a value block, a transposed key block), which
 // OpenBLAS would copy first; it keeps six rows of C (or of a stripe of C: one body per
-// instruction set, each tile sized to its registers) in registers and streams B row by row.
+// target of isa.hpp, each tile sized to its registers) in registers and streams B row by row.
 // Each row of C is accumulated in the same order (over k, one fused multiply-add per element)
 // wherever it sits in a panel, so its bits do not depend on n or on which rows are computed.
 // panel64_reference is the plain loop the tests hold it to.
 #pragma once
 
+#include "attnlab/core/isa.hpp"
+
 #include <cstddef>
-#include <vector>
 
 namespace attnlab {
 
@@ -21,15 +22,10 @@ void panel64(std::size_t n, std::size_t k, const float* A, std::size_t lda, cons
 void panel64_reference(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B, std::size_t ldb, float* C,
                        std::size_t ldc, bool accumulate);
 
-// panel64's body for each instruction set the CPU has, best first ("avx512", "avx2" with FMA,
-// "baseline"); panel64 runs the first. The tests run each.
-using Panel64Fn = void (*)(std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B, std::size_t ldb, float* C,
-                           std::size_t ldc, bool accumulate);
-struct Panel64Body {
-    const char* isa;
-    Panel64Fn run;
-};
-std::vector<Panel64Body> panel64_bodies();
+// panel64's body for a given target (isa.hpp), which the CPU must have; panel64 runs the
+// active one. The tests run each.
+void panel64_on(Isa isa, std::size_t n, std::size_t k, const float* A, std::size_t lda, const float* B, std::size_t ldb, float* C,
+                std::size_t ldc, bool accumulate);
 
 // kt = scale * the transpose of k [nk, d] (row stride d), in panels of 64 keys: panel p is
 // [d, 64] (row stride 64) at kt + 64 d p, and holds keys [64 p, 64 p + 64); nk is a whole

@@ -1,5 +1,7 @@
 #include "attnlab/core/rng.hpp"
 
+#include "attnlab/core/isa.hpp"
+
 #include <stdexcept>
 
 // The eight-lane normals need GCC's or Clang's x86 intrinsics and target attributes.
@@ -87,10 +89,12 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) std::uint64_t normals_x32(s
     return start[0];
 }
 
+// The eight-lane body when the kernels' target (isa.hpp) is avx512 and the CPU has the
+// extensions it also needs.
 bool has_avx512()
 {
-    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-    return has;
+    static const bool cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    return cpu && active_isa() == Isa::avx512;
 }
 #endif
 

@@ -4,6 +4,7 @@
 
 #include "attnlab/core/attention.hpp"
 #include "attnlab/core/blas.hpp"
+#include "attnlab/core/isa.hpp"
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/parallel.hpp"
 #include "attnlab/core/rng.hpp"
@@ -147,6 +148,7 @@ Run compute_bench(const BenchParams& p, const Plan& plan)
     run.measured["tol"] = tol;
     run.measured["out_scale"] = max_v + 1.0;  // an output row is an average of value rows
     set_param(run.measurements, "threads", static_cast<long>(thread_count(p.threads)));
+    set_param(run.measurements, "isa", name_of(active_isa()));
     set_param(run.measurements, "blas", "OpenBLAS, " + blas::kernel_name() + " kernels");
     if (!(err <= tol)) return run;  // not timed: the kernel is wrong
     AttentionOutput<T> full;
@@ -230,7 +232,9 @@ Experiment<BenchParams> make_bench_experiment()
     e.measurements_help = "Measurements: --repeat interleaved pairs of a kernel run and a GEMM round on the same threads;\n"
                           "seconds, sgemm_gflops (dgemm for float64) and the kernel's fraction_of_sgemm per pair, each as\n"
                           "its median with _min and _max; gflops (useful work, the causal half only, at the median time),\n"
-                          "max_abs_err_vs_reference (sampled rows), peak_bytes (the process's peak resident memory).";
+                          "max_abs_err_vs_reference (sampled rows), peak_bytes (the process's peak resident memory);\n"
+                          "isa, the kernel's instruction set (the CPU's best, or ATTNLAB_ISA=scalar|sse4|avx2|avx512), and\n"
+                          "blas, the OpenBLAS kernels of the GEMM rate (those of ATTNLAB_ISA's target when it is set).";
     e.options = bench_options();
     e.derived_params = [](const BenchParams& p) { return ParamList{{"useful_gflop", 2.0 * useful_madds(p) / 1e9}}; };
     // q, k, v and out; the reference's rows; the GEMM rate's matrices; the kernel's own memory.
