@@ -13,6 +13,8 @@
 //   npm install --prefix ~/.cache/attnlab-ort --ignore-scripts onnxruntime-node@1.30.0
 // then:
 //   node bench/compare_ort.mjs --attnlab build/release/attnlab
+// attnlab's kernel runs the CPU's best target, or the one ATTNLAB_ISA names (scalar, sse4, avx2,
+// avx512), which the runs here inherit; ONNX Runtime's MLAS always takes the CPU's best.
 // Options: --ort DIR (default ~/.cache/attnlab-ort), --lens 1024,2048,4096,8192,
 // --threads 1,2, --masks none,causal, --heads 8, --head-dim 64, --repeat 5.
 import { execFileSync } from 'node:child_process';
@@ -244,8 +246,8 @@ async function timeShape(ort, o, L, mask, threads) {
 async function main() {
   const o = parseArgs(process.argv);
   const ort = loadOrt(o.ort);
-  const blas = bench(o.attnlab, 256, 2, o.headDim, 'none', 1).blas;
-  console.log(`attnlab ${o.attnlab} (${blas}); onnxruntime-node ${ort.env?.versions?.common ?? ORT_VERSION}; B = 1, H = ${o.heads}, d = ${o.headDim}, float32, ${o.repeat} interleaved pairs`);
+  const { blas, isa } = bench(o.attnlab, 256, 2, o.headDim, 'none', 1);
+  console.log(`attnlab ${o.attnlab} (kernel target ${isa}, ${blas}); onnxruntime-node ${ort.env?.versions?.common ?? ORT_VERSION}; B = 1, H = ${o.heads}, d = ${o.headDim}, float32, ${o.repeat} interleaved pairs`);
   await verify(ort, o.attnlab, o.masks);
   console.log('\n| L | mask | threads | attnlab median (range) | ORT best op | ORT median (range) | ratio | attnlab share of sgemm | ORT share |');
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');

@@ -16,6 +16,9 @@ OpenBLAS reads it once at start-up), and over two settings of glibc's allocator:
 give PyTorch's large score tensors back to the system after every call so that the next call faults
 them in again, and "heap kept" (MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ raised), which
 reuses them. On a machine where a page fault is dear the second is several times faster.
+With ATTNLAB_ISA set (scalar, sse4, avx2, avx512: the kernel's target), PyTorch is held to the same
+instructions: its own kernels through ATEN_CPU_CAPABILITY (avx512, avx2, or default below AVX2) and
+its OpenBLAS to the kernels attnlab's products use for that target.
 Prints, per L, both times and their ratio, then the scaling exponents of time against L.
 """
 import argparse
@@ -84,13 +87,16 @@ def torch_runs(L, a, threads, blas_core):
     """PyTorch's time on every path under every BLAS kernel choice and allocator setting: a list
     of {"seconds", "path", "blas", "heap", "torch"}."""
     runs = []
-    for core in [None] + ([blas_core] if blas_core else []):
+    isa = os.environ.get("ATTNLAB_ISA")
+    for core in ([blas_core] if isa and blas_core else [None] + ([blas_core] if blas_core else [])):
         for heap in ("default", "kept"):
             env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE" and k not in HEAP_KEPT}
             if core:
                 env["OPENBLAS_CORETYPE"] = core
             if heap == "kept":
                 env.update(HEAP_KEPT)
+            if isa:
+                env["ATEN_CPU_CAPABILITY"] = {"avx512": "avx512", "avx2": "avx2"}.get(isa, "default")
             arg = json.dumps([L, a.heads, a.head_dim, a.mask == "causal", a.repeat, threads])
             done = subprocess.run([sys.executable, "-c", TORCH_TIMER, arg], capture_output=True, text=True, env=env)
             if done.returncode != 0:  # a kept heap can run out of memory at large L: that variant is left out
@@ -139,7 +145,7 @@ def main():
         if a.every_path:
             for r in runs:
                 print(f"{'':>6} PyTorch {r['path']:<6} with {r['blas']} kernels, heap {r['heap']}: {r['seconds']:.4f} s")
-    print(f"PyTorch {t['torch']}; attnlab's BLAS: {m['blas']}")
+    print(f"PyTorch {t['torch']}; attnlab's kernel target: {m['isa']}, its BLAS: {m['blas']}")
     if len(lens) > 1:
         print(f"time ~ L^k: attnlab k = {exponent(lens, ours):.2f}, PyTorch best k = {exponent(lens, theirs):.2f}")
 
