@@ -22,6 +22,46 @@ struct TourOpts {
     TourParams tour;
     bool no_plot = false;
 };
+// On a terminal each section's tensor is drawn too (--no-plot: not); elsewhere nothing.
+std::function<std::string(const TourRun&)> terminal_picture(const TourOpts& opts, Lang lang)
+{
+    const CommonOpts& o = opts.common;
+    if (o.format != Format::text || o.quiet || opts.no_plot || isatty(STDOUT_FILENO) != 1) return {};
+    const PlotOptions term = terminal_plot_options(PlotOpts{}, lang);
+    return [term](const TourRun& run) {
+        PictureLabels labels{term.lang, picture_context(run.params, term.lang), {}};
+        std::tie(labels.max_cols, labels.max_rows) = terminal_cells(term);
+        return plot_text(make_run_picture(run.picture, labels), term);
+    };
+}
+
+// The names of the invariant checks that failed anywhere in the tour, each once, in order.
+std::vector<std::string> failed_invariants(const TourReport& t)
+{
+    std::vector<std::string> failed;
+    for (const auto& section : t.sections)
+        for (const auto& run : section.runs)
+            for (const auto& c : run.checks)
+                if (c.role == Role::invariant && !c.passed() && std::find(failed.begin(), failed.end(), c.name) == failed.end())
+                    failed.push_back(c.name);
+    return failed;
+}
+
+int run_tour_command(TourOpts& opts)
+{
+    const CommonOpts& o = opts.common;
+    if (!o.report.empty()) require_report_path(o.report);
+    const RunContext ctx = run_context(o);
+    opts.tour.lang = ctx.lang;
+    const TourReport t = run_tour(opts.tour, ctx);
+    const bool color = o.format == Format::text && use_color();
+    if (!o.report.empty()) write_file_atomic(o.report, tour_html(t, {ctx.lang, reported_command(), o.quiet, std::nullopt}), "--report");
+    write_stdout(o.format == Format::json ? tour_to_json(t, !o.quiet).dump() + "\n"
+                                          : render_tour_text(t, color, o.quiet, terminal_picture(opts, ctx.lang), wrap_width()));
+    report_failed_checks(failed_invariants(t));
+    return t.passed() ? 0 : 1;
+}
+
 }  // namespace
 
 void setup_tour(CLI::App& app, Runners& runners)
@@ -41,36 +81,7 @@ void setup_tour(CLI::App& app, Runners& runners)
         ->default_str("text");
     sub->add_flag("--no-plot", opts->no_plot, "On a terminal, do not draw each section's tensor");
     sub->footer("Example: attnlab tour --section rope --lang zh");
-    runners.emplace_back(sub, [opts] {
-        const CommonOpts& o = opts->common;
-        if (!o.report.empty()) require_report_path(o.report);
-        const RunContext ctx = run_context(o);
-        opts->tour.lang = ctx.lang;
-        const TourReport t = run_tour(opts->tour, ctx);
-        const bool color = o.format == Format::text && use_color();
-        // On a terminal each section's tensor is drawn too (--no-plot: not).
-        std::function<std::string(const TourRun&)> picture;
-        if (o.format == Format::text && !o.quiet && !opts->no_plot && isatty(STDOUT_FILENO) == 1) {
-            const PlotOptions term = terminal_plot_options(PlotOpts{}, ctx.lang);
-            picture = [term](const TourRun& run) {
-                PictureLabels labels{term.lang, picture_context(run.params, term.lang), {}};
-                std::tie(labels.max_cols, labels.max_rows) = terminal_cells(term);
-                return plot_text(make_run_picture(run.picture, labels), term);
-            };
-        }
-        if (!o.report.empty()) write_file_atomic(o.report, tour_html(t, {ctx.lang, reported_command(), o.quiet, std::nullopt}), "--report");
-        write_stdout(o.format == Format::json ? tour_to_json(t, !o.quiet).dump() + "\n" : render_tour_text(t, color, o.quiet, picture, wrap_width()));
-        std::vector<std::string> failed;
-        for (const auto& section : t.sections)
-            for (const auto& run : section.runs)
-                for (const auto& c : run.checks)
-                if (c.role == Role::invariant && !c.passed() &&
-                    std::find(failed.begin(), failed.end(), c.name) == failed.end()) {
-                    failed.push_back(c.name);
-                }
-        report_failed_checks(failed);
-        return t.passed() ? 0 : 1;
-    });
+    runners.emplace_back(sub, [opts] { return run_tour_command(*opts); });
 }
 
 }  // namespace attnlab::app

@@ -289,25 +289,25 @@ std::vector<std::string> saved_tensor_files(const OutputFolder& folder)
     return files;
 }
 
-// Every tensor as DIR/NAME.npy, and DIR/run.json with the params and the command line, as a
-// set: the tensors an earlier run.json named that this run does not write are removed. A file
-// this run reads (--against, --input) is never replaced or removed. The report then keeps only
-// what the output asks for.
-void save_run(Report& report, const std::string& dir, RunContext ctx, const std::vector<FileId>& read)
+// The files a save touches: this run's tensors and run.json, and the tensors an earlier run.json
+// in DIR named. None may be a file this run reads (--against, --input).
+std::set<std::string> touched_files(const Report& report, const OutputFolder& folder, const std::string& dir, const std::vector<FileId>& read)
 {
-    OutputFolder folder(dir, "--save", true);
-    std::set<std::string> fresh = {"run.json"};
-    for (const auto& t : report.tensors) fresh.insert(t.name + ".npy");
-    std::vector<std::string> touched(fresh.begin(), fresh.end());
-    for (const auto& f : saved_tensor_files(folder))
-        if (!fresh.count(f)) touched.push_back(f);
+    std::set<std::string> touched = {"run.json"};
+    for (const auto& t : report.tensors) touched.insert(t.name + ".npy");
+    for (const auto& f : saved_tensor_files(folder)) touched.insert(f);
     for (const auto& name : touched) {
         const auto id = folder.id_of(name);
         if (id && std::find(read.begin(), read.end(), *id) != read.end())
             throw InputError(fmt::format("--save {}: it would replace {}/{}, which this run reads; save to another folder", dir, dir, name));
     }
-    for (const auto& name : touched)
-        if (!fresh.count(name) || name == "run.json") folder.remove(name);
+    return touched;
+}
+
+// Each tensor as NAME.npy, then run.json: the command, its argv and params, and each tensor's
+// file, shape, axes and dtype.
+void write_saved_run(const Report& report, OutputFolder& folder)
+{
     nlohmann::ordered_json run;
     run["command"] = report.command;
     run["argv"] = g_args;
@@ -320,6 +320,20 @@ void save_run(Report& report, const std::string& dir, RunContext ctx, const std:
     if (!report.save_info.empty()) run.update(nlohmann::ordered_json::parse(report.save_info));
     if (!report.measurements.empty()) run["measurements"] = params_json(report.measurements);  // timings: not bit for bit
     folder.write("run.json", run.dump(2) + "\n");
+}
+
+// Every tensor as DIR/NAME.npy, and DIR/run.json with the params and the command line, as a
+// set: the tensors an earlier run.json named that this run does not write are removed. A file
+// this run reads (--against, --input) is never replaced or removed. The report then keeps only
+// what the output asks for.
+void save_run(Report& report, const std::string& dir, RunContext ctx, const std::vector<FileId>& read)
+{
+    OutputFolder folder(dir, "--save", true);
+    std::set<std::string> fresh;
+    for (const auto& t : report.tensors) fresh.insert(t.name + ".npy");
+    for (const auto& name : touched_files(report, folder, dir, read))
+        if (!fresh.count(name)) folder.remove(name);  // run.json, and the earlier run's tensors
+    write_saved_run(report, folder);
     ctx.keep_all = false;
     auto saved_only = [&](const std::string& name) {
         return std::find(report.saved_only.begin(), report.saved_only.end(), name) != report.saved_only.end();

@@ -46,6 +46,17 @@ bool has_subcommand(const CLI::App& app, const std::string& name)
     return false;
 }
 
+// The command the line names, run: after the kernel's target is checked (attnlab/core/isa.hpp:
+// one the CPU lacks is refused, not replaced).
+int run_parsed(const attnlab::app::Runners& runners)
+{
+    if (const std::string problem = attnlab::isa_request_problem(std::getenv("ATTNLAB_ISA"), attnlab::cpu_isas()); !problem.empty())
+        return fail(problem);
+    for (const auto& [sub, run] : runners)
+        if (sub->parsed()) return run();
+    return fail("no command ran; see --help");
+}
+
 }  // namespace
 
 // glibc raises its mmap threshold each time a large block is freed, up to 32 MB, so the
@@ -94,12 +105,7 @@ int main(int argc, char** argv)
         }
         if (argc > 1 && has_subcommand(app, argv[1])) attnlab::app::refuse_loose_lists(*app.get_subcommand(argv[1]), std::vector<std::string>(argv + 2, argv + argc));
         app.parse(argc, argv);
-        // The kernel's target (attnlab/core/isa.hpp): one the CPU lacks is refused, not replaced.
-        if (const std::string problem = attnlab::isa_request_problem(std::getenv("ATTNLAB_ISA"), attnlab::cpu_isas()); !problem.empty())
-            return fail(problem);
-        for (const auto& [sub, run] : runners)
-            if (sub->parsed()) return run();
-        return fail("no command ran; see --help");
+        return run_parsed(runners);
     } catch (const CLI::Success& e) {
         return app.exit(e);  // --help, --version
     } catch (const CLI::ExtrasError& e) {

@@ -152,6 +152,19 @@ PlotOptions terminal_plot_options(const PlotOpts& o, Lang lang)
     return p;
 }
 
+namespace {
+
+// --compare's own rules: it draws a picture, and "against" needs the learner's tensor.
+void check_compare_request(const PlotOpts& o, bool against)
+{
+    if (o.compare.empty()) return;
+    if (!o.drawn()) throw InputError("--compare draws a picture; give --plot or --plot-file");
+    const auto names = compare_names(o.compare);
+    if (!against && (names[0] == kLearner || names[1] == kLearner)) throw InputError("--compare against draws your --against tensor; give --against FILE");
+}
+
+}  // namespace
+
 void check_plot_request(const PlotOpts& o, bool text_format, bool against)
 {
     if (o.plot && !text_format) throw InputError("--plot draws in the text output; with --format json or csv, use --plot-file PATH.png|PATH.svg");
@@ -160,10 +173,7 @@ void check_plot_request(const PlotOpts& o, bool text_format, bool against)
     if (o.scale != 1.0 && (o.file.empty() || picture_format(o.file) != PictureFormat::png)) throw InputError("--plot-scale sizes a PNG; give --plot-file PATH.png");
     if (!o.tokens.empty() && !o.drawn()) throw InputError("--tokens labels a picture; give --plot or --plot-file");
     if (!o.tokens.empty() && words_of(o.tokens).empty()) throw InputError("--tokens: no tokens given");
-    if (o.compare.empty()) return;
-    if (!o.drawn()) throw InputError("--compare draws a picture; give --plot or --plot-file");
-    const auto names = compare_names(o.compare);
-    if (!against && (names[0] == kLearner || names[1] == kLearner)) throw InputError("--compare against draws your --against tensor; give --against FILE");
+    check_compare_request(o, against);
 }
 
 std::string plot_report(const Report& report, const std::string& tensor, const PlotOpts& o, Lang lang, const std::string& against_file, double budget)
