@@ -1,4 +1,4 @@
-#include "attnlab/experiments/alibi.hpp"
+#include "attnlab/core/position/alibi.hpp"
 #include "attnlab/experiments/attend.hpp"
 #include "attnlab/experiments/block.hpp"
 #include "attnlab/experiments/pe.hpp"

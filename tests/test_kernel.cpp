@@ -9,7 +9,7 @@
 #include "attnlab/core/isa.hpp"
 #include "attnlab/core/microkernel.hpp"
 #include "attnlab/core/rng.hpp"
-#include "attnlab/experiments/alibi.hpp"
+#include "attnlab/core/position/alibi.hpp"
 #include "attnlab/experiments/bench.hpp"
 
 #include <doctest/doctest.h>

@@ -2,7 +2,7 @@
 // the definitions (torch.triu, masked_fill, repeat_interleave for grouped-query heads,
 // softmax). attention() and attention_reference() share MaskSpec and the softmax, so only
 // an outside reference can catch a semantic slip the two would make together.
-#include "attnlab/experiments/alibi.hpp"
+#include "attnlab/core/position/alibi.hpp"
 #include "attnlab/experiments/mask.hpp"
 
 #include "test_support.hpp"

@@ -11,7 +11,7 @@
 #include "attnlab/core/error_model.hpp"
 #include "attnlab/core/half.hpp"
 #include "attnlab/core/rng.hpp"
-#include "attnlab/experiments/alibi.hpp"
+#include "attnlab/core/position/alibi.hpp"
 #include "attnlab/experiments/attend.hpp"
 #include "attnlab/experiments/decode.hpp"
 #include "attnlab/experiments/learned.hpp"

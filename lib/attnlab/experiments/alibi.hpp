@@ -3,6 +3,7 @@
 // Sizes: H heads, L positions, d per-head dimension.
 #pragma once
 
+#include "attnlab/core/position/alibi.hpp"
 #include "attnlab/core/xt.hpp"
 #include "attnlab/experiments/alibi_params.hpp"
 #include "attnlab/experiments/experiment.hpp"
@@ -11,26 +12,8 @@
 
 namespace attnlab {
 
-// slopes: [H], in float64 (the reference computes them in Python floats).
-std::vector<double> alibi_slopes(long heads, SlopeRule rule);
-// The paper's text (§3) taken literally: the geometric sequence that starts at 2^(-8/H) and
-// has that same ratio, as a running product.
-std::vector<double> paper_text_slopes(long heads);
 // max_h |a_h - b_h| / |b_h| (inf when the lengths differ).
 double max_rel_gap(const std::vector<double>& a, const std::vector<double>& b);
-
-// bias: [H, L, S] for query i at position first_query + i and key j at position j (a
-// decoder step after cached keys puts its queries past them).
-template <class T>
-Ten3<T> alibi_bias(const std::vector<double>& slopes, long queries, long keys, AlibiVariant v, long first_query = 0);
-// The symmetric bias of self-attention between tokens at given positions (any integers):
-// bias[h][i][j] = -m_h |positions[i] - positions[j]|.
-template <class T>
-Ten3<T> alibi_bias_at(const std::vector<double>& slopes, const std::vector<long>& positions);
-
-// BLOOM's shortcut: bias m_h * j that depends on the key alone, with the causal mask.
-template <class T>
-Ten3<T> alibi_bias_key_only(const std::vector<double>& slopes, long len);
 
 // --- measurements behind the checks: each reads any [H, L, S] tensor ---
 double max_abs_diagonal(const Tensor& bias);

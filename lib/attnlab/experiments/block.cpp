@@ -1,6 +1,6 @@
 #include "attnlab/experiments/block.hpp"
 
-#include "attnlab/experiments/alibi.hpp"
+#include "attnlab/core/position/alibi.hpp"
 #include "attnlab/experiments/pe.hpp"
 
 #include <fmt/format.h>

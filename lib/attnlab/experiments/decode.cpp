@@ -10,7 +10,7 @@
 #include "attnlab/core/rng.hpp"
 #include "attnlab/core/softmax.hpp"
 #include "attnlab/core/xt.hpp"
-#include "attnlab/experiments/alibi.hpp"
+#include "attnlab/core/position/alibi.hpp"
 #include "attnlab/experiments/inputs.hpp"
 
 #include <fmt/format.h>

@@ -6,7 +6,7 @@
 #include "attnlab/core/measure.hpp"
 #include "attnlab/core/position/rope.hpp"
 #include "attnlab/core/softmax.hpp"
-#include "attnlab/experiments/alibi.hpp"
+#include "attnlab/core/position/alibi.hpp"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 #include "attnlab/core/position/sinusoidal.hpp"
 #include "attnlab/core/report.hpp"
 #include "attnlab/core/rng.hpp"
-#include "attnlab/experiments/alibi.hpp"
+#include "attnlab/core/position/alibi.hpp"
 
 #include <fmt/format.h>
 
