@@ -7,7 +7,7 @@
 #include "attnlab/exercise/exercise_file.hpp"
 #include "attnlab/exercise/gradebook.hpp"
 #include "attnlab/experiments/experiment.hpp"
-#include "attnlab/learner/registry.hpp"
+#include "attnlab/registry/registry.hpp"
 #include "attnlab/io/files.hpp"
 #include "attnlab/io/read.hpp"
 

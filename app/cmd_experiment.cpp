@@ -3,7 +3,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 
-#include "attnlab/learner/registry.hpp"
+#include "attnlab/registry/registry.hpp"
 
 #include <map>
 

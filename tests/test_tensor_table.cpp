@@ -4,7 +4,7 @@
 // spelling everywhere: its flag in the manual and the reproduce command, its JSON name in the
 // params.
 #include "attnlab/core/params_json.hpp"
-#include "attnlab/learner/registry.hpp"
+#include "attnlab/registry/registry.hpp"
 
 #include <doctest/doctest.h>
 

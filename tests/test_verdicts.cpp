@@ -26,7 +26,7 @@
 #include "attnlab/experiments/rope.hpp"
 #include "attnlab/io/npy.hpp"
 #include "attnlab/learner/compare.hpp"
-#include "attnlab/learner/experiment_list.hpp"
+#include "attnlab/registry/experiment_list.hpp"
 
 #include "test_support.hpp"
 

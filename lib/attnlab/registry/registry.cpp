@@ -2,12 +2,12 @@
 //
 // How to add an experiment `foo` (docs/develop.md, "How to add an experiment"): write
 // experiments/foo_params.hpp and foo.cpp (`foo_experiment()`: option rows, tensors, checks,
-// mistakes, a sampler), add `f(foo_experiment())` to learner/experiment_list.hpp, then its
+// mistakes, a sampler), add `f(foo_experiment())` to registry/experiment_list.hpp, then its
 // tests and its section in docs/experiments.md. The app binds the options; the runner does the rest.
-#include "attnlab/learner/registry.hpp"
+#include "attnlab/registry/registry.hpp"
 
 #include "attnlab/learner/against.hpp"
-#include "attnlab/learner/experiment_list.hpp"
+#include "attnlab/registry/experiment_list.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
