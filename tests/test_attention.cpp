@@ -1,6 +1,6 @@
 #include "attnlab/core/position/alibi.hpp"
 #include "attnlab/experiments/attend.hpp"
-#include "attnlab/experiments/block.hpp"
+#include "attnlab/model/block.hpp"
 #include "attnlab/experiments/pe.hpp"
 #include "attnlab/core/attention.hpp"
 #include "attnlab/experiments/permute.hpp"

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "attnlab/experiments/attend_params.hpp"
-#include "attnlab/experiments/block.hpp"
+#include "attnlab/model/block.hpp"
 #include "attnlab/experiments/experiment.hpp"
 
 namespace attnlab {

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "attnlab/experiments/attend.hpp"
-#include "attnlab/experiments/block.hpp"
+#include "attnlab/model/block.hpp"
 
 #include <optional>
 #include <vector>

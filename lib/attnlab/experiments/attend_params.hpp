@@ -7,7 +7,7 @@
 #include "attnlab/core/mask_spec.hpp"
 #include "attnlab/core/report.hpp"
 #include "attnlab/core/softmax.hpp"
-#include "attnlab/experiments/block_params.hpp"
+#include "attnlab/model/block_params.hpp"
 #include "attnlab/experiments/rope_params.hpp"
 
 #include <optional>

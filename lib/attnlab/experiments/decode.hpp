@@ -13,7 +13,7 @@
 
 #include "attnlab/core/position/rope_scaling.hpp"
 #include "attnlab/core/report.hpp"
-#include "attnlab/experiments/block_params.hpp"
+#include "attnlab/model/block_params.hpp"
 #include "attnlab/experiments/experiment.hpp"
 
 #include <optional>

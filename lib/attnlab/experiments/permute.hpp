@@ -3,7 +3,7 @@
 // "strictly unchanged" (invariant), as the articles first word it; the run measures both.
 #pragma once
 
-#include "attnlab/experiments/block.hpp"
+#include "attnlab/model/block.hpp"
 #include "attnlab/experiments/experiment.hpp"
 #include "attnlab/experiments/permute_params.hpp"
 

@@ -6,7 +6,7 @@
 
 #include "attnlab/core/mask_spec.hpp"
 #include "attnlab/core/report.hpp"
-#include "attnlab/experiments/block_params.hpp"
+#include "attnlab/model/block_params.hpp"
 
 #include <vector>
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "attnlab/experiments/experiment.hpp"
-#include "attnlab/experiments/train_tasks.hpp"
+#include "attnlab/model/train_tasks.hpp"
 
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
-#include "attnlab/experiments/block.hpp"
+#include "attnlab/model/block.hpp"
 
 #include "attnlab/core/position/alibi.hpp"
-#include "attnlab/experiments/pe.hpp"
+#include "attnlab/core/position/sinusoidal.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

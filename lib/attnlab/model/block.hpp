@@ -6,8 +6,8 @@
 #pragma once
 
 #include "attnlab/core/attention.hpp"
-#include "attnlab/experiments/block_params.hpp"
-#include "attnlab/experiments/rope.hpp"
+#include "attnlab/model/block_params.hpp"
+#include "attnlab/core/position/rope.hpp"
 
 #include <optional>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "attnlab/experiments/train_model.hpp"
+#include "attnlab/model/train_model.hpp"
 
 #include "attnlab/core/nn.hpp"
 #include "attnlab/core/parallel.hpp"

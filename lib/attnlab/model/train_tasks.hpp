@@ -8,7 +8,7 @@
 //              that followed A before (2L - 1 positions, the second copy's next tokens scored).
 #pragma once
 
-#include "attnlab/experiments/train_model.hpp"
+#include "attnlab/model/train_model.hpp"
 
 #include <array>
 #include <cstdint>

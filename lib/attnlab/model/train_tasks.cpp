@@ -1,4 +1,4 @@
-#include "attnlab/experiments/train_tasks.hpp"
+#include "attnlab/model/train_tasks.hpp"
 
 #include "attnlab/core/rng.hpp"
 
