@@ -53,13 +53,26 @@ TEST_CASE("bench: what it refuses")
     expect_usage_error({"bench", "--len", "100000", "--head-dim", "8"}, "above the work budget of 200 G");
 }
 
+namespace {
+
+// The JSON of ARGS --threads 1, then of ARGS --threads 3, each run with env; both must pass.
+std::pair<nlohmann::json, nlohmann::json> on_one_and_three_threads(const std::vector<std::string>& args, const std::vector<std::string>& env = {})
+{
+    std::pair<nlohmann::json, nlohmann::json> out;
+    for (const auto& [threads, doc] : {std::pair<const char*, nlohmann::json*>{"1", &out.first}, {"3", &out.second}}) {
+        auto line = args;
+        line.insert(line.end(), {"--threads", threads});
+        *doc = run_json(line, env);
+        CHECK((*doc)["passed"] == true);
+    }
+    return out;
+}
+
+}  // namespace
+
 TEST_CASE("attend --threads: the same bits on one thread and on three")
 {
-    const std::vector<std::string> args = {"attend", "--len", "300", "--heads", "4", "--dim", "32", "--mask", "causal", "--tensor", "out_merged"};
-    auto one = args, three = args;
-    one.insert(one.end(), {"--threads", "1"});
-    three.insert(three.end(), {"--threads", "3"});
-    const auto a = run_json(one), b = run_json(three);
+    const auto [a, b] = on_one_and_three_threads({"attend", "--len", "300", "--heads", "4", "--dim", "32", "--mask", "causal", "--tensor", "out_merged"});
     REQUIRE(a["tensors"].size() == 1);
     CHECK(a["tensors"][0]["data"] == b["tensors"][0]["data"]);
     CHECK(a["passed"] == true);
@@ -119,15 +132,8 @@ TEST_CASE("ATTNLAB_ISA: bench runs and names each target the CPU has, and each h
         CHECK(j["measurements"]["isa"] == isa);
         CHECK(j["checks"].size() >= 2);
         CHECK(j["passed"] == true);
-        const std::vector<std::string> args = {"attend", "--len", "300", "--heads", "2", "--dim", "128", "--mask", "causal", "--tensor",
-                                               "out_merged", "--format", "json"};
-        auto one = args, three = args;
-        one.insert(one.end(), {"--threads", "1"});
-        three.insert(three.end(), {"--threads", "3"});
-        const CliResult a = run_cli(one, env), c = run_cli(three, env);
-        REQUIRE(a.status == 0);
-        REQUIRE(c.status == 0);
-        const auto ja = nlohmann::json::parse(a.out), jc = nlohmann::json::parse(c.out);
+        const auto [ja, jc] =
+            on_one_and_three_threads({"attend", "--len", "300", "--heads", "2", "--dim", "128", "--mask", "causal", "--tensor", "out_merged"}, env);
         CHECK(ja["tensors"][0]["data"] == jc["tensors"][0]["data"]);
         outs[isa] = ja["tensors"][0]["data"];
     }

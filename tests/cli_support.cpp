@@ -131,11 +131,11 @@ CliResult run_cli_io(const std::vector<std::string>& args, Stdout out, bool clos
     return r;
 }
 
-nlohmann::json run_json(std::vector<std::string> args)
+nlohmann::json run_json(std::vector<std::string> args, const std::vector<std::string>& env)
 {
     args.push_back("--format");
     args.push_back("json");
-    const CliResult r = run_cli(args);
+    const CliResult r = run_cli(args, env);
     INFO("stderr: " << r.err);
     REQUIRE(r.status <= 1);
     return nlohmann::json::parse(r.out);  // throws (failing the test) if not valid JSON

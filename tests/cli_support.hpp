@@ -34,8 +34,9 @@ enum class Stdout { captured, dev_full, closed, broken_pipe };
 // status and the captured stderr are returned.
 CliResult run_cli_io(const std::vector<std::string>& args, Stdout out, bool close_stderr = false);
 
-// The JSON document printed by a successful --format json run (fails the test otherwise).
-nlohmann::json run_json(std::vector<std::string> args);
+// The JSON document printed by a successful --format json run (fails the test otherwise); env as
+// run_cli's.
+nlohmann::json run_json(std::vector<std::string> args, const std::vector<std::string>& env = {});
 
 // An NPY file of '<f8' values, or '<f2' with NpyFloat::half (binary16 bits rounded to nearest
 // even), written here from the format's definition, independently of the library's writer.

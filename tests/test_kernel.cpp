@@ -37,6 +37,17 @@ Ten4<T> random4(std::size_t a, std::size_t b, std::size_t c, std::size_t d, std:
 // the others the same as each other.
 bool fused(Isa isa) { return isa == Isa::avx2 || isa == Isa::avx512; }
 
+// f(isa) under each target the CPU has, the kernels running it, named in any failure.
+template <class F>
+void on_every_target(F f)
+{
+    for (const Isa isa : cpu_isas()) {
+        INFO(name_of(isa));
+        const IsaScope scope(isa);
+        f(isa);
+    }
+}
+
 struct EdgeCase {
     std::size_t L, S;
     MaskKind kind;
@@ -85,14 +96,12 @@ void check_edge(const EdgeCase& c, double tol)
 
 TEST_CASE("kernel: equals the reference at the block edges, for every mask, fill, softmax and ALiBi, on every target")
 {
-    for (const Isa isa : cpu_isas()) {
-        INFO(name_of(isa));
-        const IsaScope scope(isa);
+    on_every_target([](Isa) {
         // d = 128: two panels of columns in p v; q k^T over k = 128
         for (std::size_t S : {kBlockK - 1, kBlockK + 64})
             for (MaskKind kind : {MaskKind::none, MaskKind::causal, MaskKind::window})
                 check_edge<float>({kBlockQ + 1, S, kind, Align::upper_left, -INFINITY, SoftmaxKind::plain, true, 128}, 2e-5);
-    }
+    });
 }
 
 TEST_CASE("kernel: the float32 panel product equals its plain loop for every row count and remainder, on every target")
@@ -136,10 +145,8 @@ TEST_CASE("kernel: the float32 panel product equals its plain loop for every row
 
 TEST_CASE("kernel: the key tile's transposition in registers equals its plain loop bit for bit, on every target")
 {
-    for (const Isa isa : cpu_isas()) {
+    on_every_target([&](Isa) {
         for (const auto& [nk, d] : {std::pair<std::size_t, std::size_t>{64, 16}, {256, 64}, {64, 128}, {192, 32}}) {
-            CAPTURE(name_of(isa));
-            const IsaScope scope(isa);
             CAPTURE(nk);
             CAPTURE(d);
             std::vector<float> k(nk * d), fast(nk * d, -1.0f), plain(nk * d, -2.0f);
@@ -154,7 +161,7 @@ TEST_CASE("kernel: the key tile's transposition in registers equals its plain lo
             transpose_scaled_reference(nk, d, 1.0f / 3.0f, k.data(), plain.data());
             CHECK(fast == plain);
         }
-    }
+    });
 }
 
 TEST_CASE("kernel: fully masked rows are NaN under the plain softmax and zero under the safe one")
@@ -185,10 +192,8 @@ TEST_CASE("kernel: fully masked rows are NaN under the plain softmax and zero un
 TEST_CASE("kernel: the same bits for any thread count and any row range, on every target")
 {
     const std::size_t L = 3 * kBlockQ + 17;
-    for (const Isa isa : cpu_isas()) {
+    on_every_target([&](Isa) {
         for (const std::size_t d : {std::size_t{16}, std::size_t{64}}) {  // 64: the kernel's own p v product
-            CAPTURE(name_of(isa));
-            const IsaScope scope(isa);
             CAPTURE(d);
             const auto q = random4<float>(1, 3, L, d, 1), k = random4<float>(1, 3, L, d, 2), v = random4<float>(1, 3, L, d, 3);
             MaskSpec m;
@@ -214,7 +219,7 @@ TEST_CASE("kernel: the same bits for any thread count and any row range, on ever
                 CHECK(max_abs_diff_rows(part.out, one.out.data(), L, rr) == 0.0);
             }
         }
-    }
+    });
 }
 
 TEST_CASE("kernel: the targets with FMA give the same bits as each other, and those without the same as each other")
@@ -231,20 +236,18 @@ TEST_CASE("kernel: the targets with FMA give the same bits as each other, and th
     std::map<bool, Ten4<float>> out;
     std::map<bool, std::vector<float>> exps;
     std::map<bool, float> sums;
-    for (const Isa isa : cpu_isas()) {
-        INFO(name_of(isa));
-        const IsaScope scope(isa);
+    on_every_target([&](Isa isa) {
         const Ten4<float> o = attention(in, Matrices::drop).out;
         std::vector<float> e = x;
         const float sum = exp_shifted_sum(e.data(), e.size(), 0.5f);
         if (out.count(fused(isa)) == 0) {
             out[fused(isa)] = o, exps[fused(isa)] = e, sums[fused(isa)] = sum;
-            continue;
+            return;
         }
         CHECK(max_abs_diff(o, out[fused(isa)]) == 0.0);
         CHECK(e == exps[fused(isa)]);
         CHECK(sum == sums[fused(isa)]);
-    }
+    });
     // The two groups differ (by rounding only): fused products are not the others' bits.
     if (out.size() == 2) {
         CHECK(max_abs_diff(out[true], out[false]) > 0.0);
@@ -340,11 +343,7 @@ void exp_within_bound()
 
 TEST_CASE("fast exp: within its documented bound of std::exp over the softmax's domain, on every target")
 {
-    for (const Isa isa : cpu_isas()) {
-        INFO(name_of(isa));
-        const IsaScope scope(isa);
-        exp_within_bound();
-    }
+    on_every_target([](Isa) { exp_within_bound(); });
 }
 
 namespace {
@@ -365,11 +364,7 @@ void row_steps()
 
 TEST_CASE("fast exp: the row steps of the streaming softmax, on every target")
 {
-    for (const Isa isa : cpu_isas()) {
-        INFO(name_of(isa));
-        const IsaScope scope(isa);
-        row_steps();
-    }
+    on_every_target([](Isa) { row_steps(); });
 }
 
 namespace {
@@ -404,11 +399,7 @@ void row_step_bits()
 
 TEST_CASE("fast exp: the float32 row step equals exp_inplace of x - shift and its sixteen-lane sum, bit for bit, on every target")
 {
-    for (const Isa isa : cpu_isas()) {
-        INFO(name_of(isa));
-        const IsaScope scope(isa);
-        row_step_bits();
-    }
+    on_every_target([](Isa) { row_step_bits(); });
 }
 
 TEST_CASE("projection: the BLAS blocks equal the plain loop, whatever the threads")

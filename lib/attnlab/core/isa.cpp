@@ -2,6 +2,7 @@
 
 #include "attnlab/core/enums.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <stdexcept>
@@ -18,6 +19,33 @@ std::string names_of(const std::vector<Isa>& isas)
     std::string out;
     for (const Isa isa : isas) out += (out.empty() ? "" : ", ") + name_of(isa);
     return out;
+}
+
+// Every target, in enum_names' order (scalar first).
+std::vector<Isa> all_isas()
+{
+    std::vector<Isa> out;
+    for (const auto& [isa, name] : enum_names(Isa{})) out.push_back(isa);
+    return out;
+}
+
+// ATTNLAB_ISA's value read against the CPU's targets: the target it names, or the line that
+// refuses it (problem non-empty; isa then the CPU's best).
+struct IsaRequest {
+    Isa isa;
+    std::string problem;
+};
+IsaRequest read_request(const char* requested, const std::vector<Isa>& cpu)
+{
+    if (requested == nullptr) return {cpu.front(), {}};
+    const std::map<std::string, Isa> known = enum_map<Isa>();
+    const auto it = known.find(requested);
+    if (it == known.end())
+        return {cpu.front(), "ATTNLAB_ISA: '" + std::string(requested) + "' is no target; targets: " + names_of(all_isas()) +
+                                 " (this CPU has " + names_of(cpu) + ")"};
+    if (std::find(cpu.begin(), cpu.end(), it->second) == cpu.end())
+        return {cpu.front(), "ATTNLAB_ISA: this CPU cannot run " + it->first + "; it has " + names_of(cpu)};
+    return {it->second, {}};
 }
 
 }  // namespace
@@ -40,32 +68,18 @@ bool cpu_has(Isa isa)
 std::vector<Isa> cpu_isas()
 {
     std::vector<Isa> out;
-    for (const Isa isa : {Isa::avx512, Isa::avx2, Isa::sse4, Isa::scalar})
-        if (cpu_has(isa)) out.push_back(isa);
+    for (const Isa isa : all_isas())
+        if (cpu_has(isa)) out.insert(out.begin(), isa);  // best first
     return out;
 }
 
-std::string isa_request_problem(const char* requested, const std::vector<Isa>& cpu)
-{
-    if (requested == nullptr) return {};
-    const std::map<std::string, Isa> known = enum_map<Isa>();
-    const auto it = known.find(requested);
-    if (it == known.end())
-        return "ATTNLAB_ISA: '" + std::string(requested) + "' is no target; targets: scalar, sse4, avx2, avx512 (this CPU has " +
-               names_of(cpu) + ")";
-    for (const Isa isa : cpu)
-        if (isa == it->second) return {};
-    return "ATTNLAB_ISA: this CPU cannot run " + it->first + "; it has " + names_of(cpu);
-}
+std::string isa_request_problem(const char* requested, const std::vector<Isa>& cpu) { return read_request(requested, cpu).problem; }
 
 Isa active_isa()
 {
     const int now = g_active.load(std::memory_order_relaxed);
     if (now != kUnread) return static_cast<Isa>(now);
-    const std::vector<Isa> cpu = cpu_isas();
-    const char* requested = std::getenv("ATTNLAB_ISA");
-    Isa chosen = cpu.front();
-    if (requested != nullptr && isa_request_problem(requested, cpu).empty()) chosen = enum_map<Isa>().at(requested);
+    const Isa chosen = read_request(std::getenv("ATTNLAB_ISA"), cpu_isas()).isa;
     g_active.store(static_cast<int>(chosen), std::memory_order_relaxed);
     return chosen;
 }
