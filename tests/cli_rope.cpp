@@ -72,3 +72,19 @@ TEST_CASE("rope: the scaling options of one method are refused with another, and
     expect_usage_error(with({"--short-factor", "1,2,3,4", "--long-factor", "1,2,0,4"}), "--long-factor: '0' is not a positive number");
     CHECK(run_cli(with({"--short-factor", "1,2,3,4", "--long-factor", "1,2,3,4", "--quiet"})).status == 0);
 }
+
+TEST_CASE("rope: linear+ntk divides theta by s on the base raised by alpha, as llama.cpp's freq-base with freq-scale 1/s")
+{
+    // d = 4, s = 4, alpha = 9: base 10000 * 9^(4/2) = 810000; theta = (1/4, 810000^-0.5 / 4 = 1/3600)
+    const auto j = run_json({"rope", "--dim", "4", "--scaling", "linear+ntk", "--factor", "4", "--ntk-alpha", "9",
+                             "--dtype", "float64", "--show", "theta"});
+    CHECK(j["passed"] == true);
+    CHECK(j["params"]["scaling"] == "linear+ntk");
+    const auto theta = j["tensors"][0]["data"];
+    REQUIRE(theta.size() == 2);
+    CHECK(theta[0].get<double>() == doctest::Approx(0.25));
+    CHECK(theta[1].get<double>() == doctest::Approx(1.0 / 3600.0));
+    expect_usage_error({"rope", "--scaling", "linear", "--factor", "4", "--ntk-alpha", "9"}, "--scaling linear+ntk takes --ntk-alpha, and only it does");
+    expect_usage_error({"rope", "--scaling", "linear+ntk", "--factor", "4"}, "--scaling linear+ntk takes --ntk-alpha");
+    expect_usage_error({"rope", "--dim", "2", "--scaling", "linear+ntk", "--factor", "4", "--ntk-alpha", "2"}, "rotary dimension of at least 4");
+}

@@ -98,6 +98,14 @@ TEST_CASE("scaled theta against hand-computed values, one configuration per meth
     const double smooth = (16.0 / (2 * M_PI) - 1.0) / 3.0;
     CHECK(l3.theta[0] == doctest::Approx((1 - smooth) / 8.0 + smooth));
     CHECK(l3.theta[1] == doctest::Approx(0.01 / 8.0));  // wavelength 628 > 16: divided
+    // linear+ntk, s = 4 and alpha = 9: base 10000 * 9^(4/2) = 810000, theta_1 = 810000^-0.5 / 4
+    // = 1/900/4 (llama.cpp: --rope-freq-base 810000 --rope-freq-scale 0.25)
+    RopeScalingParams both = scaling(RopeScaling::linear_ntk, 4);
+    both.ntk_alpha = 9.0;
+    const auto mixed = theta(both);
+    CHECK(mixed.base_used == doctest::Approx(810000.0));
+    CHECK(mixed.theta[0] == doctest::Approx(0.25));
+    CHECK(mixed.theta[1] == doctest::Approx(1.0 / 3600.0));
 }
 
 TEST_CASE("scaled theta matches the Hugging Face formulas computed by PyTorch (fixtures, d = 64)")

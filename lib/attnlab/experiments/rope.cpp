@@ -72,9 +72,15 @@ void validate(const RopeParams& p)
     if (p.dynamic_length != DynamicLength::positions && s.method != RopeScaling::dynamic) {
         throw InputError("--dynamic-length applies to --scaling dynamic");
     }
+    if (s.ntk_alpha.has_value() != (s.method == RopeScaling::linear_ntk)) {
+        throw InputError("--scaling linear+ntk takes --ntk-alpha, and only it does");
+    }
+    if (s.ntk_alpha && !(*s.ntk_alpha >= 1.0 && std::isfinite(*s.ntk_alpha))) {
+        throw InputError(fmt::format("--ntk-alpha must be at least 1 (got {})", *s.ntk_alpha));
+    }
     if (s.method == RopeScaling::none) {
         if (s.factor || s.original_len) {
-            throw InputError("--factor and --original-len apply to a --scaling method (linear, ntk, dynamic, yarn, llama3, longrope)");
+            throw InputError("--factor and --original-len apply to a --scaling method (linear, ntk, dynamic, yarn, llama3, longrope, linear+ntk)");
         }
         return;
     }
@@ -90,7 +96,7 @@ void validate(const RopeParams& p)
     if (s.original_len && *s.original_len < 1) {
         throw InputError(fmt::format("--original-len must be at least 1 (got {})", *s.original_len));
     }
-    if ((s.method == RopeScaling::ntk || s.method == RopeScaling::dynamic) && r < 4) {
+    if ((s.method == RopeScaling::ntk || s.method == RopeScaling::dynamic || s.method == RopeScaling::linear_ntk) && r < 4) {
         throw InputError(fmt::format("--scaling {} raises the base to r/(r-2): it needs a rotary dimension of at least 4", method));
     }
     if (s.method == RopeScaling::yarn && !(s.beta_fast > s.beta_slow && s.beta_slow > 0.0)) {
@@ -317,8 +323,10 @@ std::vector<OptionRow<RopeParams>> rope_options()
         option<P>("--style", "interleaved: pairs (2i, 2i+1) (RoFormer, GPT-J, the articles); half: (i, i+r/2) "
                              "(rotate_half: GPT-NeoX, Llama, Hugging Face)", &P::style),
         option<P>("--rotary-dim", "Rotate only the first r dimensions (even; default d)", &P::rotary_dim, whole_range(2, 1L << 16)),
-        option<P>("--scaling", "Context extension: none|linear|ntk|dynamic|yarn|llama3|longrope", scaling(&S::method)),
+        option<P>("--scaling", "Context extension: none|linear|ntk|dynamic|yarn|llama3|longrope|linear+ntk", scaling(&S::method)),
         option<P>("--factor", "Scaling factor s (>= 1), for every method but none", scaling(&S::factor), positive()),
+        option<P>("--ntk-alpha", "linear+ntk: base * alpha^(r/(r-2)) beside theta / s (llama.cpp's --rope-freq-base and --rope-freq-scale 1/s)",
+                  scaling(&S::ntk_alpha), positive()),
         option<P>("--original-len", "Context L0 the model was trained on (dynamic, yarn, llama3)", scaling(&S::original_len)),
         option<P>("--beta-fast", "yarn: pairs turning more often than this over L0 keep theta", scaling(&S::beta_fast), positive()),
         option<P>("--beta-slow", "yarn: pairs turning less often than this are interpolated", scaling(&S::beta_slow), positive()),

@@ -80,6 +80,8 @@ std::vector<F> frequencies_in(long r, double base_in, const RopeScalingParams& s
     const F exponent = static_cast<F>(r) / static_cast<F>(r - 2);  // r/(r-2), ntk and dynamic
     if (s.method == RopeScaling::ntk) {
         base = base * std::pow(factor, exponent);
+    } else if (s.method == RopeScaling::linear_ntk) {
+        base = base * std::pow(static_cast<F>(s.ntk_alpha.value_or(1.0)), exponent);
     } else if (s.method == RopeScaling::dynamic) {
         // HF _compute_dynamic_ntk_parameters: seq_len = max(L, L0).
         const F seq = std::max(static_cast<F>(len), L0);
@@ -98,6 +100,7 @@ std::vector<F> frequencies_in(long r, double base_in, const RopeScalingParams& s
     case RopeScaling::ntk:
     case RopeScaling::dynamic: break;
     case RopeScaling::linear:
+    case RopeScaling::linear_ntk:
         for (auto& t : theta) t = t / factor;
         break;
     case RopeScaling::yarn:

@@ -27,13 +27,16 @@ constexpr auto enum_names(RopeStyle)
 //   linear:  theta_i / factor (position interpolation, Chen et al. 2023)
 //   ntk:     base * factor^(r/(r-2)) (NTK-aware scaling, bloc97 2023; static)
 //   dynamic: base * (factor*L/L0 - (factor-1))^(r/(r-2)) once L > L0 (dynamic NTK)
+//   linear+ntk: both at once, base * alpha^(r/(r-2)) and theta_i / factor: llama.cpp's
+//            --rope-freq-base with --rope-freq-scale 1/factor, exllama's alpha_value with
+//            compress_pos_emb
 //   yarn:    a ramp between interpolated and original theta by wavelength, plus the
 //            attention factor 0.1 ln(factor) + 1 (Peng et al. 2023, YaRN)
 //   llama3:  original theta for wavelengths below L0/high_freq_factor, theta/factor above
 //            L0/low_freq_factor, a smooth blend between (Llama 3.1)
 //   longrope: theta_i / ext_i, ext the short factors up to L0 and the long ones past it, plus
 //            the attention factor sqrt(1 + ln(factor) / ln(L0)) (Phi-3, Hugging Face)
-enum class RopeScaling { none, linear, ntk, dynamic, yarn, llama3, longrope };
+enum class RopeScaling { none, linear, ntk, dynamic, yarn, llama3, longrope, linear_ntk };
 constexpr auto enum_names(RopeScaling)
 {
     return std::array{std::pair{RopeScaling::none, std::string_view("none")},
@@ -42,13 +45,15 @@ constexpr auto enum_names(RopeScaling)
                       std::pair{RopeScaling::dynamic, std::string_view("dynamic")},
                       std::pair{RopeScaling::yarn, std::string_view("yarn")},
                       std::pair{RopeScaling::llama3, std::string_view("llama3")},
-                      std::pair{RopeScaling::longrope, std::string_view("longrope")}};
+                      std::pair{RopeScaling::longrope, std::string_view("longrope")},
+                      std::pair{RopeScaling::linear_ntk, std::string_view("linear+ntk")}};
 }
 
 struct RopeScalingParams {
     RopeScaling method = RopeScaling::none;
     std::optional<double> factor;        // s
     std::optional<long> original_len;    // L0, the context the model was trained on
+    std::optional<double> ntk_alpha;     // linear+ntk: the NTK factor alpha, beside the linear factor s
     double beta_fast = 32.0;             // yarn (HF and llama.cpp defaults)
     double beta_slow = 1.0;
     std::optional<double> attention_factor;  // yarn: overrides 0.1 ln(s) + 1
