@@ -91,6 +91,28 @@ TEST_CASE("verdicts: an attention output 11 % off, saved as float16, is DIFFERS"
     CHECK(ok.err.empty());
 }
 
+TEST_CASE("verdicts: permute-test --trials keeps one permutation for the error model, so out_perm 1.5x off is DIFFERS")
+{
+    // Without positions every trial's equivariance error is rounding, so each precision would
+    // pick its own worst permutation; the error model then measured out_perm of two different
+    // permutations and accepted 1.5x the answer (atol 1.56). The run's pick is now recomputed.
+    const std::vector<std::string> run = {"permute-test", "--len", "3", "--dim", "6", "--trials", "4", "--no-proj", "--dtype", "float64"};
+    const auto j = run_json([&] { auto a = run; a.insert(a.end(), {"--show", "out_perm"}); return a; }());
+    std::vector<double> right, off;
+    for (const auto& row : j["tensors"][0]["data"])
+        for (const auto& v : row) right.push_back(v.get<double>());
+    REQUIRE(right.size() == 18);
+    for (double v : right) off.push_back(1.5 * v);
+    write_npy(kDir + "-perm-right.npy", {3, 6}, right);
+    write_npy(kDir + "-perm-off.npy", {3, 6}, off);
+    auto with = [&](const std::string& file) { auto a = run; a.insert(a.end(), {"--against", file, "--quiet"}); return run_cli(a); };
+    const auto bad = with(kDir + "-perm-off.npy");
+    CHECK(bad.status == 1);
+    CHECK(bad.out.find("18 of 18 elements outside") != std::string::npos);
+    CHECK(bad.out.find("rtol 1.11e-16") != std::string::npos);  // judged at float64, not float32
+    CHECK(with(kDir + "-perm-right.npy").status == 0);
+}
+
 TEST_CASE("verdicts: float32 arithmetic stored as float64 matches a float64 run, with a note, and its properties pass")
 {
     write_npy(kDir + "-pe32.npy", {64, 32}, pe_float32(64, 32));

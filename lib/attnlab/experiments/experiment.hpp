@@ -190,6 +190,10 @@ struct Experiment {
     std::function<std::string(const P&)> work_what;
     // The tensors --input may replace (the inputs the compute would otherwise draw).
     std::vector<std::string> inputs;
+    // What a run chose from its own results (permute-test keeps the worst of its random
+    // permutations), written into the parameters: a recompute at another precision, for the
+    // error model, then computes the same thing rather than choosing again by its own rounding.
+    std::function<void(const Run&, P&)> settle;
     // --against: the catalogue of usual mistakes, and the absolute tolerance a correct answer
     // computed another way needs for a tensor (default 64 eps (1 + max |expected|)).
     std::vector<Mistake<P>> mistakes;

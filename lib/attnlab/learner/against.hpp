@@ -17,13 +17,15 @@ namespace attnlab {
 namespace detail {
 
 // The tensor under judgement computed in other dtypes on the same input, each once: the
-// float64 reference and the plain references whose error sets the tolerance.
+// float64 reference and the plain references whose error sets the tolerance. What the run
+// chose from its results is settled first (Experiment::settle), so each dtype computes it.
 template <class P>
 class References {
 public:
     References(const Experiment<P>& e, const P& p, const Run& run, const RunContext& ctx, std::string name)
         : e_(e), p_(p), ctx_(ctx), name_(std::move(name))
     {
+        if (e.settle) e.settle(run, p_);
         cache_.emplace(ctx.dtype, run.at(name_));
     }
     bool available(DType dtype) const { return cache_.count(dtype) || static_cast<bool>(e_.typed(dtype).compute); }
@@ -48,7 +50,7 @@ public:
 
 private:
     const Experiment<P>& e_;
-    const P& p_;
+    P p_;
     const RunContext& ctx_;
     std::string name_;
     std::map<DType, Tensor> cache_;
