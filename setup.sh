@@ -23,6 +23,9 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
+# The release build uses Ninja; the sanitizer build CMake's default generator, Unix Makefiles,
+# so that both generators build on every run. Make is told to use every core.
+export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 build() {
   cmake --preset "$1" --log-level=WARNING >&2
   cmake --build --preset "$1" >&2
