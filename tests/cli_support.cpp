@@ -205,12 +205,33 @@ std::vector<std::string> help_subcommands()
     return out;
 }
 
+std::vector<std::vector<std::string>> drawn_commands(unsigned seed)
+{
+    FILE* pipe = popen(("'" ATTNLAB_DRAW_COMMANDS "' --each " + std::to_string(seed)).c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::string text;
+    char buffer[4096];
+    for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) text.append(buffer, n);
+    REQUIRE(pclose(pipe) == 0);
+    std::vector<std::vector<std::string>> out;
+    for (std::size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1) {
+        out.push_back(nlohmann::json::parse(text.substr(at, end - at))["args"].get<std::vector<std::string>>());
+    }
+    REQUIRE(out.size() >= 12);
+    return out;
+}
+
+std::string command_text(const std::vector<std::string>& args)
+{
+    std::string joined;
+    for (const auto& a : args) joined += (joined.empty() ? "" : " ") + a;
+    return joined;
+}
+
 void expect_usage_error(const std::vector<std::string>& args, const std::string& fragment)
 {
     const CliResult r = run_cli(args);
-    std::string joined;
-    for (const auto& a : args) joined += a + " ";
-    INFO("command: attnlab " << joined);
+    INFO("command: attnlab " << command_text(args));
     INFO("stderr: " << r.err);
     CHECK(r.status == 2);
     CHECK(r.out.empty());

@@ -54,5 +54,12 @@ std::size_t count_lines(const std::string& s);
 // contains `fragment`.
 void expect_usage_error(const std::vector<std::string>& args, const std::string& fragment);
 
+// Arguments as one line, for a test's captured context: "pe --len 3".
+std::string command_text(const std::vector<std::string>& args);
+
 // The subcommands `attnlab --help` lists, in its order.
 std::vector<std::string> help_subcommands();
+
+// One random valid command line for each experiment with a sampler (every one but the timed
+// and trained runs), drawn by the registry (tests/draw_commands.cpp), in --help's order.
+std::vector<std::vector<std::string>> drawn_commands(unsigned seed);

@@ -3,7 +3,8 @@
 filled in with a solution written from the task's text alone, check.sh accepts it, and
 `exercise grade` gives it full marks on the visible case and five hidden ones.
 
-Usage: exercise_starters.py ATTNLAB [NAME ...]   (default: every exercise)
+Usage: exercise_starters.py ATTNLAB [--every N]   (every exercise, or every N-th that
+       `exercise list` lists, from the first)
 Exits 77 (skipped) when numpy is missing: the starters need it, attnlab does not.
 """
 import json
@@ -227,7 +228,8 @@ def main():
     attnlab = os.path.abspath(sys.argv[1])
     env = dict(os.environ, PATH=os.path.dirname(attnlab) + os.pathsep + os.environ.get("PATH", ""), LANG="C")
     listed = json.loads(run([attnlab, "exercise", "list", "--format", "json"], env).stdout)["exercises"]
-    names = sys.argv[2:] or [e["name"] for e in listed]
+    every = int(sys.argv[3]) if len(sys.argv) == 4 and sys.argv[2] == "--every" else 1
+    names = [e["name"] for e in listed][::every]
     missing = [e["name"] for e in listed if e["name"] not in SOLUTIONS]
     if missing:
         print(f"FAIL: no solution here for {missing}")

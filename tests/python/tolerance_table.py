@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""The --against tolerance of each experiment and dtype at a typical size, and the smallest
+"""The --against tolerance of each experiment and dtype at its defaults, and the smallest
 planted error it catches: every element times 1 + e, or the largest element moved by
 e max|ref|, for e on a 1-3-10 grid. A report for the manual and issue notes, not a test (the
 seeded mutation test in tests/test_verdicts.cpp is the test). Needs numpy.
-Usage: tolerance_table.py ATTNLAB [SCRATCH_DIR]
+The experiments are those the registry samples (DRAW_COMMANDS --names, built from
+tests/draw_commands.cpp): the timed and trained runs have no tolerance to report.
+Usage: tolerance_table.py ATTNLAB DRAW_COMMANDS [SCRATCH_DIR]
 """
 import json
 import os
@@ -13,9 +15,6 @@ import sys
 
 import numpy as np
 
-COMMANDS = {"pe": ["pe", "--len", "64", "--dim", "32"], "rope": ["rope"], "alibi": ["alibi", "--heads", "8", "--len", "16"],
-            "mask": ["mask"], "attend": ["attend", "--len", "6", "--heads", "2", "--dim", "8", "--seed", "4"],
-            "permute-test": ["permute-test"]}
 GRID = [1e-7, 3e-7, 1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1]
 
 
@@ -63,12 +62,13 @@ def row(exe, name, base, dtype, scratch):
 
 def main():
     exe = os.path.abspath(sys.argv[1])
-    scratch = sys.argv[2] if len(sys.argv) > 2 else "/tmp/attnlab-tolerance-table"
-    for name, base in COMMANDS.items():
+    names = subprocess.run([sys.argv[2], "--names"], capture_output=True, text=True, check=True).stdout.split()
+    scratch = sys.argv[3] if len(sys.argv) > 3 else "/tmp/attnlab-tolerance-table"
+    for name in names:
         for dtype in ["float64", "float32", "float16", "bfloat16"]:
             folder = os.path.join(scratch, f"{name}-{dtype}")
             os.makedirs(folder, exist_ok=True)
-            print(row(exe, name, base, dtype, folder), flush=True)
+            print(row(exe, name, [name], dtype, folder), flush=True)
 
 
 if __name__ == "__main__":

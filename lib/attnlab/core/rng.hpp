@@ -50,6 +50,14 @@ private:
 
 // A whole number drawn uniformly from [lo, hi] (below(hi - lo + 1) from lo).
 inline long between(Rng& rng, long lo, long hi) { return lo + static_cast<long>(rng.below(static_cast<std::uint32_t>(hi - lo + 1))); }
+// A divisor of n >= 1, each equally likely (a key-value head count for n query heads).
+inline long divisor_of(Rng& rng, long n)
+{
+    std::vector<long> divisors;
+    for (long k = 1; k <= n; ++k)
+        if (n % k == 0) divisors.push_back(k);
+    return divisors[rng.below(static_cast<std::uint32_t>(divisors.size()))];
+}
 
 // Fills n elements with seeded normals from one stream, times `scale` in double, converted to
 // T: element i is the stream's normal number offset + i. Large fills are drawn in chunks on

@@ -432,7 +432,7 @@ std::vector<OptionRow<AlibiParams>> alibi_options()
 AlibiParams sample_alibi(Rng& rng)
 {
     AlibiParams p;
-    p.heads = between(rng, 1, 12), p.len = between(rng, 2, 12), p.slopes = rng.below(2) ? SlopeRule::paper_text : SlopeRule::reference_code;
+    p.heads = between(rng, 1, 33), p.len = between(rng, 2, 12), p.dim = between(rng, 2, 16), p.slopes = rng.below(2) ? SlopeRule::paper_text : SlopeRule::reference_code;
     p.variant = rng.below(2) ? AlibiVariant::causal : AlibiVariant::symmetric;
     return p;
 }

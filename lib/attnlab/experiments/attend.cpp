@@ -445,10 +445,18 @@ AttendParams sample_attend(Rng& rng)
 {
     AttendParams p;
     p.len = between(rng, 2, 8), p.heads = between(rng, 1, 3), p.dim = p.heads * 2 * between(rng, 1, 3);
-    p.mask = std::array{MaskKind::none, MaskKind::causal, MaskKind::padding, MaskKind::both}[rng.below(4)];
+    p.kv_heads = divisor_of(rng, p.heads);
+    p.mask = std::array{MaskKind::none, MaskKind::causal, MaskKind::padding, MaskKind::both, MaskKind::window}[rng.below(5)];
     if (p.mask == MaskKind::padding || p.mask == MaskKind::both) p.lengths = sample_lengths(rng, p.len);
+    else p.batch = between(rng, 1, 2);
+    if (p.mask == MaskKind::window) p.window = between(rng, 1, 6);
     p.softmax = rng.below(2) ? SoftmaxKind::safe : SoftmaxKind::plain;
     p.pe = static_cast<PeKind>(rng.below(4));
+    p.rope_style = rng.below(2) ? RopeStyle::half : RopeStyle::interleaved;
+    p.threads = static_cast<unsigned>(between(rng, 1, 2));
+    // tokens at their own positions: repeats, gaps, negatives
+    if (p.pe != PeKind::none && p.mask == MaskKind::none && rng.below(10) < 3)
+        for (long t = 0; t < p.len; ++t) p.positions.push_back(between(rng, -50, 500));
     return p;
 }
 

@@ -272,6 +272,8 @@ DecodeParams sample_decode(Rng& rng)
 {
     DecodeParams p;
     p.prefill = between(rng, 1, 6), p.steps = between(rng, 1, 4), p.pe = static_cast<PeKind>(rng.below(4));
+    p.rope_style = rng.below(2) ? RopeStyle::half : RopeStyle::interleaved;
+    p.heads = between(rng, 1, 4), p.kv_heads = divisor_of(rng, p.heads), p.dim = p.heads * 2 * between(rng, 1, 3);
     p.window = rng.below(2) ? between(rng, 1, 4) : 0;
     p.sinks = p.window > 0 && p.pe != PeKind::sinusoidal && rng.below(2) ? between(rng, 1, 2) : 0;
     if (p.window == 0 && rng.below(2)) p.left_pad = {between(rng, 1, p.prefill), p.prefill}, p.batch = 2;

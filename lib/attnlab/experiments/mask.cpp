@@ -388,15 +388,22 @@ std::vector<OptionRow<MaskParams>> mask_options()
     return rows;
 }
 
-// Random valid parameters for the random tests: padding too, lengths down to 0 (fully masked
-// rows), under either softmax, so that every mask slip has a configuration that shows it.
+// Random valid parameters for the random tests: padding too, lengths down to 0, diagonals
+// and alignments that leave a row no key (fully masked rows), windows, more keys than
+// queries, under either softmax, so that every mask slip has a configuration that shows it.
 MaskParams sample_mask(Rng& rng)
 {
     MaskParams p;
     p.len = between(rng, 2, 8);
-    p.kind = std::array{MaskKind::causal, MaskKind::padding, MaskKind::both}[rng.below(3)];
-    if (p.kind != MaskKind::causal) p.lengths = sample_lengths(rng, *p.len);
+    p.kind = std::array{MaskKind::causal, MaskKind::padding, MaskKind::both, MaskKind::window}[rng.below(4)];
+    if (p.kind == MaskKind::padding || p.kind == MaskKind::both) p.lengths = sample_lengths(rng, *p.len);
+    if (p.kind == MaskKind::window) p.window = between(rng, 1, 6);
+    if ((p.kind == MaskKind::causal || p.kind == MaskKind::window) && rng.below(10) < 3) p.batch = between(rng, 1, 3);
     p.softmax = rng.below(2) ? SoftmaxKind::safe : SoftmaxKind::plain;
+    p.dk = between(rng, 1, 16);
+    if (p.kind == MaskKind::padding) return p;
+    if (rng.below(10) < 4) p.diagonal = between(rng, -3, 4);
+    if (rng.below(10) < 3) p.kv_len = between(rng, *p.len, 14), p.align = rng.below(2) ? Align::lower_right : Align::upper_left;
     return p;
 }
 

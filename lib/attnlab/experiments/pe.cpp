@@ -217,6 +217,8 @@ PeParams sample_pe(Rng& rng)
     PeParams p;
     p.len = between(rng, 2, 40), p.dim = 2 * between(rng, 1, 16), p.layout = rng.below(2) ? PeLayout::concat : PeLayout::interleaved;
     p.freq_method = rng.below(2) ? FreqMethod::pow : FreqMethod::exp_log;
+    p.base = std::array{100.0, 10000.0, 50000.0}[rng.below(3)], p.shift = between(rng, 1, p.len - 1);
+    if (rng.below(10) < 3) p.embed = true, p.batch = between(rng, 1, 3), p.scale_embed = rng.below(2) == 1;
     return p;
 }
 

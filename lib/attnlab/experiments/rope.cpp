@@ -357,10 +357,22 @@ std::vector<OptionRow<RopeParams>> rope_options()
 RopeParams sample_rope(Rng& rng)
 {
     RopeParams p;
-    p.len = between(rng, 2, 24), p.dim = 2 * between(rng, 1, 8), p.heads = between(rng, 1, 3);
+    p.len = between(rng, 2, 24), p.dim = 2 * between(rng, 1, 8), p.heads = between(rng, 1, 3), p.batch = between(rng, 1, 2);
     p.style = rng.below(2) ? RopeStyle::half : RopeStyle::interleaved;
+    p.base = rng.below(2) ? 500000.0 : 10000.0;
+    if (rng.below(10) < 3) p.rotary_dim = 2 * between(rng, 1, p.dim / 2);
     if (rng.below(2))
         for (long t = 0; t < p.len; ++t) p.positions.push_back(between(rng, -5, 40));
+    auto& s = p.scaling;
+    s.method = std::array{RopeScaling::none, RopeScaling::linear, RopeScaling::ntk, RopeScaling::dynamic, RopeScaling::yarn,
+                          RopeScaling::llama3, RopeScaling::linear_ntk}[rng.below(7)];
+    if (s.method == RopeScaling::none) return p;
+    if (rotary(p) < 4 && (s.method == RopeScaling::ntk || s.method == RopeScaling::dynamic || s.method == RopeScaling::linear_ntk)) {
+        s.method = RopeScaling::linear;  // the base's exponent r/(r-2) needs r >= 4
+    }
+    s.factor = std::array{2.0, 4.0, 8.0, 32.0}[rng.below(4)];
+    s.original_len = std::array{16L, 64L, 2048L}[rng.below(3)];
+    if (s.method == RopeScaling::linear_ntk) s.ntk_alpha = std::array{1.0, 2.0, 8.0}[rng.below(3)];
     return p;
 }
 

@@ -412,6 +412,7 @@ ShawParams sample_shaw(Rng& rng)
     ShawParams p;
     p.len = between(rng, 2, 10), p.heads = between(rng, 1, 3), p.dim = p.heads * 2 * between(rng, 1, 3), p.clip = between(rng, 0, 4);
     p.mask = rng.below(2) ? MaskKind::causal : MaskKind::none;
+    p.batch = between(rng, 1, 2), p.clip = between(rng, 0, 6);
     return p;
 }
 

@@ -261,6 +261,7 @@ T5Params sample_t5(Rng& rng)
     T5Params p;
     p.len = between(rng, 2, 40), p.buckets = between(rng, 4, 40), p.direction = rng.below(2) ? T5Direction::causal : T5Direction::bidirectional;
     p.max_distance = t5_side(p.direction, p.buckets).max_exact + between(rng, 1, 40);
+    p.heads = between(rng, 1, 4);
     return p;
 }
 

@@ -50,8 +50,14 @@ private:
 template <class P>
 Registered entry(const Experiment<P>& e)
 {
-    return {e.command, e.summary, e.example, e.measurements_help, tensor_infos(e),
-            [&e] { return std::unique_ptr<Invocation>(new Bound<P>(e)); }};
+    Registered r{e.command, e.summary, e.example, e.measurements_help, tensor_infos(e),
+                 [&e] { return std::unique_ptr<Invocation>(new Bound<P>(e)); }, {}};
+    if (e.sample)
+        r.draw = [&e](Rng& rng) {
+            const P p = e.sample(rng);
+            return Registered::Drawn{command_of(e, p), params_of(e, e.resolve ? e.resolve(p) : p)};
+        };
+    return r;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "attnlab/core/report.hpp"
+#include "attnlab/core/rng.hpp"
 #include "attnlab/experiments/options.hpp"
 
 #include <functional>
@@ -50,6 +51,14 @@ struct Registered {
     std::string measurements_help;  // bench: what it reports, in place of tensors
     std::vector<TensorInfo> tensors;
     std::function<std::unique_ptr<Invocation>()> invoke;  // the defaults, ready to be given options
+    // A random valid run, drawn by the experiment's sampler: its arguments (the command
+    // first) and its parameters as the report holds them. Empty for an experiment without a
+    // sampler (a run that is timed or trained).
+    struct Drawn {
+        std::vector<std::string> args;
+        ParamList params;
+    };
+    std::function<Drawn(Rng&)> draw;
 };
 
 // In the order --help lists them.
