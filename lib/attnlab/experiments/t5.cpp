@@ -17,49 +17,59 @@ namespace attnlab {
 namespace {
 
 bool bidirectional(const T5Params& p) { return p.direction == T5Direction::bidirectional; }
+// The keys: the O cached tokens and the block's own L.
+long keys(const T5Params& p) { return p.query_offset + p.len; }
 T5Side side_of(const T5Params& p) { return t5_side(p.direction, p.buckets); }
 
+// The [L, O + L] map of rule(j - (O + i)): query i sits at position O + i, key j at j
+// (Hugging Face's relative_position = memory_position - context_position).
+std::vector<double> offset_map(const T5Params& p, const std::function<long(long d)>& rule)
+{
+    const auto L = static_cast<std::size_t>(p.len), S = static_cast<std::size_t>(keys(p));
+    std::vector<double> out(L * S);
+    for (std::size_t i = 0; i < L; ++i)
+        for (std::size_t j = 0; j < S; ++j) out[i * S + j] = static_cast<double>(rule(static_cast<long>(j) - p.query_offset - static_cast<long>(i)));
+    return out;
+}
+
 // relative_position and bucket are whole numbers (int64); bucket_bias [N, H] is a seeded
-// normal in T and bias [H, L, L] gathers from it, so it is exact in T.
+// normal in T and bias [H, L, O + L] gathers from it, so it is exact in T.
 template <class T>
 Run compute_t5(const T5Params& p, const Plan& plan)
 {
-    const auto L = static_cast<std::size_t>(p.len), N = static_cast<std::size_t>(p.buckets), H = static_cast<std::size_t>(p.heads);
-    std::vector<double> offset(L * L), bucket(L * L);
-    for (std::size_t i = 0; i < L; ++i)
-        for (std::size_t j = 0; j < L; ++j) {
-            const long d = static_cast<long>(j) - static_cast<long>(i);
-            offset[i * L + j] = static_cast<double>(d);
-            bucket[i * L + j] = static_cast<double>(t5_bucket(d, p.direction, p.buckets, p.max_distance));
-        }
+    const auto L = static_cast<std::size_t>(p.len), S = static_cast<std::size_t>(keys(p));
+    const auto N = static_cast<std::size_t>(p.buckets), H = static_cast<std::size_t>(p.heads);
+    std::vector<double> offset = offset_map(p, [](long d) { return d; });
+    std::vector<double> bucket = offset_map(p, [&](long d) { return t5_bucket(d, p.direction, p.buckets, p.max_distance); });
     Mat<T> table = xt::zeros<T>({N, H});
     fill_normal(table.data(), table.size(), plan.seed, stream::bucket_bias);
-    Ten3<T> bias = xt::zeros<T>({H, L, L});
+    Ten3<T> bias = xt::zeros<T>({H, L, S});
     for (std::size_t h = 0; h < H; ++h)
-        for (std::size_t n = 0; n < L * L; ++n) bias.data()[h * L * L + n] = table(static_cast<std::size_t>(bucket[n]), h);
+        for (std::size_t n = 0; n < L * S; ++n) bias.data()[h * L * S + n] = table(static_cast<std::size_t>(bucket[n]), h);
     Run run;
-    run.add(Tensor{"relative_position", {"query", "key"}, Elem::index, {L, L}, std::move(offset)});
-    run.add(Tensor{"bucket", {"query", "key"}, Elem::index, {L, L}, std::move(bucket)});
+    run.add(Tensor{"relative_position", {"query", "key"}, Elem::index, {L, S}, std::move(offset)});
+    run.add(Tensor{"bucket", {"query", "key"}, Elem::index, {L, S}, std::move(bucket)});
     run.add(to_tensor("bucket_bias", {"bucket", "head"}, table, elem_of<T>()));
     run.add(to_tensor("bias", {"head", "query", "key"}, bias, elem_of<T>()));
     return run;
 }
 
-// --- checks: each reads any [L, L] bucket map, through the bucket it holds for each offset ---
+// --- checks: each reads any [L, O + L] bucket map, through the bucket it holds for each offset ---
 
-// The bucket a map holds for offset d = j - i, read on its first row or column.
+// The bucket a map holds for offset d = j - (O + i), read on its first row (d >= -O) or its
+// first column; O is the map's columns less its rows.
 double at_offset(const Tensor& bucket, long d)
 {
-    const std::size_t L = bucket.dim(0);
-    return d >= 0 ? bucket.values[static_cast<std::size_t>(d)] : bucket.values[static_cast<std::size_t>(-d) * L];
+    const auto L = static_cast<long>(bucket.dim(0)), S = static_cast<long>(bucket.dim(1)), O = S - L;
+    return d >= -O ? bucket.values[static_cast<std::size_t>(d + O)] : bucket.values[static_cast<std::size_t>((-d - O) * S)];
 }
 
-// How many offsets of the map, -(L-1) .. L-1, break `holds`.
+// How many offsets of the map, -(O+L-1) .. L-1, break `holds`.
 long offsets_breaking(const Tensor& bucket, const std::function<bool(long d, double b)>& holds, const std::function<bool(long d)>& applies)
 {
-    const long L = static_cast<long>(bucket.dim(0));
+    const long L = static_cast<long>(bucket.dim(0)), S = static_cast<long>(bucket.dim(1));
     long count = 0;
-    for (long d = 1 - L; d < L; ++d) count += applies(d) && !holds(d, at_offset(bucket, d));
+    for (long d = 1 - S; d < L; ++d) count += applies(d) && !holds(d, at_offset(bucket, d));
     return count;
 }
 
@@ -87,7 +97,7 @@ std::optional<Check> check_exact(const T5Params& p, const Run& run, const CheckE
 std::optional<Check> check_log(const T5Params& p, const Run& run, const CheckEnv& env)
 {
     const T5Side s = side_of(p);
-    if (p.len - 1 < s.max_exact) return std::nullopt;
+    if (keys(p) - 1 < s.max_exact) return std::nullopt;
     auto mid = [&](long d) { const long n = t5_distance(d, p.direction); return n >= s.max_exact && n < p.max_distance; };
     auto logged = [&](long d, double b) {
         const long double x = t5_log_position(t5_distance(d, p.direction), s, p.max_distance);
@@ -98,14 +108,14 @@ std::optional<Check> check_log(const T5Params& p, const Run& run, const CheckEnv
     };
     return exact_zero(tr(env, "distances {0} .. {1} fall in log-spaced buckets: {0} + floor(log(n/{0}) / log({2}/{0}) * {3})",
                          "距离 {0} .. {1} 落在按对数间隔的桶里：{0} + floor(log(n/{0}) / log({2}/{0}) * {3})", s.max_exact,
-                         std::min(p.max_distance, p.len) - 1,
+                         std::min(p.max_distance, keys(p)) - 1,
                          p.max_distance, s.buckets - s.max_exact),
                       tr(env, "offsets in another bucket", "落在别的桶里的偏移数"), static_cast<double>(offsets_breaking(run.at("bucket"), logged, mid)));
 }
 
 std::optional<Check> check_far(const T5Params& p, const Run& run, const CheckEnv& env)
 {
-    if (p.len - 1 < p.max_distance) return std::nullopt;
+    if (keys(p) - 1 < p.max_distance) return std::nullopt;
     const T5Side s = side_of(p);
     auto far = [&](long d) { return t5_distance(d, p.direction) >= p.max_distance; };
     auto last = [&](long d, double b) { return b == static_cast<double>((d > 0 ? s.base_of_later : 0) + s.buckets - 1); };
@@ -115,7 +125,7 @@ std::optional<Check> check_far(const T5Params& p, const Run& run, const CheckEnv
 
 std::optional<Check> check_monotone(const T5Params& p, const Run& run, const CheckEnv& env)
 {
-    if (p.len < 2) return std::nullopt;
+    if (keys(p) < 2) return std::nullopt;
     const Tensor& bucket = run.at("bucket");
     // Moving one step farther on the same side never lowers the bucket.
     auto farther = [&](long d) { return d != 0 && (bidirectional(p) || d < 0); };
@@ -145,16 +155,16 @@ std::optional<Check> check_sign(const T5Params& p, const Run& run, const CheckEn
 // holds there; far away many distances get one bias. Depends on L: a demonstration.
 std::optional<Check> check_shared(const T5Params& p, const Run& run, const CheckEnv& env)
 {
-    if (p.len < 2) return std::nullopt;
+    if (keys(p) < 2) return std::nullopt;
     const Tensor& bucket = run.at("bucket");
     std::map<double, long> earlier;  // bucket -> distances on the earlier-key side (every run has it)
-    for (long n = 0; n < p.len; ++n) ++earlier[at_offset(bucket, -n)];
+    for (long n = 0; n < keys(p); ++n) ++earlier[at_offset(bucket, -n)];
     long most = 0;
     double which = 0.0;
     for (const auto& [b, count] : earlier)
         if (count > most) most = count, which = b;
     return demonstration(tr(env, "far distances share a bucket, so one bias: {} distances to earlier keys fall in bucket {} (of {} distances 0 .. {})",
-                            "远的距离共用一个桶，也就共用一个偏置：{} 个到前面的键的距离落在桶 {}（共 {} 个距离 0 .. {}）", most, which, p.len, p.len - 1),
+                            "远的距离共用一个桶，也就共用一个偏置：{} 个到前面的键的距离落在桶 {}（共 {} 个距离 0 .. {}）", most, which, keys(p), keys(p) - 1),
                          tr(env, "most distances in one bucket", "同一个桶里最多的距离数"), static_cast<double>(most), 1.0, Compare::gt);
 }
 
@@ -197,11 +207,7 @@ Typed<T5Params> t5_typed()
 
 Tensor bucket_map(const T5Params& p, const std::function<long(long d)>& rule)
 {
-    const auto L = static_cast<std::size_t>(p.len);
-    std::vector<double> out(L * L);
-    for (std::size_t i = 0; i < L; ++i)
-        for (std::size_t j = 0; j < L; ++j) out[i * L + j] = static_cast<double>(rule(static_cast<long>(j) - static_cast<long>(i)));
-    return Tensor{"bucket", {"query", "key"}, Elem::float64, {L, L}, std::move(out)};
+    return Tensor{"bucket", {"query", "key"}, Elem::float64, {static_cast<std::size_t>(p.len), static_cast<std::size_t>(keys(p))}, offset_map(p, rule)};
 }
 
 std::vector<Mistake<T5Params>> t5_mistakes()
@@ -223,7 +229,9 @@ std::vector<Mistake<T5Params>> t5_mistakes()
 std::vector<OptionRow<T5Params>> t5_options()
 {
     using P = T5Params;
-    return {option<P>("--len", "Positions L (L queries and L keys)", &P::len, whole_range(1, 1L << 14)),
+    return {option<P>("--len", "Queries L (and L keys after the --query-offset ones)", &P::len, whole_range(1, 1L << 14)),
+            option<P>("--query-offset", "Queries at positions O .. O+L-1 after O cached tokens, keys 0 .. O+L-1: a decoder step "
+                                        "(Hugging Face's compute_bias with cache_position)", &P::query_offset, whole_range(0, 1L << 14)),
             option<P>("--buckets", "Buckets N (T5: 32); a bidirectional run gives each sign N/2", &P::buckets, whole_range(2, 1L << 20)),
             option<P>("--max-distance", "Distance D from which every offset shares its side's last bucket (T5: 128)", &P::max_distance,
                       whole_range(2, 1L << 30)),
@@ -234,11 +242,11 @@ std::vector<OptionRow<T5Params>> t5_options()
 std::vector<TensorDecl<T5Params>> t5_tensors()
 {
     using P = T5Params;
-    auto ll = [](const P& p) { return std::vector<double>{dsize(p.len), dsize(p.len)}; };
+    auto ll = [](const P& p) { return std::vector<double>{dsize(p.len), dsize(keys(p))}; };
     return {{"relative_position", {"query", "key"}, Need::always, ll, {}, {}},
             {"bucket", {"query", "key"}, Need::always, ll, {}, {}},
             {"bucket_bias", {"bucket", "head"}, Need::always, [](const P& p) { return std::vector<double>{dsize(p.buckets), dsize(p.heads)}; }, {}, {}},
-            {"bias", {"head", "query", "key"}, Need::always, [](const P& p) { return std::vector<double>{dsize(p.heads), dsize(p.len), dsize(p.len)}; }, {}, {}}};
+            {"bias", {"head", "query", "key"}, Need::always, [](const P& p) { return std::vector<double>{dsize(p.heads), dsize(p.len), dsize(keys(p))}; }, {}, {}}};
 }
 
 void validate_t5(const T5Params& p)
@@ -262,6 +270,7 @@ T5Params sample_t5(Rng& rng)
     p.len = between(rng, 2, 40), p.buckets = between(rng, 4, 40), p.direction = rng.below(2) ? T5Direction::causal : T5Direction::bidirectional;
     p.max_distance = t5_side(p.direction, p.buckets).max_exact + between(rng, 1, 40);
     p.heads = between(rng, 1, 4);
+    if (rng.below(10) < 3) p.query_offset = between(rng, 1, 40);
     return p;
 }
 
@@ -276,8 +285,8 @@ Experiment<T5Params> make_t5_experiment()
     e.tensors = t5_tensors();
     e.validate = validate_t5;
     // Each of the L^2 offsets: a bucket (a log at about kExpWork) and the checks' passes; H gathers.
-    e.work = [](const T5Params& p, const Plan&) { return dsize(p.len) * dsize(p.len) * (kExpWork + 8.0 + dsize(p.heads)); };
-    e.work_what = [](const T5Params& p) { return fmt::format("bias [{}, {}, {}]", p.heads, p.len, p.len); };
+    e.work = [](const T5Params& p, const Plan&) { return dsize(p.len) * dsize(keys(p)) * (kExpWork + 8.0 + dsize(p.heads)); };
+    e.work_what = [](const T5Params& p) { return fmt::format("bias [{}, {}, {}]", p.heads, p.len, keys(p)); };
     e.mistakes = t5_mistakes();
     e.sample = sample_t5;
     e.set_typed([](auto t) { return t5_typed<typename decltype(t)::type>(); });
