@@ -2,6 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+
 TEST_CASE("pe: default run passes every check, prints the table with shape and axes")
 {
     const auto r = run_cli({"pe", "--len", "8", "--dim", "8"});
@@ -28,6 +34,55 @@ TEST_CASE("pe: every option in every format")
             }
         }
     }
+}
+
+TEST_CASE("pe: tensor2tensor's get_timing_signal_1d with min_timescale, start_index and an odd channel count")
+{
+    // D = 4, concat, base 8, m = 2: w = 2, 0.5; positions 1 and 2 (start_index 1):
+    // rows [sin 2, sin 0.5, cos 2, cos 0.5] and [sin 4, sin 1, cos 4, cos 1]
+    const auto j = run_json({"pe", "--len", "2", "--dim", "4", "--layout", "concat", "--base", "8", "--min-timescale", "2", "--start-index", "1",
+                             "--dtype", "float64", "--show", "pe,freq"});
+    CHECK(j["passed"] == true);
+    const std::vector<std::vector<double>> expected = {{std::sin(2.0), std::sin(0.5), std::cos(2.0), std::cos(0.5)},
+                                                       {std::sin(4.0), std::sin(1.0), std::cos(4.0), std::cos(1.0)}};
+    for (std::size_t r = 0; r < 2; ++r)
+        for (std::size_t c = 0; c < 4; ++c) CHECK(j["tensors"][0]["data"][r][c].get<double>() == doctest::Approx(expected[r][c]).epsilon(1e-14));
+    CHECK(j["tensors"][1]["data"][1].get<double>() == doctest::Approx(0.5).epsilon(1e-15));
+    std::vector<std::string> names;
+    for (const auto& c : j["checks"]) names.push_back(c["name"]);
+    CHECK(std::find(names.begin(), names.end(), "row0_exact") == names.end());  // row 0 is PE(1)
+    // D = 5: two pairs (w = 1, 1e-4, t2t) and a zero last column, as fairseq pads it
+    const auto odd = run_json({"pe", "--len", "2", "--dim", "5", "--layout", "concat", "--dtype", "float64", "--show", "pe"});
+    CHECK(odd["passed"] == true);
+    CHECK(odd["tensors"][0]["shape"] == nlohmann::json::array({2, 5}));
+    CHECK(odd["tensors"][0]["data"][1][4] == 0.0);
+    CHECK(odd["tensors"][0]["data"][1][1].get<double>() == doctest::Approx(std::sin(1e-4)).epsilon(1e-14));
+    CHECK(odd["tensors"][0]["data"][1][3].get<double>() == doctest::Approx(std::cos(1e-4)).epsilon(1e-14));
+    bool zero_column_checked = false;
+    for (const auto& c : odd["checks"]) zero_column_checked = zero_column_checked || (c["name"] == "odd_dim_zero_column" && c["passed"] == true);
+    CHECK(zero_column_checked);
+    // concat with the paper's frequencies: w_1 = 10000^(-2/4) = 0.01, not t2t's 10000^(-1)
+    const auto paper = run_json({"pe", "--dim", "4", "--layout", "concat", "--frequencies", "paper", "--dtype", "float64", "--show", "freq"});
+    CHECK(paper["tensors"][0]["data"][1].get<double>() == doctest::Approx(0.01).epsilon(1e-14));
+    expect_usage_error({"pe", "--dim", "5"}, "--dim must be even with --layout interleaved (got 5)");
+    expect_usage_error({"pe", "--min-timescale", "20000"}, "--min-timescale must lie in (0, --base)");
+    expect_usage_error({"pe", "--base", "50000", "--min-timescale", "0.5", "--dtype", "float16"},
+                       "--base / --min-timescale = 100000 does not fit float16 (largest 65504)");
+}
+
+TEST_CASE("pe: an odd D's last column that is not zero fails odd_dim_zero_column on the learner's tensor")
+{
+    const std::string dir = scratch("pe-odd");
+    std::filesystem::create_directories(dir);
+    const auto j = run_json({"pe", "--len", "2", "--dim", "3", "--layout", "concat", "--dtype", "float64", "--show", "pe"});
+    std::ofstream out(dir + "/pe.csv");
+    out << std::setprecision(17);
+    for (const auto& row : j["tensors"][0]["data"]) out << row[0].get<double>() << "," << row[1].get<double>() << ",0.5\n";
+    out.close();
+    const auto r = run_cli({"pe", "--len", "2", "--dim", "3", "--layout", "concat", "--dtype", "float64", "--against", dir + "/pe.csv", "--format", "json"});
+    CHECK(r.status == 1);
+    const auto doc = nlohmann::json::parse(r.out);
+    CHECK(doc.dump().find("odd_dim_zero_column") != std::string::npos);
 }
 
 TEST_CASE("pe: --embed adds x and h [batch, pos, dim]")

@@ -57,6 +57,27 @@ TEST_CASE("concat frequencies use the exponent i/(D/2-1) (D=6: 1, 0.01, 0.0001)"
     CHECK(pe(1, 3) == doctest::Approx(std::cos(1.0)));   // then the cos half
 }
 
+TEST_CASE("tensor2tensor's rule with min_timescale m: w_i = m (base/m)^(-i/(P-1)); the paper's frequencies on either layout")
+{
+    // D = 4, base (max_timescale) 8, m = 2: P - 1 = 1, so w = 2 (8/2)^0, 2 (8/2)^-1 = 2, 0.5
+    for (FreqMethod method : {FreqMethod::exp_log, FreqMethod::pow}) {
+        const auto freq = pe_frequencies<double>(4, 8.0, PeFreqRule{PeFrequencies::t2t, 2.0}, method);
+        CHECK(freq(0) == doctest::Approx(2.0).epsilon(1e-15));
+        CHECK(freq(1) == doctest::Approx(0.5).epsilon(1e-15));
+    }
+    const auto ref = pe_frequencies_reference(4, 8.0, PeFreqRule{PeFrequencies::t2t, 2.0});
+    CHECK(static_cast<double>(ref[1]) == doctest::Approx(0.5).epsilon(1e-18));
+    // the paper's w_i = base^(-2i/D) whatever the layout: D = 4 gives 1, 0.01
+    const auto paper = pe_frequencies<double>(4, 10000.0, PeFreqRule{PeFrequencies::paper, 1.0}, FreqMethod::pow);
+    CHECK(paper(1) == doctest::Approx(0.01).epsilon(1e-14));
+    // m = 1 computes the layouts' own rules bit for bit
+    for (FreqMethod method : {FreqMethod::exp_log, FreqMethod::pow}) {
+        const auto a = pe_frequencies<float>(12, 10000.0, PeLayout::concat, method);
+        const auto b = pe_frequencies<float>(12, 10000.0, PeFreqRule{PeFrequencies::t2t, 1.0}, method);
+        for (std::size_t i = 0; i < a.size(); ++i) CHECK(a(i) == b(i));
+    }
+}
+
 TEST_CASE("tables match PyTorch reference fixtures (data/make_fixtures.py)")
 {
     const std::string dir = std::string(ATTNLAB_DATA_DIR) + "/fixtures/";

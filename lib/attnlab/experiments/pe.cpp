@@ -19,12 +19,18 @@ void validate(const PeParams& p)
 {
     if (p.len < 1) throw InputError(fmt::format("--len must be at least 1 (got {})", p.len));
     if (p.dim < 2) throw InputError(fmt::format("--dim must be at least 2 (got {})", p.dim));
-    if (p.dim % 2 != 0) {
-        throw InputError(fmt::format("--dim must be even (got {}): sin and cos fill pairs", p.dim));
+    if (p.dim % 2 != 0 && p.layout != PeLayout::concat) {
+        throw InputError(fmt::format("--dim must be even with --layout interleaved (got {}): sin and cos fill pairs; --layout concat pads "
+                                     "an odd D with a zero column, as fairseq and tensor2tensor do", p.dim));
     }
     // w_i = base^(-2i/D) falls only for a base above 1, and the base must survive float32.
     if (!(p.base > 1.0) || !(p.base <= static_cast<double>(std::numeric_limits<float>::max()))) {
         throw InputError(fmt::format("--base must lie in (1, 3.4e38], so that the frequencies fall (got {})", p.base));
+    }
+    // m (base/m)^(-e_i) falls only while the base (tensor2tensor's max_timescale) is above m.
+    if (!(p.min_timescale > 0.0) || !(p.min_timescale < p.base)) {
+        throw InputError(fmt::format("--min-timescale must lie in (0, --base), so that the frequencies fall (got {} with --base {})",
+                                     p.min_timescale, p.base));
     }
     if (p.max_len != 0 && p.len > p.max_len) {
         throw InputError(fmt::format(
@@ -84,10 +90,15 @@ Run compute_pe(const PeParams& p, const Plan& plan)
         throw InputError(fmt::format("--base {} does not fit {} (largest {}); choose a smaller base or another --dtype", p.base,
                                      name_of(plan.dtype), static_cast<double>(std::numeric_limits<T>::max())));
     }
+    // The pow method raises base/m in T, as the exp-log one takes its log.
+    if (!std::isfinite(static_cast<double>(static_cast<T>(p.base / p.min_timescale)))) {
+        throw InputError(fmt::format("--base / --min-timescale = {} does not fit {} (largest {}); choose a larger --min-timescale or another --dtype",
+                                     p.base / p.min_timescale, name_of(plan.dtype), static_cast<double>(std::numeric_limits<T>::max())));
+    }
     Run run;
-    const Vec<T> freq = pe_frequencies<T>(p.dim, p.base, p.layout, p.freq_method);
+    const Vec<T> freq = frequencies_of<T>(p, p.freq_method);
     // As the articles' module: precompute max-len rows once, then slice pe[:L].
-    const Mat<T> table = sinusoidal_table<T>(p.max_len, freq, p.layout);
+    const Mat<T> table = table_rows<T>(p, freq, p.max_len);
     const Mat<T> pe = xt::view(table, xt::range(0, p.len), xt::all());
     run.add(to_tensor("pe", {"pos", "dim"}, pe, elem_of<T>()));
     run.add(to_tensor("freq", {"pair"}, freq, elem_of<T>()));
@@ -126,9 +137,10 @@ std::vector<TensorDecl<PeParams>> pe_tensors()
 
 // --- the catalogue of usual mistakes ---
 
-// A sinusoidal table as a learner might build it, in float64: w_i = base^(-factor i / D),
-// rows pos + first, [sin | cos] halves or interleaved pairs, sin and cos possibly swapped.
-// A table built wrong one way: the exponent's factor, the first position, or the layout.
+// A sinusoidal table as a learner might build it, in float64, from the run's own rule
+// (rule_of: frequencies, min_timescale, start_index, an odd D's zero column) built wrong one
+// way: the paper exponent's factor (factor i / D for 2i / D), the first position one late, the
+// layout ([sin | cos] halves with the paper's w_i, sin and cos swapped, transposed).
 struct PeVariant {
     enum class Layout { as_asked, halves, sin_cos_swapped, transposed };
     double factor = 2.0;
@@ -141,10 +153,15 @@ Tensor pe_variant(const PeParams& p, PeVariant v)
     using L = PeVariant::Layout;
     const long P = p.dim / 2;
     Mat<double> pe = xt::zeros<double>({static_cast<std::size_t>(p.len), static_cast<std::size_t>(p.dim)});
-    const double denom = p.layout == PeLayout::concat && v.layout != L::halves ? dsize(std::max(P - 1, 1L)) * v.factor : dsize(p.dim);
+    PeFreqRule rule = rule_of(p);
+    if (v.layout == L::halves) rule.frequencies = PeFrequencies::paper;
+    // the factor 2 is the paper exponent's; t2t's i / (P - 1) has none to lose
+    const double denom = rule.frequencies == PeFrequencies::t2t ? dsize(std::max(P - 1, 1L)) : dsize(p.dim) * 2.0 / v.factor;
+    const double m = p.min_timescale;
     for (long pos = 0; pos < p.len; ++pos)
         for (long i = 0; i < P; ++i) {
-            const double angle = dsize(pos + v.first) * std::pow(p.base, -v.factor * dsize(i) / denom);
+            const double numerator = rule.frequencies == PeFrequencies::t2t ? dsize(i) : 2.0 * dsize(i);
+            const double angle = dsize(p.start_index + pos + v.first) * m * std::pow(p.base / m, -numerator / denom);
             const bool halves = v.layout == L::halves || p.layout == PeLayout::concat, swapped = v.layout == L::sin_cos_swapped;
             const auto s = static_cast<std::size_t>(halves ? i : 2 * i), c = static_cast<std::size_t>(halves ? P + i : 2 * i + 1);
             pe(pos, swapped ? c : s) = std::sin(angle);
@@ -198,10 +215,17 @@ std::vector<OptionRow<PeParams>> pe_options()
 {
     using P = PeParams;
     return {option<P>("--len", "Positions L", &P::len, whole_range(1, 1L << 24)),
-            option<P>("--dim", "Encoding dimension D (even)", &P::dim, whole_range(2, 1L << 24)),
-            option<P>("--base", "Base of the frequencies w_i = base^(-2i/D)", &P::base, positive()),
+            option<P>("--dim", "Encoding dimension D (even; odd with --layout concat: a zero last column, as fairseq and tensor2tensor pad it)",
+                      &P::dim, whole_range(2, 1L << 24)),
+            option<P>("--base", "Base of the frequencies w_i = base^(-2i/D) (tensor2tensor's max_timescale)", &P::base, positive()),
             option<P>("--layout", "interleaved: sin/cos alternate (the paper); concat: [sin | cos] halves, "
                                   "w_i = base^(-i/(D/2-1)) (tensor2tensor, fairseq)", &P::layout),
+            option<P>("--frequencies", "paper: w_i = base^(-2i/D); t2t: base^(-i/max(D/2-1, 1)) (default: interleaved paper, concat t2t; "
+                                       "concat with paper is the [sin | cos] table of the paper's frequencies)",
+                      &P::frequencies),
+            option<P>("--min-timescale", "tensor2tensor's min_timescale m: w_i = m (base/m)^(-e_i), as its code multiplies by m (default 1)",
+                      &P::min_timescale, positive()),
+            option<P>("--start-index", "tensor2tensor's start_index: row r is position start_index + r", &P::start_index, whole_range(0, 1L << 24)),
             option<P>("--max-len", "Precompute this many rows and slice the first L, as the articles' module (0: L)", &P::max_len,
                       whole_range(0, 1L << 24)),
             option<P>("--freq-method", "exp-log: exp(2i * -ln(base)/D); pow: 1/base^(2i/D)", &P::freq_method),
@@ -219,6 +243,10 @@ PeParams sample_pe(Rng& rng)
     p.freq_method = rng.below(2) ? FreqMethod::pow : FreqMethod::exp_log;
     p.base = std::array{100.0, 10000.0, 50000.0}[rng.below(3)], p.shift = between(rng, 1, p.len - 1);
     if (rng.below(10) < 3) p.embed = true, p.batch = between(rng, 1, 3), p.scale_embed = rng.below(2) == 1;
+    if (rng.below(10) < 3) p.frequencies = rng.below(2) ? PeFrequencies::t2t : PeFrequencies::paper;
+    if (rng.below(10) < 2) p.min_timescale = rng.below(2) ? 2.0 : 10.0;  // base/m then fits wherever the base does
+    if (rng.below(10) < 2) p.start_index = between(rng, 1, 100);
+    if (p.layout == PeLayout::concat && rng.below(10) < 3) p.dim += 1;  // an odd D, padded
     return p;
 }
 

@@ -26,11 +26,24 @@ std::string pair_scope(const PeParams& p)
 
 std::optional<Check> check_row0(const PeParams& p, const Run& run, const CheckEnv& env)
 {
+    if (p.start_index != 0) return std::nullopt;  // row 0 is then PE(start_index)
     return exact_zero(p.layout == PeLayout::interleaved
                           ? tr(env, "row 0 is exactly [0, 1, 0, 1, ...] (sin 0, cos 0)", "第 0 行恰好是 [0, 1, 0, 1, ...]（sin 0, cos 0）")
                           : tr(env, "row 0 is exactly [0, ..., 0, 1, ..., 1] (sin 0, cos 0)",
                                "第 0 行恰好是 [0, ..., 0, 1, ..., 1]（sin 0, cos 0）"),
                       "max |PE(0) - row0|", row0_error(run.at("pe"), p.layout));
+}
+
+// fairseq's SinusoidalPositionalEmbedding and tensor2tensor's get_timing_signal_1d pad an odd
+// D with a zero last column.
+std::optional<Check> check_odd_column(const PeParams& p, const Run& run, const CheckEnv& env)
+{
+    if (p.dim % 2 == 0) return std::nullopt;
+    const Tensor& pe = run.at("pe");
+    double worst = 0.0;
+    for (std::size_t r = 0; r < pe.dim(0); ++r) worst = worse(worst, std::abs(pe.at(r, pe.dim(1) - 1)));
+    return exact_zero(tr(env, "an odd D's last column is exactly 0, as fairseq and tensor2tensor pad it", "奇数 D 的最后一列恰好为 0，与 fairseq 和 tensor2tensor 的补零一致"),
+                      "max |PE[:, D-1]|", worst);
 }
 
 std::optional<Check> check_bounded(const PeParams&, const Run& run, const CheckEnv& env)
@@ -60,8 +73,10 @@ std::optional<Check> check_shift(const PeParams& p, const Run& run, const CheckE
     // stored w), so PE(p+k) - M(k)PE(p) is a rotation by d_(p+k) - d_p, at most a (2p+k) w,
     // plus e, rotated and not: at most u (1 + sqrt 2), 3u with the sine's own error. Over
     // p <= L-1-k and the fastest frequency w_max: a (2(L-1) - k) w_max + 3u.
+    // Positions run from start_index: the last is S + L - 1.
     const double u = unit_roundoff(env.dtype);
-    const double tol = angle_rel_error(env.dtype, dsize(p.len - 1)) * dsize(2 * (p.len - 1) - p.shift) * max_abs(run.at("freq")) + 3.0 * u +
+    const long last = p.start_index + p.len - 1;
+    const double tol = angle_rel_error(env.dtype, dsize(last)) * dsize(2 * last - p.shift) * max_abs(run.at("freq")) + 3.0 * u +
                        8.0 * unit_roundoff(DType::float64);
     return at_most(tr(env, "relative shift is linear: PE(p+{0}) = M({0})PE(p), M built from k alone",
                       "相对位移是线性的：PE(p+{0}) = M({0})PE(p)，M 只由 k 构造", p.shift),
@@ -74,7 +89,7 @@ std::optional<Check> check_dot_offset(const PeParams& p, const Run& run, const C
     // The bound's derivation sits beside dot_spread_bound (core/position/sinusoidal.cpp); the
     // dot's own size is at most |PE|^2 = P = D/2.
     const Tensor& freq = run.at("freq");
-    const double tol = dot_spread_bound(env.dtype, p.len, freq), pairs = static_cast<double>(freq.size());
+    const double tol = dot_spread_bound(env.dtype, p.start_index + p.len, freq), pairs = static_cast<double>(freq.size());
     return at_most(tr(env, "PE(p).PE(p+k) depends on k alone", "PE(p).PE(p+k) 只取决于 k"), fmt::format("max over k of spread over p, {}", pair_scope(p)),
                    max_dot_spread(run.at("pe"), pair_offset_budget(p.len, p.dim)), tol, pairs);
 }
@@ -83,9 +98,9 @@ std::optional<Check> check_dot_offset(const PeParams& p, const Run& run, const C
 template <class T>
 std::optional<Check> check_slice(const PeParams& p, const Run&, const CheckEnv& env)
 {
-    const Vec<T> freq = pe_frequencies<T>(p.dim, p.base, p.layout, p.freq_method);
-    const Mat<T> sliced = xt::view(sinusoidal_table<T>(p.max_len, freq, p.layout), xt::range(0, p.len), xt::all());
-    const Mat<T> direct = sinusoidal_table<T>(p.len, freq, p.layout);
+    const Vec<T> freq = frequencies_of<T>(p, p.freq_method);
+    const Mat<T> sliced = xt::view(table_rows<T>(p, freq, p.max_len), xt::range(0, p.len), xt::all());
+    const Mat<T> direct = table_rows<T>(p, freq, p.len);
     return bit_identical(tr(env, "slicing {0} precomputed rows to {1} equals computing {1} directly",
                             "把预先计算的 {0} 行切片到 {1} 行，与直接计算 {1} 行逐位相同", p.max_len, p.len),
                          "max |table[:L] - PE_L|", max_abs_diff(sliced, direct));
@@ -95,12 +110,16 @@ std::optional<Check> check_slice(const PeParams& p, const Run&, const CheckEnv& 
 template <class T>
 double freq_error(const PeParams& p, FreqMethod method)
 {
-    return max_rel_error(pe_frequencies<T>(p.dim, p.base, p.layout, method), pe_frequencies_reference(p.dim, p.base, p.layout));
+    return max_rel_error(frequencies_of<T>(p, method), pe_frequencies_reference(p.dim, p.base, rule_of(p)));
 }
 
-// Each method rounds an exponent of size up to ln(base); that error is multiplied into the
-// result, hence the bound eps * (2 ln(base) + 4).
-double freq_tol(const PeParams& p, const CheckEnv& env) { return env.eps * (2.0 * std::abs(std::log(p.base)) + 4.0); }
+// Each method rounds an exponent of size up to ln(base/m); that error is multiplied into the
+// result, hence the bound eps * (2 ln(base/m) + 4), and one more rounding for a factor m other
+// than 1 (times 1 is exact).
+double freq_tol(const PeParams& p, const CheckEnv& env)
+{
+    return env.eps * (2.0 * std::abs(std::log(p.base / p.min_timescale)) + (p.min_timescale == 1.0 ? 4.0 : 5.0));
+}
 
 template <class T>
 std::optional<Check> check_exp_log(const PeParams& p, const Run&, const CheckEnv& env)
@@ -131,12 +150,19 @@ std::optional<Check> check_log_space(const PeParams& p, const Run&, const CheckE
                       "d_model 很大时，pow 写法会损失精度，而对数空间的写法不会"));
 }
 
+// The two conventions as their code builds them: interleaved with the paper's frequencies,
+// concat with tensor2tensor's, from position 0 with m = 1, D even.
+bool conventional(const PeParams& p)
+{
+    return rule_of(p).frequencies == default_frequencies(p.layout) && p.min_timescale == 1.0 && p.start_index == 0 && p.dim % 2 == 0;
+}
+
 // Only a permutation apart? The two layouts use different frequencies (exponent
 // denominators D and P-1), so a checkpoint cannot be ported by reordering alone.
 template <class T>
 std::optional<Check> check_layouts(const PeParams& p, const Run& run, const CheckEnv& env)
 {
-    if (p.dim < 4 || p.len < 2) return std::nullopt;  // see note_layouts_skipped
+    if (p.dim < 4 || p.len < 2 || !conventional(p)) return std::nullopt;  // see note_layouts_skipped
     const Mat<T> other = other_layout_reordered<T>(p.len, p.dim, p.base, p.layout, p.freq_method);
     return greater_than(tr(env, "interleaved and concat layouts differ by more than a reordering of dimensions",
                            "交错布局与拼接布局的差别不止是维度的重新排列"),
@@ -212,7 +238,9 @@ std::optional<Check> check_max_wavelength(const PeParams& p, const Run& run, con
     const double longest = 2.0 * M_PI / *std::min_element(freq.begin(), freq.end()), ratio = longest / p.base;
     // The paper's layout: the slowest pair turns at w = base^(-(D-2)/D), so the longest
     // wavelength is 2 pi base^((D-2)/D): the claim leaves out 2 pi and the exponent (D-2)/D.
-    const std::string what = p.layout == PeLayout::interleaved
+    const PeFreqRule rule = rule_of(p);
+    const std::string what = rule.min_timescale != 1.0 ? tr(env, "longest = 2 pi / min w_i = {:.6g}: m scales every frequency", "最长波长 = 2 pi / min w_i = {:.6g}：m 缩放了每个频率", longest)
+                             : rule.frequencies == PeFrequencies::paper
                                  ? tr(env, "longest = 2 pi base^((D-2)/D) = {:.6g}: the claim leaves out 2 pi and the exponent (D-2)/D",
                                       "最长波长 = 2 pi base^((D-2)/D) = {:.6g}：该说法漏了 2 pi 和指数 (D-2)/D", longest)
                                  : tr(env, "longest = 2 pi base = {:.6g}: the claim leaves out 2 pi", "最长波长 = 2 pi base = {:.6g}：该说法漏了 2 pi", longest);
@@ -235,7 +263,7 @@ std::optional<Check> check_base_highest_period(const PeParams& p, const Run&, co
     if (std::find(bases.begin(), bases.end(), p.base) == bases.end()) bases.push_back(p.base);
     double hi_min = INFINITY, hi_max = 0.0, lo_min = INFINITY, lo_max = 0.0;
     for (double b : bases) {
-        const auto w = pe_frequencies_reference(p.dim, b, p.layout);
+        const auto w = pe_frequencies_reference(p.dim, b, rule_of(p));
         const auto [slowest, fastest] = std::minmax_element(w.begin(), w.end());
         const double highest = static_cast<double>(2.0L * kPi / *fastest), lowest = static_cast<double>(2.0L * kPi / *slowest);
         hi_min = std::min(hi_min, highest), hi_max = std::max(hi_max, highest);
@@ -257,7 +285,7 @@ template <class T>
 std::optional<Check> check_angle_growth(const PeParams& p, const Run& run, const CheckEnv& env)
 {
     if (run.has("angle_error")) return angle_error_growth(run.at("angle_error"), env);
-    const Vec<double> err = pe_angle_errors(p, pe_frequencies<T>(p.dim, p.base, p.layout, p.freq_method));
+    const Vec<double> err = pe_angle_errors(p, frequencies_of<T>(p, p.freq_method));
     return angle_error_growth(to_tensor("angle_error", {"pos"}, err, Elem::float64), env);
 }
 
@@ -302,6 +330,7 @@ std::vector<CheckDef<PeParams>> pe_checks()
 {
     return {{"row0_exact", {"pe"}, check_row0},
             {"values_bounded", {"pe"}, check_bounded},
+            {"odd_dim_zero_column", {"pe"}, check_odd_column},
             {"rows_distinct", {"pe"}, check_rows_distinct},
             {"freq_falling", {"freq"}, check_freq_falling},
             {"relative_shift_linear", {"pe"}, check_shift},
@@ -347,10 +376,17 @@ std::optional<std::string> note_slicing_bug(const PeParams& p, const Run& run, c
 }
 
 // With one pair (D = 2) the layouts are the same table; with one position every row is
-// [0.., 1..] in either layout, a reordering of the other.
+// [0.., 1..] in either layout, a reordering of the other. The claim is about the two
+// conventions as their code builds them.
 std::optional<std::string> note_layouts_skipped(const PeParams& p, const Run&, const CheckEnv& env)
 {
-    if (p.dim >= 4 && p.len >= 2) return std::nullopt;
+    if (p.dim >= 4 && p.len >= 2 && conventional(p)) return std::nullopt;
+    if (!conventional(p)) {
+        return tr(env, "layouts_not_a_permutation is not checked: it compares the two conventions as their code builds them (interleaved with "
+                       "the paper's frequencies, concat with tensor2tensor's, from position 0, m = 1, D even), and this run changes one",
+                  "未检查 layouts_not_a_permutation：它比较的是两种约定在各自代码里的样子（交错配论文的频率，拼接配 tensor2tensor 的频率，"
+                  "从位置 0 开始，m = 1，D 为偶数），而本次运行改了其中一项");
+    }
     return tr(env, "layouts_not_a_permutation is not checked: with {} the two layouts are a reordering of each other",
               "未检查 layouts_not_a_permutation：{}时两种布局只差一个重新排列",
               p.dim < 4 ? tr(env, "one frequency pair (D = 2)", "只有一对频率（D = 2）") : tr(env, "one position (L = 1)", "只有一个位置（L = 1）"));

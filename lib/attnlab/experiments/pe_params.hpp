@@ -1,6 +1,7 @@
 // `pe`'s parameters and entry point, light enough for the app to include.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct PeParams {
     long batch = 1;       // B, with embed
     bool scale_embed = false;  // s = sqrt(D) as in the original Transformer, else 1
     long shift = 1;       // k of the relative-shift check
+    std::optional<PeFrequencies> frequencies;  // the layout's own when not given
+    double min_timescale = 1.0;  // tensor2tensor's min_timescale m: w_i = m (base/m)^(-e_i)
+    long start_index = 0;        // tensor2tensor's start_index: row r is position start_index + r
 };
 
 Report run_pe(const PeParams& p, const RunContext& ctx);

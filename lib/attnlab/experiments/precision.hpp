@@ -20,17 +20,18 @@ struct AngleWorst {
 // pe's and rope's angle_error [pos]: the largest |pos * w_i in T - pos * w_i exact| of each
 // position, in radians, the angle rounded as the tables compute it (the position and w_i held
 // in T, their product rounded in T). freq holds values of T; exact the same frequencies in
-// long double.
+// long double. Row r is position first + r.
 template <class T>
 Vec<double> angle_errors_by_position(long len, const std::vector<double>& freq, const std::vector<long double>& exact,
-                                     AngleWorst* worst = nullptr)
+                                     AngleWorst* worst = nullptr, long first = 0)
 {
     Vec<double> out = xt::zeros<double>({static_cast<std::size_t>(len)});
-    for (long pos = 0; pos < len; ++pos)
+    for (long row = 0; row < len; ++row)
         for (std::size_t i = 0; i < freq.size(); ++i) {
+            const long pos = first + row;
             const T angle = static_cast<T>(pos) * static_cast<T>(freq[i]);
             const auto e = static_cast<double>(std::abs(static_cast<long double>(angle) - static_cast<long double>(pos) * exact[i]));
-            out(pos) = worse(out(pos), e);
+            out(row) = worse(out(row), e);
             if (worst && e > worst->error) *worst = {e, pos, static_cast<long>(i)};
         }
     return out;

@@ -12,16 +12,15 @@ namespace attnlab {
 
 namespace {
 
-// The exponent of w_i = base^(-i * 2 / denom): interleaved uses (2i, D), concat (i, P-1).
-double exponent_denominator(long dim, PeLayout layout)
+// The exponent of w_i = base^(-numerator / denominator): paper (2i, D), t2t (i, max(P-1, 1)).
+double exponent_denominator(long dim, PeFrequencies f)
 {
     const long pairs = dim / 2;
-    return layout == PeLayout::interleaved ? static_cast<double>(dim)
-                                           : static_cast<double>(std::max(pairs - 1, 1L));
+    return f == PeFrequencies::paper ? static_cast<double>(dim) : static_cast<double>(std::max(pairs - 1, 1L));
 }
-double exponent_numerator(long i, PeLayout layout)
+double exponent_numerator(long i, PeFrequencies f)
 {
-    return layout == PeLayout::interleaved ? 2.0 * static_cast<double>(i) : static_cast<double>(i);
+    return f == PeFrequencies::paper ? 2.0 * static_cast<double>(i) : static_cast<double>(i);
 }
 
 // Column of pair i's sine and cosine in a table of the given layout.
@@ -38,33 +37,33 @@ std::size_t cos_col(long i, long pairs, PeLayout layout)
 }  // namespace
 
 template <class T>
-Vec<T> pe_frequencies(long dim, double base, PeLayout layout, FreqMethod method)
+Vec<T> pe_frequencies(long dim, double base, const PeFreqRule& rule, FreqMethod method)
 {
     const long pairs = dim / 2;
-    const T denom = static_cast<T>(exponent_denominator(dim, layout));
+    const T denom = static_cast<T>(exponent_denominator(dim, rule.frequencies));
     Vec<T> freq = xt::zeros<T>({static_cast<std::size_t>(pairs)});
-    // Computed in T throughout, as PyTorch computes in the tensor's dtype.
-    const T neg_log_base_over_denom = static_cast<T>(-std::log(base) / static_cast<double>(denom));
+    // Computed in T throughout, as PyTorch computes in the tensor's dtype; with m = 1 the
+    // factor m and the ratio base/m are exact, so the usual rules are computed as before.
+    const T m = static_cast<T>(rule.min_timescale), ratio = static_cast<T>(base / rule.min_timescale);
+    const T neg_log_ratio_over_denom = static_cast<T>(-std::log(base / rule.min_timescale) / static_cast<double>(denom));
     for (long i = 0; i < pairs; ++i) {
-        const T num = static_cast<T>(exponent_numerator(i, layout));
+        const T num = static_cast<T>(exponent_numerator(i, rule.frequencies));
         if (method == FreqMethod::exp_log) {
-            freq(i) = std::exp(num * neg_log_base_over_denom);
+            freq(i) = m * std::exp(num * neg_log_ratio_over_denom);
         } else {
-            freq(i) = T(1) / std::pow(static_cast<T>(base), num / denom);
+            freq(i) = m / std::pow(ratio, num / denom);
         }
     }
     return freq;
 }
 
-std::vector<long double> pe_frequencies_reference(long dim, double base, PeLayout layout)
+std::vector<long double> pe_frequencies_reference(long dim, double base, const PeFreqRule& rule)
 {
     const long pairs = dim / 2;
-    const long double denom = exponent_denominator(dim, layout);
+    const long double denom = exponent_denominator(dim, rule.frequencies), m = rule.min_timescale;
     std::vector<long double> ref(static_cast<std::size_t>(pairs));
     for (long i = 0; i < pairs; ++i) {
-        ref[static_cast<std::size_t>(i)] =
-            std::pow(static_cast<long double>(base),
-                     -static_cast<long double>(exponent_numerator(i, layout)) / denom);
+        ref[static_cast<std::size_t>(i)] = m * std::pow(static_cast<long double>(base) / m, -static_cast<long double>(exponent_numerator(i, rule.frequencies)) / denom);
     }
     return ref;
 }
@@ -215,7 +214,7 @@ Mat<T> other_layout_reordered(long len, long dim, double base, PeLayout layout, 
 }
 
 #define ATTNLAB_PE_INSTANTIATE(T)                                                        \
-    template Vec<T> pe_frequencies<T>(long, double, PeLayout, FreqMethod);               \
+    template Vec<T> pe_frequencies<T>(long, double, const PeFreqRule&, FreqMethod);      \
     template Mat<T> sinusoidal_table<T>(long, const Vec<T>&, PeLayout);                  \
     template Mat<T> sinusoidal_rows<T>(const std::vector<long>&, const Vec<T>&, PeLayout); \
     template double max_rel_error<T>(const Vec<T>&, const std::vector<long double>&);    \

@@ -14,12 +14,22 @@
 
 namespace attnlab {
 
-// freq: [P]. The exponent's denominator is D for interleaved and max(P-1, 1) for concat.
+// freq: [P], P = floor(D/2), by the rule (sinusoidal_layout.hpp); the layout's own rule
+// (interleaved: paper, concat: t2t) where none is given.
 template <class T>
-Vec<T> pe_frequencies(long dim, double base, PeLayout layout, FreqMethod method);
+Vec<T> pe_frequencies(long dim, double base, const PeFreqRule& rule, FreqMethod method);
+template <class T>
+Vec<T> pe_frequencies(long dim, double base, PeLayout layout, FreqMethod method)
+{
+    return pe_frequencies<T>(dim, base, PeFreqRule{default_frequencies(layout), 1.0}, method);
+}
 
 // The same frequencies in long double, the reference the two methods are measured against.
-std::vector<long double> pe_frequencies_reference(long dim, double base, PeLayout layout);
+std::vector<long double> pe_frequencies_reference(long dim, double base, const PeFreqRule& rule);
+inline std::vector<long double> pe_frequencies_reference(long dim, double base, PeLayout layout)
+{
+    return pe_frequencies_reference(dim, base, PeFreqRule{default_frequencies(layout), 1.0});
+}
 
 // pe: [L, D] from freq [P].
 template <class T>
