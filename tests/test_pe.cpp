@@ -57,7 +57,7 @@ TEST_CASE("concat frequencies use the exponent i/(D/2-1) (D=6: 1, 0.01, 0.0001)"
     CHECK(pe(1, 3) == doctest::Approx(std::cos(1.0)));   // then the cos half
 }
 
-TEST_CASE("tensor2tensor's rule with min_timescale m: w_i = m (base/m)^(-i/(P-1)); the paper's frequencies on either layout")
+TEST_CASE("tensor2tensor's rule with min_timescale m, w_i = m (base/m)^(-i/(P-1)), and the paper's frequencies on either layout")
 {
     // D = 4, base (max_timescale) 8, m = 2: P - 1 = 1, so w = 2 (8/2)^0, 2 (8/2)^-1 = 2, 0.5
     for (FreqMethod method : {FreqMethod::exp_log, FreqMethod::pow}) {
