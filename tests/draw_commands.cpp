@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -25,13 +25,13 @@ std::vector<const attnlab::Registered*> sampled()
     return out;
 }
 
-}  // namespace
-
 void print(const attnlab::Registered& r, attnlab::Rng& rng)
 {
     const auto drawn = r.draw(rng);
     std::cout << nlohmann::ordered_json{{"args", drawn.args}, {"params", attnlab::params_json(drawn.params)}}.dump() << '\n';
 }
+
+}  // namespace
 
 int main(int argc, char** argv)
 {

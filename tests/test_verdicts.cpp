@@ -127,9 +127,8 @@ void mutate(const Experiment<P>& e, const P& p, const std::string& what, Tally& 
         const Run run = compute_all(e, p, ctx);
         RunContext ctx64;
         ctx64.dtype = DType::float64;
-        P settled = p;  // the float64 truth computes what this run chose (Experiment::settle)
-        if (e.settle) e.settle(run, settled);
-        const Run run64 = compute_all(e, settled, ctx64);
+        // the float64 truth computes what this run chose (Experiment::settle)
+        const Run run64 = compute_all(e, settled(e, p, run), ctx64);
         const double fraction = unit_roundoff(dtype) >= unit_roundoff(DType::float16) ? kMaxToleranceFraction : 0.01;
         for (const std::string& name : tensors) {
             if (!run.has(name)) continue;

@@ -1,8 +1,9 @@
+#!/usr/bin/env python3
 """No false alarms: random valid configurations of every experiment, in every dtype, must exit
 0 unless a checked property is truly false for that configuration. The configurations are the
 registry's samplers' draws (DRAW_COMMANDS, built from tests/draw_commands.cpp), so every
 experiment with a sampler is drawn and no list of experiments is kept here. The list of true
-failures is closed, and worked out here from the options alone:
+failures is closed, and worked out here from the run's parameters alone:
   - --multiply (multiplying scores by a 0/1 mask does not mask);
   - a row left fully masked under --softmax plain (by --diagonal, a padding length of 0, or
     an alignment that leaves a query no key), worked out from the mask's rule written again.
@@ -15,7 +16,6 @@ import random
 import subprocess
 import sys
 
-DTYPES = ["float64", "float32", "float16", "bfloat16"]
 DTYPES = ["float64", "float32", "float16", "bfloat16"]
 
 

@@ -392,12 +392,29 @@ Plan plan_for(const Experiment<P>& e, const P& p, const std::vector<std::string>
     return plan;
 }
 
+// The parameters a run computes with: the given ones, resolved (defaults that depend on others).
+template <class P>
+P resolved(const Experiment<P>& e, const P& given)
+{
+    return e.resolve ? e.resolve(given) : given;
+}
+
+// The parameters with what the run chose from its results written in (Experiment::settle): a
+// recompute at another precision computes the same thing.
+template <class P>
+P settled(const Experiment<P>& e, const P& p, const Run& run)
+{
+    P out = p;
+    if (e.settle) e.settle(run, out);
+    return out;
+}
+
 // Every tensor a configuration produces, on-demand ones included: what a check can be run
 // on after one of them is replaced (a doctored tensor in a test, a learner's file).
 template <class P>
 Run compute_all(const Experiment<P>& e, const P& given, const RunContext& ctx)
 {
-    const P p = e.resolve ? e.resolve(given) : given;
+    const P p = resolved(e, given);
     if (e.validate) e.validate(p);
     const Plan plan = plan_for(e, p, offered_tensors(e, p), ctx, [](const std::string&) { return true; });
     return e.typed(ctx.dtype).compute(p, plan);
@@ -407,7 +424,7 @@ Run compute_all(const Experiment<P>& e, const P& given, const RunContext& ctx)
 template <class P>
 std::vector<Check> check_run(const Experiment<P>& e, const P& given, const Run& run, const RunContext& ctx)
 {
-    const P p = e.resolve ? e.resolve(given) : given;
+    const P p = resolved(e, given);
     return run_checks(e.typed(ctx.dtype).checks, p, run, ctx);
 }
 
@@ -460,7 +477,7 @@ Report run_adopted(const Experiment<P>& e, const P& given, const RunContext& ctx
     if (!e.typed(ctx.dtype).compute) {
         throw InputError(fmt::format("--dtype {}: {} runs in float32 and float64 only", name_of(ctx.dtype), e.command));
     }
-    const P p = e.resolve ? e.resolve(given) : given;
+    const P p = resolved(e, given);
     if (e.validate) e.validate(p);
     Report report;
     report.command = e.command;

@@ -23,9 +23,8 @@ template <class P>
 class References {
 public:
     References(const Experiment<P>& e, const P& p, const Run& run, const RunContext& ctx, std::string name)
-        : e_(e), p_(p), ctx_(ctx), name_(std::move(name))
+        : e_(e), p_(settled(e, p, run)), ctx_(ctx), name_(std::move(name))
     {
-        if (e.settle) e.settle(run, p_);
         cache_.emplace(ctx.dtype, run.at(name_));
     }
     bool available(DType dtype) const { return cache_.count(dtype) || static_cast<bool>(e_.typed(dtype).compute); }

@@ -34,7 +34,7 @@ public:
         return out;
     }
     std::vector<std::string> command() const override { return command_of(e_, p_); }
-    ParamList params() const override { return params_of(e_, e_.resolve ? e_.resolve(p_) : p_); }
+    ParamList params() const override { return params_of(e_, resolved(e_, p_)); }
     Report run(const RunContext& ctx) const override
     {
         Report report = run_judged(e_, p_, ctx);
@@ -55,7 +55,7 @@ Registered entry(const Experiment<P>& e)
     if (e.sample)
         r.draw = [&e](Rng& rng) {
             const P p = e.sample(rng);
-            return Registered::Drawn{command_of(e, p), params_of(e, e.resolve ? e.resolve(p) : p)};
+            return Registered::Drawn{command_of(e, p), params_of(e, resolved(e, p))};
         };
     return r;
 }
