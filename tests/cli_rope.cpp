@@ -87,4 +87,5 @@ TEST_CASE("rope: linear+ntk divides theta by s on the base raised by alpha, as l
     expect_usage_error({"rope", "--scaling", "linear", "--factor", "4", "--ntk-alpha", "9"}, "--scaling linear+ntk takes --ntk-alpha, and only it does");
     expect_usage_error({"rope", "--scaling", "linear+ntk", "--factor", "4"}, "--scaling linear+ntk takes --ntk-alpha");
     expect_usage_error({"rope", "--dim", "2", "--scaling", "linear+ntk", "--factor", "4", "--ntk-alpha", "2"}, "rotary dimension of at least 4");
+    expect_usage_error({"rope", "--scaling", "linear+ntk", "--factor", "4", "--ntk-alpha", "0.5"}, "--ntk-alpha must be at least 1 (got 0.5)");
 }
