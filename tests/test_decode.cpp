@@ -80,6 +80,23 @@ TEST_CASE("run_decode: every check holds in every dtype and configuration, and n
     }
 }
 
+TEST_CASE("decode: the steps' tolerance is measured on the rows compared, not on the full pass")
+{
+    // Sinks read their keys at cache indices, so the steps round other angles than the full
+    // pass: with the full pass's error as r, this float16 run failed (0.00181 against 0.00155).
+    // A plain float16 reference of the same rows is the run's own computation: its error is r.
+    DecodeParams p;
+    p.prefill = 5, p.steps = 4, p.rope_style = RopeStyle::half, p.kv_heads = 1, p.window = 3, p.sinks = 1;
+    RunContext ctx;
+    ctx.dtype = DType::float16;
+    ctx.seed = 290;
+    const Report r = run_decode(p, ctx);
+    const Check c = find_check(r, "sinks_read_cache_positions");
+    CHECK(c.passed());
+    CHECK(c.measured == doctest::Approx(0.00181).epsilon(0.01));
+    CHECK(c.tolerance == doctest::Approx(2.0 * c.measured).epsilon(1e-9));  // 2 r, r the run's own error here
+}
+
 TEST_CASE("decode: each usual mistake fails the step check, and a doctored position table fails its check")
 {
     const auto& e = decode_experiment();

@@ -71,6 +71,19 @@ void attend_one(const DecodeParams& p, const Heads<T>& h, std::size_t b, std::si
     }
 }
 
+// The encoding's part of the heads: RoPE's cos/sin rows 0 .. N, or ALiBi's slopes.
+template <class T>
+Heads<T> with_positions(const DecodeParams& p, Heads<T> h)
+{
+    if (p.pe == PeKind::rope) {
+        std::vector<long> positions(static_cast<std::size_t>(tokens(p)) + 1);
+        for (std::size_t m = 0; m < positions.size(); ++m) positions[m] = static_cast<long>(m);
+        h.rope = rope_cache_at<T>(positions, rope_frequencies<T>(head_dim(p), kBase, {}, tokens(p)).theta);
+    }
+    if (p.pe == PeKind::alibi) h.slopes = alibi_slopes(p.heads, SlopeRule::reference_code);
+    return h;
+}
+
 template <class T>
 Heads<T> heads_of(const DecodeParams& p, const Plan& plan, Run& run)
 {
@@ -88,13 +101,7 @@ Heads<T> heads_of(const DecodeParams& p, const Plan& plan, Run& run)
                 xt::view(x, b, t, xt::all()) += xt::view(pe, static_cast<std::size_t>(position_of_token(p, b, static_cast<long>(t))), xt::all());
     }
     for (auto [name, w] : {std::pair{"w_q", &w_q}, {"w_k", &w_k}, {"w_v", &w_v}}) run.add(to_tensor(name, {"in", "out"}, *w, elem_of<T>()));
-    Heads<T> h{project_heads(x, w_q, p.heads), project_heads(x, w_k, kv_heads(p)), project_heads(x, w_v, kv_heads(p)), {}, {}};
-    if (p.pe == PeKind::rope) {
-        std::vector<long> positions(N + 1);
-        for (std::size_t m = 0; m <= N; ++m) positions[m] = static_cast<long>(m);
-        h.rope = rope_cache_at<T>(positions, rope_frequencies<T>(head_dim(p), kBase, {}, tokens(p)).theta);
-    }
-    if (p.pe == PeKind::alibi) h.slopes = alibi_slopes(p.heads, SlopeRule::reference_code);
+    Heads<T> h = with_positions(p, Heads<T>{project_heads(x, w_q, p.heads), project_heads(x, w_k, kv_heads(p)), project_heads(x, w_v, kv_heads(p)), {}, {}});
     for (auto [name, t] : {std::pair{"q", &h.q}, {"k", &h.k}, {"v", &h.v}}) run.add(to_tensor(name, {"batch", "head", "pos", "dim"}, *t, elem_of<T>()));
     return h;
 }
@@ -186,6 +193,27 @@ void full_pass(const DecodeParams& p, const Heads<T>& h, Run& run)
             for (std::size_t head = 0; head < H; ++head) attend_one(p, h, b, head, static_cast<long>(n), vis, &out(b, head, n, 0));
         }
     run.add(to_tensor("out_full", {"batch", "head", "pos", "dim"}, out, elem_of<T>()));
+}
+
+// Rows first .. first + count - 1 of every (batch, head), computed as the run computes them
+// (attend_one in T) from the run's q, k and v, each query seeing what `rule` gives it.
+template <class T>
+std::vector<double> rows_typed(const DecodeParams& p, const Run& run, long first, long count, PositionRule rule)
+{
+    const Heads<T> h = with_positions(p, Heads<T>{from_tensor<T, 4>(run.at("q")), from_tensor<T, 4>(run.at("k")), from_tensor<T, 4>(run.at("v")), {}, {}});
+    const auto B = static_cast<std::size_t>(p.batch), H = static_cast<std::size_t>(p.heads), C = static_cast<std::size_t>(count),
+               d = static_cast<std::size_t>(head_dim(p));
+    std::vector<T> out(B * H * C * d, T(0));
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t r = 0; r < C; ++r) {
+            const long n = first + static_cast<long>(r);
+            const Visible vis = visible_at(p, b, n, rule);
+            if (vis.tokens.empty()) continue;
+            for (std::size_t head = 0; head < H; ++head) attend_one(p, h, b, head, n, vis, &out[((b * H + head) * C + r) * d]);
+        }
+    std::vector<double> values(out.size());
+    for (std::size_t n = 0; n < out.size(); ++n) values[n] = static_cast<double>(out[n]);
+    return values;
 }
 
 template <class T>
@@ -306,6 +334,21 @@ Experiment<DecodeParams> make_decode_experiment()
 }
 
 }  // namespace
+
+namespace decode_detail {
+
+std::vector<double> rows_in(DType dtype, const DecodeParams& p, const Run& run, long first, long count, PositionRule rule)
+{
+    switch (dtype) {
+    case DType::float32: return rows_typed<float>(p, run, first, count, rule);
+    case DType::float16: return rows_typed<Narrow<Float16Format>>(p, run, first, count, rule);
+    case DType::bfloat16: return rows_typed<Narrow<BFloat16Format>>(p, run, first, count, rule);
+    case DType::float64: break;
+    }
+    return rows_typed<double>(p, run, first, count, rule);
+}
+
+}  // namespace decode_detail
 
 const Experiment<DecodeParams>& decode_experiment()
 {

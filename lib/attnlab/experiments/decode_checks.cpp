@@ -127,14 +127,17 @@ std::vector<double> rows(const DecodeParams& p, const Projections& x, long first
 
 std::vector<double> steps(const DecodeParams& p, const Run& run, PositionRule rule) { return rows(p, from_run(run), p.prefill, p.steps, rule); }
 
-// The error model's rule for two computations in T: each within r of the exact value, r the
-// error the run's own full pass makes (measured against float64), floored at u(T) M.
-double step_tol(const DecodeParams& p, const Run& run, const CheckEnv& env, double* size)
+// The error model's rule for the steps (docs/check.md, "The error model"): a plain reference
+// in T of the same rows (attend_one, as the run computes them, each query reading what `rule`
+// gives it), measured against float64, makes r; two computations in T are each within r of the
+// exact value, floored at u(T) M. The reference is the rows compared, not the full pass: a
+// step reading its keys at cache indices rounds other angles than the full pass does.
+double step_tol(const DecodeParams& p, const Run& run, const CheckEnv& env, PositionRule rule, double* size)
 {
-    const std::vector<double> exact = rows(p, from_run(run), 0, tokens(p), PositionRule::sinks_original);
-    const Tensor& full = run.at("out_full");
+    const std::vector<double> exact = rows(p, from_run(run), p.prefill, p.steps, rule);
+    const std::vector<double> in_t = rows_in(env.dtype, p, run, p.prefill, p.steps, rule);
     double r = 0.0, M = 0.0;
-    for (std::size_t n = 0; n < exact.size(); ++n) r = worse(r, diff_nan_rule(full.values[n], exact[n])), M = std::max(M, std::abs(exact[n]));
+    for (std::size_t n = 0; n < exact.size(); ++n) r = worse(r, diff_nan_rule(in_t[n], exact[n])), M = std::max(M, std::abs(exact[n]));
     *size = M;
     return kReferenceFactor * std::max(r, unit_roundoff(env.dtype) * M);
 }
@@ -193,11 +196,13 @@ double other_angles_tol(const DecodeParams& p, const Run& run)
     return 4.0 * delta * max_row_norm(run.at("q")) * max_row_norm(run.at("k")) / std::sqrt(dsize(head_dim(p))) * max_abs(run.at("v"));
 }
 
+// out_steps against `expected`, the steps computed in T by `rule` (the run's own rule unless
+// the steps are held to the full pass, whose positions are the tokens' own).
 Check steps_check(const DecodeParams& p, const Run& run, const CheckEnv& env, std::string claim, const std::vector<double>& expected, std::string metric,
-                  double other_angles = 0.0)
+                  PositionRule rule, double other_angles = 0.0)
 {
     double size = 0.0;
-    const double tol = step_tol(p, run, env, &size) + other_angles;
+    const double tol = step_tol(p, run, env, rule, &size) + other_angles;
     return at_most(std::move(claim), std::move(metric), steps_diff(run, expected), tol, size);
 }
 
@@ -207,7 +212,7 @@ std::optional<Check> check_full_pass(const DecodeParams& p, const Run& run, cons
     return steps_check(p, run, env,
                        tr(env, "each of the {} steps through the KV cache gives the full causal pass's row, each new token at its own position",
                           "经过 KV 缓存的 {} 步，每一步都等于完整因果前向的那一行，每个新 token 用它自己的位置", p.steps),
-                       full_rows(p, run), "max |out_steps - out_full[P:]|");
+                       full_rows(p, run), "max |out_steps - out_full[P:]|", PositionRule::correct);
 }
 
 std::optional<Check> check_ring_buffer(const DecodeParams& p, const Run& run, const CheckEnv& env)
@@ -216,7 +221,7 @@ std::optional<Check> check_ring_buffer(const DecodeParams& p, const Run& run, co
     return steps_check(p, run, env,
                        tr(env, "a ring buffer of {0} entries, the new token included, equals the full pass with the window mask (mask --kind window --window {0})",
                           "{0} 个槽位的环形缓冲（含新 token）等于加窗口掩码的完整前向（mask --kind window --window {0}）", p.window),
-                       full_rows(p, run), "max |out_steps - out_full[P:]|");
+                       full_rows(p, run), "max |out_steps - out_full[P:]|", PositionRule::correct);
 }
 
 std::optional<Check> check_sinks(const DecodeParams& p, const Run& run, const CheckEnv& env)
@@ -225,7 +230,8 @@ std::optional<Check> check_sinks(const DecodeParams& p, const Run& run, const Ch
     return steps_check(p, run, env,
                        tr(env, "with S = {} sinks and a window of W = {}, each cached key is read at its index in the cache and the query at the last (StreamingLLM)",
                           "S = {} 个 sink 加 W = {} 的窗口时，缓存里每个键按它在缓存中的下标读取，查询用最后一个下标（StreamingLLM）", p.sinks, p.window),
-                       steps(p, run, PositionRule::correct), "max |out_steps - float64 recomputation|", other_angles_tol(p, run));
+                       steps(p, run, PositionRule::correct), "max |out_steps - float64 recomputation|", PositionRule::correct,
+                       other_angles_tol(p, run));
 }
 
 std::optional<Check> check_left_pad(const DecodeParams& p, const Run& run, const CheckEnv& env)
@@ -234,7 +240,7 @@ std::optional<Check> check_left_pad(const DecodeParams& p, const Run& run, const
     return steps_check(p, run, env,
                        tr(env, "left-padded sequences give their unpadded rows: positions cumsum(mask) - 1, pads masked (Hugging Face's generate)",
                           "左填充的序列给出与不填充时相同的行：位置为 cumsum(mask) - 1，填充被屏蔽（Hugging Face 的 generate）"),
-                       steps(p, run, PositionRule::correct), "max |out_steps - unpadded recomputation in float64|");
+                       steps(p, run, PositionRule::correct), "max |out_steps - unpadded recomputation in float64|", PositionRule::correct);
 }
 
 // Under RoPE and ALiBi only differences of positions enter a score, so counting from the
@@ -246,7 +252,7 @@ std::optional<Check> check_shift(const DecodeParams& p, const Run& run, const Ch
                        tr(env, "under {}, counting positions from the first pad gives the same steps: a uniform shift changes no score",
                           "在 {} 下，从第一个填充开始计位置得到相同的各步输出：整体平移不改变任何得分", name_of(p.pe)),
                        steps(p, run, PositionRule::left_pad_from_0), tr(env, "max |out_steps - steps with positions from the first pad|", "max |out_steps - 位置从第一个填充处起算的步骤|"),
-                       other_angles_tol(p, run));
+                       PositionRule::correct, other_angles_tol(p, run));
 }
 
 // The position each slot of the cache is read with, by the formula: with a window the slots

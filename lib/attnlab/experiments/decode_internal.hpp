@@ -37,6 +37,10 @@ struct Visible {
 // as a formula (the compute keeps a real cache instead).
 Visible visible_at(const DecodeParams& p, std::size_t b, long n, PositionRule rule);
 
+// The same rows as the run computes them, in `dtype`, from the run's q, k and v: the plain
+// reference in the run's precision whose error sets the steps' tolerance (decode_checks.cpp).
+std::vector<double> rows_in(DType dtype, const DecodeParams& p, const Run& run, long first, long count, PositionRule rule);
+
 std::vector<CheckDef<DecodeParams>> decode_checks();
 std::vector<Mistake<DecodeParams>> decode_mistakes();
 
