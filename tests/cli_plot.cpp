@@ -149,12 +149,17 @@ TEST_CASE("cairo is loaded only by a run that writes a picture file")
     std::remove(png.c_str());
 }
 
-TEST_CASE("OpenBLAS is loaded only by a run that multiplies matrices")
+TEST_CASE("OpenBLAS is loaded only by a run with a product above 2^16 multiply-adds")
 {
     const auto plain = run_cli({"pe", "--quiet"}, {"LD_DEBUG=libs"});
     CHECK(plain.status == 0);
     CHECK(plain.err.find("libopenblas") == std::string::npos);
-    const auto block = run_cli({"attend", "--len", "8", "--quiet"}, {"LD_DEBUG=libs"});
+    // [8, 8] x [8, 4] per head: plain loops
+    const auto small = run_cli({"attend", "--len", "8", "--quiet"}, {"LD_DEBUG=libs"});
+    CHECK(small.status == 0);
+    CHECK(small.err.find("libopenblas") == std::string::npos);
+    // [256, 64] x [64, 32] per head (two heads): 524288 multiply-adds
+    const auto block = run_cli({"attend", "--len", "256", "--dim", "64", "--quiet"}, {"LD_DEBUG=libs"});
     CHECK(block.status == 0);
     CHECK(block.err.find("libopenblas") != std::string::npos);
 }

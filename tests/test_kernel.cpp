@@ -4,6 +4,7 @@
 // visible interval against masked(); the probe rows' sums, the in-place head projections and
 // the views of a run's tensors.
 #include "attnlab/core/attention.hpp"
+#include "attnlab/core/blas.hpp"
 #include "attnlab/core/error_model.hpp"
 #include "attnlab/core/fast_exp.hpp"
 #include "attnlab/core/isa.hpp"
@@ -400,6 +401,46 @@ void row_step_bits()
 TEST_CASE("fast exp: the float32 row step equals exp_inplace of x - shift and its sixteen-lane sum, bit for bit, on every target")
 {
     on_every_target([](Isa) { row_step_bits(); });
+}
+
+TEST_CASE("blas: a small product is the plain sum in order, worked by hand, in each layout, beta as BLAS reads it")
+{
+    // A = [[1, 2], [3, 4]], B = [[5, 6], [7, 8]]: A B = [[19, 22], [43, 50]], A B^T = [[17, 23], [39, 53]],
+    // A^T B = [[26, 30], [38, 44]].
+    const double A[] = {1, 2, 3, 4}, B[] = {5, 6, 7, 8};
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    double C[] = {nan, nan, nan, nan};
+    blas::gemm_nn(2, 2, 2, 1.0, A, 2, B, 2, 0.0, C, 2);  // beta 0: C is not read, NaN and all
+    CHECK(std::vector<double>(C, C + 4) == std::vector<double>{19, 22, 43, 50});
+    blas::gemm_nt(2, 2, 2, 2.0, A, 2, B, 2, 1.0, C, 2);  // C = 2 A B^T + C
+    CHECK(std::vector<double>(C, C + 4) == std::vector<double>{53, 68, 121, 156});
+    float Cf[4] = {};
+    const float Af[] = {1, 2, 3, 4}, Bf[] = {5, 6, 7, 8};
+    blas::gemm_tn(2, 2, 2, 1.0f, Af, 2, Bf, 2, 0.0f, Cf, 2);
+    CHECK(std::vector<float>(Cf, Cf + 4) == std::vector<float>{26, 30, 38, 44});
+    // In order, one product and one sum each: 1 + 2^-24 + 2^-24 in float32 is 1 (each sum
+    // rounds back), where a pairwise or fused order would keep 2^-23.
+    const float ones[] = {1.0f, 0x1p-24f, 0x1p-24f}, unit[] = {1.0f, 1.0f, 1.0f};
+    float dot = 0.0f;
+    blas::gemm_nt(1, 1, 3, 1.0f, ones, 3, unit, 3, 0.0f, &dot, 1);
+    CHECK(dot == 1.0f);
+}
+
+TEST_CASE("blas: above 2^16 multiply-adds the product is OpenBLAS's, within the error model of the plain sum")
+{
+    // [64, 33] x [33, 32] = 67584 multiply-adds: just past the plain loops; rows 0..1 of it
+    // (2112, below) are the plain sum in order.
+    const std::size_t M = 64, N = 32, K = 33;
+    std::vector<double> a(M * K), b(K * N), big(M * N), small(2 * N);
+    fill_normal(a.data(), a.size(), 7, 1);
+    fill_normal(b.data(), b.size(), 7, 2);
+    blas::gemm_nn(M, N, K, 1.0, a.data(), K, b.data(), N, 0.0, big.data(), N);
+    blas::gemm_nn(2, N, K, 1.0, a.data(), K, b.data(), N, 0.0, small.data(), N);
+    for (std::size_t j = 0; j < 2 * N; ++j) {
+        double bound = 0.0;  // n u sum |terms| (docs/check.md, "The error model"), for each
+        for (std::size_t k = 0; k < K; ++k) bound += std::abs(a[j / N * K + k] * b[k * N + j % N]);
+        CHECK(std::abs(big[j] - small[j]) <= 2.0 * dsize(K) * unit_roundoff(DType::float64) * bound);
+    }
 }
 
 TEST_CASE("projection: the BLAS blocks equal the plain loop, whatever the threads")

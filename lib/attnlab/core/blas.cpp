@@ -5,11 +5,13 @@
 #include <cblas.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <strings.h>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace attnlab::blas {
 
@@ -109,16 +111,51 @@ const OpenBlas& once()
 
 blasint as_int(std::size_t n) { return static_cast<blasint>(n); }
 
-// Row-major C = alpha A op(B) + beta C, op(B) = B or its transpose, through ?gemm.
+// Row-major C = alpha op(A) op(B) + beta C in plain loops: each element summed over k in
+// order, one product and one sum each (no fused multiply-add: ISO C++ contracts nothing), then
+// scaled; beta = 0 reads nothing of C, as BLAS. The same bits on every CPU, at any vector width.
+template <class T>
+void plain_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, std::size_t M, std::size_t N, std::size_t K, T alpha, const T* A, std::size_t lda,
+                const T* B, std::size_t ldb, T beta, T* C, std::size_t ldc)
+{
+    std::vector<T> acc(N);
+    for (std::size_t i = 0; i < M; ++i) {
+        std::fill(acc.begin(), acc.end(), T(0));
+        for (std::size_t k = 0; k < K; ++k) {
+            const T a = ta == CblasTrans ? A[k * lda + i] : A[i * lda + k];
+            if (tb == CblasTrans) {
+                for (std::size_t j = 0; j < N; ++j) acc[j] += a * B[j * ldb + k];
+            } else {
+                for (std::size_t j = 0; j < N; ++j) acc[j] += a * B[k * ldb + j];
+            }
+        }
+        for (std::size_t j = 0; j < N; ++j) C[i * ldc + j] = alpha * acc[j] + (beta == T(0) ? T(0) : beta * C[i * ldc + j]);
+    }
+}
+
+// Products of at most kPlainLimit multiply-adds run in plain loops: OpenBLAS chooses its
+// kernels by CPU (SkylakeX, Haswell, ...), each rounding another way, so a small run's figures
+// (every example in docs/ and the tour) would depend on the machine; and a run whose products
+// are all small never loads OpenBLAS. At 2^16 a plain product takes tens of microseconds.
+constexpr double kPlainLimit = 65536.0;
+
+bool plain(std::size_t M, std::size_t N, std::size_t K)
+{
+    return static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) <= kPlainLimit;
+}
+
+// Row-major C = alpha op(A) op(B) + beta C, op(X) = X or its transpose, through ?gemm.
 void gemm(CBLAS_TRANSPOSE tb, std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A, std::size_t lda, const float* B,
           std::size_t ldb, float beta, float* C, std::size_t ldc, CBLAS_TRANSPOSE ta = CblasNoTrans)
 {
+    if (plain(M, N, K)) return plain_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     once().sgemm(CblasRowMajor, ta, tb, as_int(M), as_int(N), as_int(K), alpha, A, as_int(lda), B, as_int(ldb), beta, C, as_int(ldc));
 }
 
 void gemm(CBLAS_TRANSPOSE tb, std::size_t M, std::size_t N, std::size_t K, double alpha, const double* A, std::size_t lda, const double* B,
           std::size_t ldb, double beta, double* C, std::size_t ldc, CBLAS_TRANSPOSE ta = CblasNoTrans)
 {
+    if (plain(M, N, K)) return plain_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     once().dgemm(CblasRowMajor, ta, tb, as_int(M), as_int(N), as_int(K), alpha, A, as_int(lda), B, as_int(ldb), beta, C, as_int(ldc));
 }
 
