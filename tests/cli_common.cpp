@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <sstream>
 
 TEST_CASE("--version prints the configured version")
@@ -157,6 +158,43 @@ TEST_CASE("--dtype float64 computes in double precision")
     CHECK(j["tensors"][0]["data"][1][0] == 0.8414709848078965);
     const auto f = run_json({"pe", "--len", "2", "--dim", "2"});
     CHECK(f["tensors"][0]["data"][1][0] == 0.84147096);  // sin(1) rounded to float32
+}
+
+TEST_CASE("every experiment, one random run each: JSON's tensors match their shapes, CSV is the main tensor, an unknown option exits 2")
+{
+    for (const auto& cmd : drawn_commands(3)) {
+        CAPTURE(command_text(cmd));
+        auto json_args = cmd;
+        json_args.insert(json_args.end(), {"--format", "json"});
+        const auto r = run_cli(json_args);
+        CHECK(r.status == 0);  // the samplers draw runs whose checks hold (no --softmax plain rows without keys here)
+        const auto j = nlohmann::json::parse(r.out);
+        CHECK(j["command"] == cmd[0]);
+        std::size_t main_size = 0;
+        std::vector<std::string> main_axes;
+        for (const auto& t : j["tensors"]) {
+            CAPTURE(t["name"].get<std::string>());
+            std::size_t size = 1;
+            for (const auto& n : t["shape"]) size *= n.get<std::size_t>();
+            CHECK(t["axes"].size() == t["shape"].size());
+            CHECK(t["data"].flatten().size() == size);
+            if (t["name"] == j["main_tensor"]) main_size = size, main_axes = t["axes"].get<std::vector<std::string>>();
+        }
+        REQUIRE(main_size > 0);
+        auto csv_args = cmd;
+        csv_args.insert(csv_args.end(), {"--format", "csv"});
+        const auto csv = run_cli(csv_args);
+        std::string header;
+        for (const auto& axis : main_axes) header += axis + ",";
+        CHECK(csv.out.rfind(header + "value\n", 0) == 0);
+        CHECK(static_cast<std::size_t>(std::count(csv.out.begin(), csv.out.end(), '\n')) == main_size + 1);
+        auto bad = cmd;
+        bad.push_back("--no-such-option");
+        const auto refused = run_cli(bad);
+        CHECK(refused.status == 2);
+        CHECK(refused.out.empty());
+        CHECK(std::count(refused.err.begin(), refused.err.end(), '\n') == 1);
+    }
 }
 
 TEST_CASE("--tol 0 fails every numeric check whose figure is not exactly 0, in every experiment")

@@ -3,7 +3,7 @@
 // How to add an experiment `foo` (docs/develop.md, "How to add an experiment"): write
 // experiments/foo_params.hpp and foo.cpp (`foo_experiment()`: option rows, tensors, checks,
 // mistakes, a sampler), add `f(foo_experiment())` to registry/experiment_list.hpp, then its
-// tests and its section in docs/experiments.md. The app binds the options; the runner does the rest.
+// unit tests, its section in docs/experiments.md and its row in the README's table. The app binds the options; the runner does the rest.
 #include "attnlab/registry/registry.hpp"
 
 #include "attnlab/learner/against.hpp"
