@@ -14,6 +14,7 @@
 #include "attnlab/experiments/nope.hpp"
 #include "attnlab/experiments/pe.hpp"
 #include "attnlab/experiments/permute.hpp"
+#include "attnlab/experiments/rerotate.hpp"
 #include "attnlab/experiments/rope.hpp"
 #include "attnlab/experiments/shaw.hpp"
 #include "attnlab/experiments/t5.hpp"
@@ -25,7 +26,7 @@ template <class F>
 void for_each_experiment(F&& f)
 {
     f(permute_experiment()), f(pe_experiment()), f(learned_experiment()), f(shaw_experiment()), f(t5_experiment());
-    f(rope_experiment()), f(alibi_experiment()), f(mask_experiment()), f(nope_experiment()), f(decode_experiment());
+    f(rope_experiment()), f(rerotate_experiment()), f(alibi_experiment()), f(mask_experiment()), f(nope_experiment()), f(decode_experiment());
     f(attend_experiment()), f(grad_experiment()), f(train_experiment()), f(bench_experiment());
 }
 
