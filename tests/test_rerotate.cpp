@@ -63,7 +63,7 @@ TEST_CASE("run_rerotate: the pairing decides which dimensions turn: e0 moved by 
     near(values(with_keys(p, {0, 1, 0, 0}), "k_rerotated"), {0, std::cos(0.01), 0, std::sin(0.01)});
 }
 
-TEST_CASE("run_rerotate: every check holds in every dtype and both pairings; with no shift there is nothing to show")
+TEST_CASE("run_rerotate: every check holds in every dtype and both pairings, and with no shift there is nothing to show")
 {
     for (DType dtype : {DType::float64, DType::float32, DType::float16, DType::bfloat16})
         for (RopeStyle style : {RopeStyle::interleaved, RopeStyle::half}) {
