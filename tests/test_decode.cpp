@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 using namespace attnlab;
 
 namespace {
@@ -198,8 +200,9 @@ TEST_CASE("decode: counting left-padded positions from the first pad shows under
         RunContext ctx;
         ctx.dtype = DType::float64;
         Run run = compute_all(e, p, ctx);
-        const Mistake<DecodeParams>& m = e.mistakes.back();
-        REQUIRE(m.id == "left_pad_positions_from_0");
+        const auto found = std::find_if(e.mistakes.begin(), e.mistakes.end(), [](const auto& x) { return x.id == "left_pad_positions_from_0"; });
+        REQUIRE(found != e.mistakes.end());
+        const Mistake<DecodeParams>& m = *found;
         const Tensor wrong = m.build(p, run);
         const double gap = max_abs_diff(wrong, run.at("out_steps"));
         if (pe == PeKind::sinusoidal) {
@@ -219,4 +222,48 @@ TEST_CASE("decode: counting left-padded positions from the first pad shows under
     CHECK_THROWS_WITH_AS(decode(bad), doctest::Contains("--left-pad: each length must lie in 1..4 (--prefill), got 5"), InputError);
     bad.left_pad = {2};
     CHECK_THROWS_WITH_AS(decode(bad), doctest::Contains("--left-pad gives 1 lengths for --batch 2"), InputError);
+}
+
+TEST_CASE("decode --sink-logits: worked by hand with equal scores, a share per head, and both usual mistakes caught")
+{
+    // w_q = 0: every score is 0, so the step (token 1, seeing tokens 0 and 1) weighs each value
+    // 1 / (2 + e^sink), and the sink's column takes e^sink / (2 + e^sink).
+    DecodeParams p;
+    p.prefill = 1, p.steps = 1, p.heads = 2, p.dim = 4, p.pe = PeKind::none, p.sink_logits = "0,1.5";
+    RunContext ctx;
+    ctx.dtype = DType::float64;
+    ctx.inputs["w_q"] = Tensor{"w_q", {"in", "out"}, Elem::float64, {4, 4}, std::vector<double>(16, 0.0)};
+    const Report r = run_decode(p, ctx);
+    const auto v = r.find("v")->values.to_vector(), out = r.find("out_steps")->values.to_vector();  // v [1, 2, 2, 2], out [1, 2, 1, 2]
+    for (std::size_t head = 0; head < 2; ++head)
+        for (std::size_t c = 0; c < 2; ++c) {
+            const double sink = head == 0 ? 0.0 : 1.5, want = (v[(head * 2 + 0) * 2 + c] + v[(head * 2 + 1) * 2 + c]) / (2.0 + std::exp(sink));
+            CHECK(out[head * 2 + c] == doctest::Approx(want).epsilon(1e-14));
+        }
+    check_invariants_hold(r, {"positions_follow_cache_rule", "steps_match_full_pass", "sink_logits_take_a_share"});
+    // One logit for every head is the same as that logit per head.
+    DecodeParams one = p, each = p;
+    one.sink_logits = "0.5", each.sink_logits = "0.5,0.5";
+    CHECK(run_decode(one, ctx).find("out_steps")->values.to_vector() == run_decode(each, ctx).find("out_steps")->values.to_vector());
+    // The mistakes: each fails the sink check and no other.
+    const auto& e = decode_experiment();
+    DecodeParams q;
+    q.sink_logits = "1,-0.5";
+    Run run = compute_all(e, q, RunContext{});
+    const Run clean = run;
+    for (const char* id : {"sink_logits_ignored", "sink_logit_scaled"}) {
+        CAPTURE(id);
+        run = clean;
+        const auto m = std::find_if(e.mistakes.begin(), e.mistakes.end(), [&](const auto& x) { return x.id == id; });
+        REQUIRE(m != e.mistakes.end());
+        Tensor wrong = m->build(q, run);
+        REQUIRE(!wrong.values.empty());
+        wrong.elem = Elem::float32;
+        replace_tensor(run, wrong);
+        CHECK(failed_checks(check_run(e, q, run, RunContext{})) == std::vector<std::string>{"steps_match_full_pass", "sink_logits_take_a_share"});
+    }
+    p.sink_logits = "1,2,3";
+    CHECK_THROWS_WITH_AS(run_decode(p, ctx), "--sink-logits gives 3 logits for --heads 2: one per head, or one for every head", InputError);
+    p.sink_logits = "1,,2";
+    CHECK_THROWS_WITH_AS(run_decode(p, ctx), "--sink-logits: '' is not a number within +-10000", InputError);
 }

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnlab {
@@ -32,6 +33,7 @@ struct Heads {
     Ten4<T> q, k, v;  // [B, H, N, d], [B, Hkv, N, d] twice, before any rotation
     RopeCache<T> rope;  // rows 0 .. N + 1
     std::vector<double> slopes;
+    std::vector<double> sinks;  // gpt-oss's sink logits, one per head (none: empty)
 };
 
 template <class T>
@@ -62,19 +64,22 @@ void attend_one(const DecodeParams& p, const Heads<T>& h, std::size_t b, std::si
         if (p.pe == PeKind::alibi) acc -= static_cast<Compute<T>>(h.slopes[head] * static_cast<double>(std::labs(vis.query_position - vis.positions[s])));
         w[s] = static_cast<T>(acc);
     }
+    if (!h.sinks.empty()) w.push_back(static_cast<T>(h.sinks[head]));  // a column of its own, dropped after the softmax
     softmax_inplace(w.data(), w.size(), SoftmaxKind::safe);
     for (std::size_t c = 0; c < d; ++c) {
         Compute<T> acc = 0;
-        for (std::size_t s = 0; s < w.size(); ++s)
+        for (std::size_t s = 0; s < vis.tokens.size(); ++s)
             acc += static_cast<Compute<T>>(w[s]) * static_cast<Compute<T>>(h.v(b, kv, static_cast<std::size_t>(vis.tokens[s]), c));
         out[c] = static_cast<T>(acc);
     }
 }
 
-// The encoding's part of the heads: RoPE's cos/sin rows 0 .. N, or ALiBi's slopes.
+// What the heads take besides q, k and v: RoPE's cos/sin rows 0 .. N, or ALiBi's slopes; the
+// sink logits.
 template <class T>
 Heads<T> with_positions(const DecodeParams& p, Heads<T> h)
 {
+    h.sinks = sink_logits(p);
     if (p.pe == PeKind::rope) {
         std::vector<long> positions(static_cast<std::size_t>(tokens(p)) + 1);
         for (std::size_t m = 0; m < positions.size(); ++m) positions[m] = static_cast<long>(m);
@@ -101,7 +106,7 @@ Heads<T> heads_of(const DecodeParams& p, const Plan& plan, Run& run)
                 xt::view(x, b, t, xt::all()) += xt::view(pe, static_cast<std::size_t>(position_of_token(p, b, static_cast<long>(t))), xt::all());
     }
     for (auto [name, w] : {std::pair{"w_q", &w_q}, {"w_k", &w_k}, {"w_v", &w_v}}) run.add(to_tensor(name, {"in", "out"}, *w, elem_of<T>()));
-    Heads<T> h = with_positions(p, Heads<T>{project_heads(x, w_q, p.heads), project_heads(x, w_k, kv_heads(p)), project_heads(x, w_v, kv_heads(p)), {}, {}});
+    Heads<T> h = with_positions(p, Heads<T>{project_heads(x, w_q, p.heads), project_heads(x, w_k, kv_heads(p)), project_heads(x, w_v, kv_heads(p)), {}, {}, {}});
     for (auto [name, t] : {std::pair{"q", &h.q}, {"k", &h.k}, {"v", &h.v}}) run.add(to_tensor(name, {"batch", "head", "pos", "dim"}, *t, elem_of<T>()));
     return h;
 }
@@ -200,7 +205,7 @@ void full_pass(const DecodeParams& p, const Heads<T>& h, Run& run)
 template <class T>
 std::vector<double> rows_typed(const DecodeParams& p, const Run& run, long first, long count, PositionRule rule)
 {
-    const Heads<T> h = with_positions(p, Heads<T>{from_tensor<T, 4>(run.at("q")), from_tensor<T, 4>(run.at("k")), from_tensor<T, 4>(run.at("v")), {}, {}});
+    const Heads<T> h = with_positions(p, Heads<T>{from_tensor<T, 4>(run.at("q")), from_tensor<T, 4>(run.at("k")), from_tensor<T, 4>(run.at("v")), {}, {}, {}});
     const auto B = static_cast<std::size_t>(p.batch), H = static_cast<std::size_t>(p.heads), C = static_cast<std::size_t>(count),
                d = static_cast<std::size_t>(head_dim(p));
     std::vector<T> out(B * H * C * d, T(0));
@@ -246,7 +251,10 @@ std::vector<OptionRow<DecodeParams>> decode_options()
             option<P>("--window", "A ring buffer of W entries, the new token included (0: keep every token)", &P::window, whole_range(0, 4096)),
             option<P>("--sinks", "StreamingLLM: keep the first S tokens besides the window; keys read at their cache indices", &P::sinks,
                       whole_range(0, 4096)),
-            option<P>("--left-pad", "Real prompt lengths, one per sequence (each <= P), padded on the left to P, e.g. 2,4", &P::left_pad)};
+            option<P>("--left-pad", "Real prompt lengths, one per sequence (each <= P), padded on the left to P, e.g. 2,4", &P::left_pad),
+            option<P>("--sink-logits", "gpt-oss's learned sinks: one logit per head (or one for all), comma-separated, e.g. 0.5,-1: a column "
+                                       "appended to each row's scores, dropped after the softmax",
+                      &P::sink_logits)};
     row_of(rows, "--left-pad").sets_length_of = "--batch";
     row_of(rows, "--left-pad").excludes = {"--window", "--sinks"};
     return rows;
@@ -290,6 +298,13 @@ void validate_decode(const DecodeParams& p)
     }
     for (long length : p.left_pad)
         if (length < 1 || length > p.prefill) throw InputError(fmt::format("--left-pad: each length must lie in 1..{} (--prefill), got {}", p.prefill, length));
+    if (!p.sink_logits.empty()) {
+        sink_logits(p);  // throws on an item that is not a number
+        const long items = static_cast<long>(std::count(p.sink_logits.begin(), p.sink_logits.end(), ',')) + 1;
+        if (items != 1 && items != p.heads) {
+            throw InputError(fmt::format("--sink-logits gives {} logits for --heads {}: one per head, or one for every head", items, p.heads));
+        }
+    }
     if (p.sinks > 0 && p.pe == PeKind::sinusoidal) {
         throw InputError("--sinks with --pe sinusoidal: the encoding is added to x before the cache, so a key cannot be re-read at its cache index");
     }
@@ -305,6 +320,9 @@ DecodeParams sample_decode(Rng& rng)
     p.window = rng.below(2) ? between(rng, 1, 4) : 0;
     p.sinks = p.window > 0 && p.pe != PeKind::sinusoidal && rng.below(2) ? between(rng, 1, 2) : 0;
     if (p.window == 0 && rng.below(2)) p.left_pad = {between(rng, 1, p.prefill), p.prefill}, p.batch = 2;
+    if (rng.below(3) == 0) {  // gpt-oss's sinks: halves from -2 to 2, one per head
+        for (long h = 0; h < p.heads; ++h) p.sink_logits += fmt::format("{}{}", h ? "," : "", 0.5 * static_cast<double>(between(rng, -4, 4)));
+    }
     return p;
 }
 

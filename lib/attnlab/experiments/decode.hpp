@@ -9,6 +9,9 @@
 //               the query with the last one.
 //   --left-pad: prompts of these real lengths, padded on the left to P; positions are
 //               cumsum(mask) - 1 and the pads are masked, as Hugging Face generates.
+//   --sink-logits: gpt-oss's learned sinks, one logit per head: a column appended to every
+//               row of scores before the softmax and dropped after it, so each row's weights
+//               sum to less than 1 (Hugging Face's GptOss eager_attention_forward).
 #pragma once
 
 #include "attnlab/core/position/rope_scaling.hpp"
@@ -34,6 +37,7 @@ struct DecodeParams {
     long window = 0;                // W; 0: the cache keeps every token
     long sinks = 0;                 // S, with a window
     std::vector<long> left_pad;     // real prompt lengths, one per sequence (each <= P)
+    std::string sink_logits;        // gpt-oss's sinks: one logit per head, or one for every head, comma-separated
 };
 
 const Experiment<DecodeParams>& decode_experiment();

@@ -10,7 +10,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 namespace attnlab::decode_detail {
 
@@ -31,6 +34,24 @@ Visible visible_at(const DecodeParams& p, std::size_t b, long n, PositionRule ru
     for (std::size_t s = 0; s < v.tokens.size(); ++s) v.positions.push_back(position_of(v.tokens[s], s));
     v.query_position = v.positions.empty() ? 0 : v.positions.back();
     return v;
+}
+
+std::vector<double> sink_logits(const DecodeParams& p)
+{
+    std::vector<double> out;
+    for (std::size_t at = 0; at <= p.sink_logits.size() && !p.sink_logits.empty();) {
+        const std::size_t comma = std::min(p.sink_logits.find(',', at), p.sink_logits.size());
+        const std::string item = p.sink_logits.substr(at, comma - at);
+        char* end = nullptr;
+        const double v = std::strtod(item.c_str(), &end);
+        if (item.empty() || end != item.c_str() + item.size() || !std::isfinite(v) || std::abs(v) > 1e4) {
+            throw InputError(fmt::format("--sink-logits: '{}' is not a number within +-10000", item));
+        }
+        out.push_back(v);
+        at = comma + 1;
+    }
+    if (out.size() == 1) out.assign(static_cast<std::size_t>(p.heads), out[0]);
+    return out;
 }
 
 namespace {
@@ -90,12 +111,11 @@ std::vector<double> rotated(const DecodeParams& p, const std::vector<double>& x,
     return out;
 }
 
-void attend_one(const DecodeParams& p, const Projections& x, std::size_t b, std::size_t head, long query, const Visible& vis, double* out)
+// The scores of one query against the keys it sees: q.k / sqrt(d), less ALiBi's bias.
+std::vector<double> scores_one(const DecodeParams& p, const Projections& x, std::size_t b, std::size_t head, long query, const Visible& vis)
 {
     const auto d = static_cast<std::size_t>(head_dim(p)), N = static_cast<std::size_t>(tokens(p)), H = static_cast<std::size_t>(p.heads),
                Hkv = static_cast<std::size_t>(kv_heads(p)), kv = head / (H / Hkv);
-    std::fill(out, out + d, 0.0);
-    if (vis.tokens.empty()) return;  // a pad's own row: every key masked
     const std::vector<double> q = rotated(p, x.q, (b * H + head) * N + static_cast<std::size_t>(query), vis.query_position);
     const double slope = p.pe == PeKind::alibi ? alibi_slopes(p.heads, SlopeRule::reference_code)[head] : 0.0;
     std::vector<double> w(vis.tokens.size());
@@ -105,13 +125,29 @@ void attend_one(const DecodeParams& p, const Projections& x, std::size_t b, std:
         for (std::size_t c = 0; c < d; ++c) acc += q[c] * k[c];
         w[s] = acc / std::sqrt(static_cast<double>(d)) - slope * static_cast<double>(std::labs(vis.query_position - vis.positions[s]));
     }
+    return w;
+}
+
+// One output row; `sinks` (one logit per head, or none) as gpt-oss: a column appended to the
+// scores, softmaxed with them, then dropped.
+void attend_one(const DecodeParams& p, const Projections& x, std::size_t b, std::size_t head, long query, const Visible& vis,
+                const std::vector<double>& sinks, double* out)
+{
+    const auto d = static_cast<std::size_t>(head_dim(p)), N = static_cast<std::size_t>(tokens(p)), H = static_cast<std::size_t>(p.heads),
+               Hkv = static_cast<std::size_t>(kv_heads(p)), kv = head / (H / Hkv);
+    std::fill(out, out + d, 0.0);
+    if (vis.tokens.empty()) return;  // a pad's own row: every key masked
+    std::vector<double> w = scores_one(p, x, b, head, query, vis);
+    if (!sinks.empty()) w.push_back(sinks[head]);
     softmax_inplace(w.data(), w.size(), SoftmaxKind::safe);
-    for (std::size_t s = 0; s < w.size(); ++s)
+    for (std::size_t s = 0; s < vis.tokens.size(); ++s)
         for (std::size_t c = 0; c < d; ++c) out[c] += w[s] * x.v[((b * Hkv + kv) * N + static_cast<std::size_t>(vis.tokens[s])) * d + c];
 }
 
-// Rows first .. first + count - 1 of every (batch, head), each query seeing what `rule` gives it.
-std::vector<double> rows(const DecodeParams& p, const Projections& x, long first, long count, PositionRule rule)
+// Rows first .. first + count - 1 of every (batch, head), each query seeing what `rule` gives
+// it, with these sink logits (the run's own unless a mistake says otherwise).
+std::vector<double> rows_with_sinks(const DecodeParams& p, const Projections& x, long first, long count, PositionRule rule,
+                                    const std::vector<double>& sinks)
 {
     const auto B = static_cast<std::size_t>(p.batch), H = static_cast<std::size_t>(p.heads), C = static_cast<std::size_t>(count),
                d = static_cast<std::size_t>(head_dim(p));
@@ -120,9 +156,14 @@ std::vector<double> rows(const DecodeParams& p, const Projections& x, long first
         for (std::size_t r = 0; r < C; ++r) {
             const long n = first + static_cast<long>(r);
             const Visible vis = visible_at(p, b, n, rule);
-            for (std::size_t head = 0; head < H; ++head) attend_one(p, x, b, head, n, vis, &out[((b * H + head) * C + r) * d]);
+            for (std::size_t head = 0; head < H; ++head) attend_one(p, x, b, head, n, vis, sinks, &out[((b * H + head) * C + r) * d]);
         }
     return out;
+}
+
+std::vector<double> rows(const DecodeParams& p, const Projections& x, long first, long count, PositionRule rule)
+{
+    return rows_with_sinks(p, x, first, count, rule, sink_logits(p));
 }
 
 std::vector<double> steps(const DecodeParams& p, const Run& run, PositionRule rule) { return rows(p, from_run(run), p.prefill, p.steps, rule); }
@@ -255,6 +296,44 @@ std::optional<Check> check_shift(const DecodeParams& p, const Run& run, const Ch
                        PositionRule::correct, other_angles_tol(p, run));
 }
 
+// gpt-oss's sinks written another way: the softmax over the keys alone, times 1 - w_sink, the
+// share the sink's column takes, e^sink / (e^sink + sum_j e^score_j).
+std::vector<double> steps_by_share(const DecodeParams& p, const Run& run)
+{
+    const Projections x = from_run(run);
+    std::vector<double> out = rows_with_sinks(p, x, p.prefill, p.steps, PositionRule::correct, {});
+    const std::vector<double> sinks = sink_logits(p);
+    const auto H = static_cast<std::size_t>(p.heads), T_ = static_cast<std::size_t>(p.steps), d = static_cast<std::size_t>(head_dim(p));
+    for (std::size_t b = 0; b < static_cast<std::size_t>(p.batch); ++b)
+        for (std::size_t t = 0; t < T_; ++t) {
+            const long n = p.prefill + static_cast<long>(t);
+            const Visible vis = visible_at(p, b, n, PositionRule::correct);
+            for (std::size_t head = 0; head < H; ++head) {
+                const std::vector<double> scores = scores_one(p, x, b, head, n, vis);
+                const double top = std::max(sinks[head], *std::max_element(scores.begin(), scores.end()));
+                double keys = 0.0;
+                for (double v : scores) keys += std::exp(v - top);
+                const double keep = keys / (keys + std::exp(sinks[head] - top));
+                for (std::size_t c = 0; c < d; ++c) out[((b * H + head) * T_ + t) * d + c] *= keep;
+            }
+        }
+    return out;
+}
+
+// The two float64 forms round apart, by about u(float64) M: their gap joins the tolerance as
+// the float64 references' own error (the error model's r_R).
+std::optional<Check> check_sink_logits(const DecodeParams& p, const Run& run, const CheckEnv& env)
+{
+    if (p.sink_logits.empty()) return std::nullopt;
+    const std::vector<double> by_share = steps_by_share(p, run), concatenated = steps(p, run, PositionRule::correct);
+    double forms = 0.0;
+    for (std::size_t n = 0; n < by_share.size(); ++n) forms = std::max(forms, std::abs(by_share[n] - concatenated[n]));
+    return steps_check(p, run, env,
+                       tr(env, "each head's sink logit takes a share of every row and gives back nothing: a step is the softmax over its keys alone times 1 - w_sink (gpt-oss)",
+                          "每个头的 sink logit 在每一行分走一份权重、不贡献任何值：每一步等于只在键上做的 softmax 乘以 1 - w_sink（gpt-oss）"),
+                       by_share, "max |out_steps - (1 - w_sink) softmax over the keys|", PositionRule::correct, forms);
+}
+
 // The position each slot of the cache is read with, by the formula: with a window the slots
 // are the cache's entries in order; without one, slot t holds token t. -1: empty or a pad.
 std::vector<double> expected_slots(const DecodeParams& p, std::size_t b, long n)
@@ -302,6 +381,17 @@ Tensor pads_counted(const DecodeParams& p, const Run& run)
     return steps_as(run, rows(p, counted_from_first_pad(p, run), p.prefill, p.steps, PositionRule::left_pad_from_0));
 }
 
+// The steps with the run's sink logits times `factor` (0: none at all); nothing without sinks.
+Tensor with_sinks(const DecodeParams& p, const Run& run, double factor)
+{
+    std::vector<double> sinks = sink_logits(p);
+    const bool none = std::all_of(sinks.begin(), sinks.end(), [](double s) { return s == 0.0; });
+    if (sinks.empty() || (factor != 0.0 && (factor == 1.0 || none))) return Tensor{};  // the same steps
+    if (factor == 0.0) sinks.clear();
+    for (double& s : sinks) s *= factor;
+    return steps_as(run, rows_with_sinks(p, from_run(run), p.prefill, p.steps, PositionRule::correct, sinks));
+}
+
 }  // namespace
 
 std::vector<CheckDef<DecodeParams>> decode_checks()
@@ -311,7 +401,8 @@ std::vector<CheckDef<DecodeParams>> decode_checks()
             {"ring_buffer_equals_window_mask", {"out_steps"}, check_ring_buffer},
             {"sinks_read_cache_positions", {"out_steps"}, check_sinks},
             {"left_pad_matches_unpadded", {"out_steps"}, check_left_pad},
-            {"uniform_shift_changes_no_score", {"out_steps"}, check_shift}};
+            {"uniform_shift_changes_no_score", {"out_steps"}, check_shift},
+            {"sink_logits_take_a_share", {"out_steps"}, check_sink_logits}};
 }
 
 std::vector<Mistake<DecodeParams>> decode_mistakes()
@@ -326,7 +417,12 @@ std::vector<Mistake<DecodeParams>> decode_mistakes()
              "sink 和窗口里的键按原始位置读取，而不是按它们在缓存中的下标",
              [](const DecodeParams& p, const Run& run) { return positional(p) && p.sinks > 0 ? steps_with(p, run, PositionRule::sinks_original) : Tensor{}; }},
             {"left_pad_positions_from_0", "out_steps", "left-padded prompts are counted from the first pad, not from their first real token",
-             "左填充的提示从第一个填充开始计位置，而不是从第一个真实 token 开始", pads_counted}};
+             "左填充的提示从第一个填充开始计位置，而不是从第一个真实 token 开始", pads_counted},
+            {"sink_logits_ignored", "out_steps", "the sink logits left out: every row's weights sum to 1 again",
+             "漏了 sink logit：每行权重又加起来等于 1", [](const DecodeParams& p, const Run& run) { return with_sinks(p, run, 0.0); }},
+            {"sink_logit_scaled", "out_steps", "the sink logits scaled by 1/sqrt(d) with the scores: the scale applied after the column is appended",
+             "sink logit 和得分一起乘了 1/sqrt(d)：先拼上那一列再缩放",
+             [](const DecodeParams& p, const Run& run) { return with_sinks(p, run, 1.0 / std::sqrt(dsize(head_dim(p)))); }}};
 }
 
 }  // namespace attnlab::decode_detail

@@ -24,6 +24,9 @@ inline long pad_of(const DecodeParams& p, std::size_t b) { return p.left_pad.emp
 // (masked, so never read).
 inline long position_of_token(const DecodeParams& p, std::size_t b, long t) { return t < pad_of(p, b) ? 1 : t - pad_of(p, b); }
 
+// --sink-logits as numbers, one per head (one given: every head's); empty without sinks.
+std::vector<double> sink_logits(const DecodeParams& p);
+
 // How the positions are read: as they should be, or as a usual mistake reads them.
 enum class PositionRule { correct, restart_each_step, off_by_one, sinks_original, left_pad_from_0 };
 
