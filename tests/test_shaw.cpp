@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <xtensor/xnpy.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace attnlab;
@@ -118,4 +119,47 @@ TEST_CASE("run_shaw: input errors and the command that reproduces a run")
     p.clip = 4;
     p.mask = MaskKind::causal;
     CHECK(shaw_command(p) == std::vector<std::string>{"shaw", "--clip", "4", "--mask", "causal"});
+}
+
+TEST_CASE("run_shaw --kv-len: L queries after a cache read clip(j - (S - L + i)) and give the last L rows of the full pass")
+{
+    ShawParams block;
+    block.len = 2, block.kv_len = 4, block.clip = 1;
+    RunContext ctx;
+    ctx.dtype = DType::float64;
+    const Report r = run_shaw(block, ctx);
+    // queries at positions 2 and 3: distances -2, -1, 0, 1 and -3, -2, -1, 0, clipped to 1, plus 1
+    CHECK(r.find("rel_index")->values.to_vector() == std::vector<double>{0, 0, 1, 2, 0, 0, 0, 1});
+    CHECK(r.find("rel_index")->shape == std::vector<std::size_t>{2, 4});
+    CHECK(r.find("out_perm") == nullptr);  // a block after a cache has no reversal of its own
+    CHECK(r.passed());
+    for (MaskKind mask : {MaskKind::none, MaskKind::causal}) {
+        CAPTURE(static_cast<int>(mask));
+        block.mask = mask;
+        ShawParams full;
+        full.len = 4, full.clip = 1, full.mask = mask;
+        const Report b = run_shaw(block, ctx), f = run_shaw(full, ctx);
+        CHECK(b.passed());
+        // [1, 2, 2, 4] against rows 2..3 of [1, 2, 4, 4]; out [1, 2, 2, 4] against rows 2..3 of [1, 2, 4, 4]
+        const auto bs = b.find("scores")->values.to_vector(), fs = f.find("scores")->values.to_vector();
+        const auto bo = b.find("out")->values.to_vector(), fo = f.find("out")->values.to_vector();
+        for (std::size_t h = 0; h < 2; ++h)
+            for (std::size_t i = 0; i < 2; ++i)
+                for (std::size_t c = 0; c < 4; ++c) {
+                    const double got = bs[(h * 2 + i) * 4 + c], want = fs[(h * 4 + 2 + i) * 4 + c];  // -inf where masked, in both
+                    CHECK((std::isinf(want) ? got == want : got == doctest::Approx(want).epsilon(1e-13)));
+                    CHECK(bo[(h * 2 + i) * 4 + c] == doctest::Approx(fo[(h * 4 + 2 + i) * 4 + c]).epsilon(1e-13));
+                }
+    }
+    // The mistake read at i - j fails the index checks on the rectangle too (it is still
+    // constant along diagonals: the mirror of a distance is a distance).
+    const auto& e = shaw_experiment();
+    block.mask = MaskKind::none;
+    Run run = compute_all(e, block, RunContext{});
+    const auto m = std::find_if(e.mistakes.begin(), e.mistakes.end(), [](const auto& x) { return x.id == "rel_index_i_minus_j" && x.tensor == "rel_index"; });
+    REQUIRE(m != e.mistakes.end());
+    replace_tensor(run, m->build(block, run));
+    CHECK(failed_checks(check_run(e, block, run, RunContext{})) == std::vector<std::string>{"rel_index_is_clipped_offset", "beyond_clip_share_a_row"});
+    block.kv_len = 1;
+    CHECK_THROWS_WITH_AS(run_shaw(block, ctx), "--kv-len 1 is below --len 2: the queries are the last L of the S positions", InputError);
 }
