@@ -77,7 +77,7 @@ void attend_one(const DecodeParams& p, const Heads<T>& h, std::size_t b, std::si
 // What the heads take besides q, k and v: RoPE's cos/sin rows 0 .. N, or ALiBi's slopes; the
 // sink logits.
 template <class T>
-Heads<T> with_positions(const DecodeParams& p, Heads<T> h)
+Heads<T> with_head_terms(const DecodeParams& p, Heads<T> h)
 {
     h.sinks = sink_logits(p);
     if (p.pe == PeKind::rope) {
@@ -106,7 +106,7 @@ Heads<T> heads_of(const DecodeParams& p, const Plan& plan, Run& run)
                 xt::view(x, b, t, xt::all()) += xt::view(pe, static_cast<std::size_t>(position_of_token(p, b, static_cast<long>(t))), xt::all());
     }
     for (auto [name, w] : {std::pair{"w_q", &w_q}, {"w_k", &w_k}, {"w_v", &w_v}}) run.add(to_tensor(name, {"in", "out"}, *w, elem_of<T>()));
-    Heads<T> h = with_positions(p, Heads<T>{project_heads(x, w_q, p.heads), project_heads(x, w_k, kv_heads(p)), project_heads(x, w_v, kv_heads(p)), {}, {}, {}});
+    Heads<T> h = with_head_terms(p, Heads<T>{project_heads(x, w_q, p.heads), project_heads(x, w_k, kv_heads(p)), project_heads(x, w_v, kv_heads(p)), {}, {}, {}});
     for (auto [name, t] : {std::pair{"q", &h.q}, {"k", &h.k}, {"v", &h.v}}) run.add(to_tensor(name, {"batch", "head", "pos", "dim"}, *t, elem_of<T>()));
     return h;
 }
@@ -205,7 +205,7 @@ void full_pass(const DecodeParams& p, const Heads<T>& h, Run& run)
 template <class T>
 std::vector<double> rows_typed(const DecodeParams& p, const Run& run, long first, long count, PositionRule rule)
 {
-    const Heads<T> h = with_positions(p, Heads<T>{from_tensor<T, 4>(run.at("q")), from_tensor<T, 4>(run.at("k")), from_tensor<T, 4>(run.at("v")), {}, {}, {}});
+    const Heads<T> h = with_head_terms(p, Heads<T>{from_tensor<T, 4>(run.at("q")), from_tensor<T, 4>(run.at("k")), from_tensor<T, 4>(run.at("v")), {}, {}, {}});
     const auto B = static_cast<std::size_t>(p.batch), H = static_cast<std::size_t>(p.heads), C = static_cast<std::size_t>(count),
                d = static_cast<std::size_t>(head_dim(p));
     std::vector<T> out(B * H * C * d, T(0));

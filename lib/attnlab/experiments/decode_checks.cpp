@@ -38,18 +38,8 @@ Visible visible_at(const DecodeParams& p, std::size_t b, long n, PositionRule ru
 
 std::vector<double> sink_logits(const DecodeParams& p)
 {
-    std::vector<double> out;
-    for (std::size_t at = 0; at <= p.sink_logits.size() && !p.sink_logits.empty();) {
-        const std::size_t comma = std::min(p.sink_logits.find(',', at), p.sink_logits.size());
-        const std::string item = p.sink_logits.substr(at, comma - at);
-        char* end = nullptr;
-        const double v = std::strtod(item.c_str(), &end);
-        if (item.empty() || end != item.c_str() + item.size() || !std::isfinite(v) || std::abs(v) > 1e4) {
-            throw InputError(fmt::format("--sink-logits: '{}' is not a number within +-10000", item));
-        }
-        out.push_back(v);
-        at = comma + 1;
-    }
+    std::vector<double> out = number_list(p.sink_logits, "--sink-logits", [](double v) { return std::isfinite(v) && std::abs(v) <= 1e4; },
+                                          "a number within +-10000");
     if (out.size() == 1) out.assign(static_cast<std::size_t>(p.heads), out[0]);
     return out;
 }

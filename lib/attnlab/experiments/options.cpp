@@ -1,5 +1,9 @@
 #include "attnlab/experiments/options.hpp"
 
+#include "attnlab/core/report.hpp"
+
+#include <cstdlib>
+
 namespace attnlab {
 
 std::string json_name(const std::string& flag)
@@ -8,6 +12,21 @@ std::string json_name(const std::string& flag)
     for (char& c : name)
         if (c == '-') c = '_';
     return name;
+}
+
+std::vector<double> number_list(const std::string& text, const char* flag, bool (*accept)(double), const char* what)
+{
+    std::vector<double> out;
+    for (std::size_t at = 0; at <= text.size() && !text.empty();) {
+        const std::size_t comma = std::min(text.find(',', at), text.size());
+        const std::string item = text.substr(at, comma - at);
+        char* end = nullptr;
+        const double v = std::strtod(item.c_str(), &end);
+        if (item.empty() || end != item.c_str() + item.size() || !accept(v)) throw InputError(fmt::format("{}: '{}' is not {}", flag, item, what));
+        out.push_back(v);
+        at = comma + 1;
+    }
+    return out;
 }
 
 namespace detail {

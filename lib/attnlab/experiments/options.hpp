@@ -75,6 +75,11 @@ Overloaded(F...) -> Overloaded<F...>;
 // "--max-len" -> "max_len"
 std::string json_name(const std::string& flag);
 
+// A list of numbers given as one option's text, comma-separated ("1.0,1.02,1.1"; empty: none):
+// each item a number that `accept` takes, or an input error naming the flag, the item and what
+// an item must be (`what`, e.g. "a positive number").
+std::vector<double> number_list(const std::string& text, const char* flag, bool (*accept)(double), const char* what);
+
 namespace detail {
 
 template <class E>

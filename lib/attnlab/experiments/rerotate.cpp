@@ -90,18 +90,11 @@ double rerotation_tol(const Rr& p, const Run& run, const CheckEnv& env)
     return tol;
 }
 
-double max_diff(const Tensor& a, const Tensor& b)
-{
-    double worst = 0.0;
-    for (std::size_t n = 0; n < a.size(); ++n) worst = worse(worst, std::abs(a.values[n] - b.values[n]));
-    return worst;
-}
-
 std::optional<Check> check_rerotation(const Rr& p, const Run& run, const CheckEnv& env)
 {
     return at_most(tr(env, "a cached key rotated once more by Δ = {} is the key rotated at its new position: R(Δ) R(m) k = R(m + Δ) k",
                       "缓存里的键再转 Δ = {}，等于原来的键在新位置上旋转：R(Δ) R(m) k = R(m + Δ) k", p.shift),
-                   "max |k_rerotated - k_rot_shifted|", max_diff(run.at("k_rerotated"), run.at("k_rot_shifted")), rerotation_tol(p, run, env),
+                   "max |k_rerotated - k_rot_shifted|", max_abs_diff(run.at("k_rerotated"), run.at("k_rot_shifted")), rerotation_tol(p, run, env),
                    max_abs(run.at("k")));
 }
 
@@ -112,7 +105,7 @@ std::optional<Check> check_unmoved(const Rr& p, const Run& run, const CheckEnv& 
     if (p.shift == 0) return std::nullopt;
     return demonstration(tr(env, "a cache moved without rotating its keys reads them at their old positions: k_rot differs from k_rot_shifted (more than 100x rounding)",
                             "缓存移动了位置却没有再旋转键，读到的仍是旧位置的键：k_rot 与 k_rot_shifted 不同（超过舍入的 100 倍）"),
-                         "max |k_rot - k_rot_shifted|", max_diff(run.at("k_rot"), run.at("k_rot_shifted")), 100.0 * rerotation_tol(p, run, env), Compare::gt);
+                         "max |k_rot - k_rot_shifted|", max_abs_diff(run.at("k_rot"), run.at("k_rot_shifted")), 100.0 * rerotation_tol(p, run, env), Compare::gt);
 }
 
 template <class T>

@@ -22,20 +22,7 @@ using namespace rope_detail;
 // A longrope factor list ("1.0,1.02,1.1"): positive numbers, or a usage error naming the item.
 std::vector<double> factor_list(const std::string& text, const char* flag)
 {
-    std::vector<double> out;
-    std::size_t at = 0;
-    while (at <= text.size() && !text.empty()) {
-        const std::size_t comma = std::min(text.find(',', at), text.size());
-        const std::string item = text.substr(at, comma - at);
-        char* end = nullptr;
-        const double v = std::strtod(item.c_str(), &end);
-        if (item.empty() || end != item.c_str() + item.size() || !(v > 0.0) || !std::isfinite(v)) {
-            throw InputError(fmt::format("{}: '{}' is not a positive number", flag, item));
-        }
-        out.push_back(v);
-        at = comma + 1;
-    }
-    return out;
+    return number_list(text, flag, [](double v) { return v > 0.0 && std::isfinite(v); }, "a positive number");
 }
 
 void validate(const RopeParams& p)
