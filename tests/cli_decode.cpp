@@ -37,6 +37,9 @@ TEST_CASE("decode: --against passes a saved right answer and fails another seed'
     expect_usage_error({"decode", "--steps", "0"}, "--steps");
     expect_usage_error({"decode", "--left-pad", "2,5"}, "--left-pad: each length must lie in 1..4 (--prefill), got 5");
     expect_usage_error({"decode", "--left-pad", "2,3", "--window", "2"}, "--window");
+    expect_usage_error({"decode", "--sink-logits", "1,2,3"}, "--sink-logits gives 3 logits for --heads 2: one per head, or one for every head");
+    expect_usage_error({"decode", "--sink-logits", "0.5,x"}, "--sink-logits: 'x' is not a number within +-10000");
+    expect_usage_error({"decode", "--sink-logits", "1e5"}, "--sink-logits: '1e5' is not a number within +-10000");
 }
 
 TEST_CASE("decode: under RoPE in float64, a left pad's shifted positions round their angles differently, and that is no false alarm")

@@ -41,6 +41,10 @@ TEST_CASE("rope: --example prints the articles' rows")
 TEST_CASE("rope: errors")
 {
     expect_usage_error({"rope", "--dim", "7"}, "--dim must be even");
+    // rerotate, the RoPE cache moved: the same refusals
+    expect_usage_error({"rerotate", "--dim", "5"}, "--dim must be even: RoPE rotates pairs (got 5)");
+    expect_usage_error({"rerotate", "--base", "1"}, "--base must be above 1 (got 1)");
+    expect_usage_error({"rerotate", "--shift", "x"}, "--shift");
     expect_usage_error({"rope", "--base", "0"}, "--base");
     expect_usage_error({"rope", "--len", "0"}, "--len");
     expect_usage_error({"rope", "--style", "neox"}, "--style");

@@ -45,4 +45,5 @@ TEST_CASE("shaw: --against names the mistakes on scores and out, a saved right a
     expect_usage_error({"shaw", "--dim", "9", "--heads", "2"}, "--dim 9 is not a multiple of --heads 2");
     expect_usage_error({"shaw", "--mask", "padding"}, "--mask: padding not in {none,causal}");
     expect_usage_error({"shaw", "--input", "rel_k=/nonexistent.npy"}, "/nonexistent.npy: cannot be read");
+    expect_usage_error({"shaw", "--len", "5", "--kv-len", "3"}, "--kv-len 3 is below --len 5: the queries are the last L of the S positions");
 }

@@ -126,6 +126,13 @@ TEST_CASE("rerotate: angles far from 0 keep within the error model, and refuse a
     const Check c = find_check(r, "rerotation_equals_rotation_at_new_position");
     CHECK(c.passed());
     CHECK(c.measured > 1e-4);  // the angles' rounding shows
+    // The demonstration is not shown where 100 times the bound exceeds the move: bfloat16's
+    // bound at the defaults is 0.247, the keys move by 3.79.
+    RunContext coarse;
+    coarse.dtype = DType::bfloat16;
+    const Check shown = find_check(run_rerotate(RerotateParams{}, coarse), "unmoved_cache_reads_old_positions");
+    CHECK(!shown.passed());
+    CHECK(shown.measured == doctest::Approx(3.79).epsilon(0.01));
     p.dim = 5;
     CHECK_THROWS_WITH_AS(run_rerotate(p, ctx), "--dim must be even: RoPE rotates pairs (got 5)", InputError);
     p.dim = 4, p.base = 1.0;
