@@ -62,10 +62,15 @@ Each fixture reproduces a well-known reference implementation line for line:
     in GRAD_CONFIGS.
   - train_<scheme>_*: the decoder of `attnlab train` written from its definition with plain torch
     operations in float64 (token embedding, learned or sinusoidal positions, pre-norm blocks of
-    causal attention with RoPE or ALiBi and a GELU (tanh) MLP of 4C, a final LayerNorm, the
+    causal attention with RoPE, ALiBi or T5's decoder bias (one table [32, H] read by every
+    layer through T5Attention._relative_position_bucket with bidirectional=False, max_distance
+    128), or Shaw et al.'s rel_k and rel_v per layer (2 * 16 + 1 rows, clip(j - i, -16, 16) + 16)
+    and a GELU (tanh) MLP of 4C, a final LayerNorm, the
     unembedding, cross_entropy with ignore_index=-1), trained by torch.optim.AdamW (lr 1e-2,
     betas 0.9, 0.999, eps 1e-8, weight decay 0.01) with clip_grad_norm_(1.0), three steps on one
-    batch. V 11, C 16, 2 layers, 2 heads, B 3, T 6, torch.manual_seed(0): the initial parameters
+    batch. V 11, C 16, 2 layers, 2 heads, B 3, T 6 (24 for t5 and shaw, to reach t5's log-spaced
+    buckets and shaw's clipping),
+    torch.manual_seed(0): the initial parameters
     (one vector in the program's layout order), the batch's tokens and targets, the parameters
     after 1 and after 3 steps, and the three losses.
 The tests read these .npy files; building and testing never need PyTorch.
@@ -412,14 +417,19 @@ def grad_fixture(name, B, L, S, E, H, Hkv, pe, mask, lengths):
             save(prefix + "d_" + key, t.grad)
 
 
-def train_layout(V, C, layers, T, pe):
+SHAW_CLIP = 16
+
+
+def train_layout(V, C, layers, T, pe, H):
     F = 4 * C
-    names = [("wte", (V, C))] + ([("wpe", (T, C))] if pe == "learned" else [])
+    names = [("wte", (V, C))] + ([("wpe", (T, C))] if pe == "learned" else []) + ([("rel_bias", (32, H))] if pe == "t5" else [])
     for i in range(layers):
         p = f"l{i}_"
         names += [(p + "ln1_w", (C,)), (p + "ln1_b", (C,)), (p + "w_q", (C, C)), (p + "w_k", (C, C)), (p + "w_v", (C, C)),
-                  (p + "w_o", (C, C)), (p + "ln2_w", (C,)), (p + "ln2_b", (C,)), (p + "w_1", (C, F)), (p + "b_1", (F,)),
-                  (p + "w_2", (F, C)), (p + "b_2", (C,))]
+                  (p + "w_o", (C, C))]
+        if pe == "shaw":
+            names += [(p + "rel_k", (2 * SHAW_CLIP + 1, C // H)), (p + "rel_v", (2 * SHAW_CLIP + 1, C // H))]
+        names += [(p + "ln2_w", (C,)), (p + "ln2_b", (C,)), (p + "w_1", (C, F)), (p + "b_1", (F,)), (p + "w_2", (F, C)), (p + "b_2", (C,))]
     return names + [("lnf_w", (C,)), ("lnf_b", (C,)), ("w_u", (C, V))]
 
 
@@ -432,17 +442,30 @@ def decoder_loss(w, tokens, targets, V, C, layers, H, pe):
     if pe == "sinusoidal":
         x = x + pe_interleaved(T, C, "exp_log", torch.float64)
     hidden = torch.ones(T, T).triu(1).bool()
+    if pe == "t5":  # T5Attention.compute_bias of a decoder: one table, every layer
+        key_minus_query = torch.arange(T)[None, :] - torch.arange(T)[:, None]
+        t5_bias = w["rel_bias"][t5_relative_position_bucket(key_minus_query, False, 32, 128)].permute(2, 0, 1)
+    # Shaw et al. 2018 eq. (3)-(4): row clip(j - i, -k, k) + k of the layer's tables, for every head
+    shaw_index = (torch.arange(T)[None, :] - torch.arange(T)[:, None]).clamp(-SHAW_CLIP, SHAW_CLIP) + SHAW_CLIP
     for i in range(layers):
         p = f"l{i}_"
         h = torch.nn.functional.layer_norm(x, (C,), w[p + "ln1_w"], w[p + "ln1_b"], eps=1e-5)
         q, k, v = [(h @ w[p + n]).view(B, T, H, d).transpose(1, 2) for n in ("w_q", "w_k", "w_v")]
         if pe == "rope":
             q, k = rope_interleaved(q, torch.arange(T)), rope_interleaved(k, torch.arange(T))
-        scores = q @ k.transpose(-1, -2) / math.sqrt(d)
+        scores = q @ k.transpose(-1, -2)
+        if pe == "shaw":
+            scores = scores + torch.einsum("bhid,ijd->bhij", q, w[p + "rel_k"][shaw_index])
+        scores = scores / math.sqrt(d)
         if pe == "alibi":
             distance = (torch.arange(T)[:, None] - torch.arange(T)[None, :]).to(torch.float64)
             scores = scores - torch.tensor(alibi_slopes(H), dtype=torch.float64)[:, None, None] * distance
-        a = torch.softmax(scores.masked_fill(hidden, float("-inf")), dim=-1) @ v
+        if pe == "t5":
+            scores = scores + t5_bias
+        probs = torch.softmax(scores.masked_fill(hidden, float("-inf")), dim=-1)
+        a = probs @ v
+        if pe == "shaw":
+            a = a + torch.einsum("bhij,ijd->bhid", probs, w[p + "rel_v"][shaw_index])
         x = x + a.transpose(1, 2).reshape(B, T, C) @ w[p + "w_o"]
         h = torch.nn.functional.layer_norm(x, (C,), w[p + "ln2_w"], w[p + "ln2_b"], eps=1e-5)
         x = x + torch.nn.functional.gelu(h @ w[p + "w_1"] + w[p + "b_1"], approximate="tanh") @ w[p + "w_2"] + w[p + "b_2"]
@@ -453,9 +476,11 @@ def decoder_loss(w, tokens, targets, V, C, layers, H, pe):
 
 def train_fixture(pe):
     torch.manual_seed(0)
-    V, C, layers, H, B, T = 11, 16, 2, 2, 3, 6
+    # t5 and shaw at 24 positions: distances 16 to 23 reach t5's log-spaced buckets 16 to 18,
+    # and shaw's clipping at 16
+    V, C, layers, H, B, T = 11, 16, 2, 2, 3, 24 if pe in ("t5", "shaw") else 6
     w = {}
-    for name, shape in train_layout(V, C, layers, T, pe):
+    for name, shape in train_layout(V, C, layers, T, pe, H):
         if name.endswith("_w") and "ln" in name:
             w[name] = torch.ones(shape, dtype=torch.float64)
         elif "_b" in name and len(shape) == 1:
@@ -468,12 +493,12 @@ def train_fixture(pe):
     targets[:, :2] = -1
 
     def flat():
-        return torch.cat([w[n].detach().reshape(-1) for n, _ in train_layout(V, C, layers, T, pe)])
+        return torch.cat([w[n].detach().reshape(-1) for n, _ in train_layout(V, C, layers, T, pe, H)])
 
     save(f"train_{pe}_init", flat())
     save(f"train_{pe}_tokens", tokens.to(torch.float64))
     save(f"train_{pe}_targets", targets.to(torch.float64))
-    params = [w[n] for n, _ in train_layout(V, C, layers, T, pe)]
+    params = [w[n] for n, _ in train_layout(V, C, layers, T, pe, H)]
     opt = torch.optim.AdamW(params, lr=1e-2, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
     losses = []
     for step in range(3):
@@ -509,7 +534,7 @@ def main():
     shaw_fixtures()
     for name, config in GRAD_CONFIGS.items():
         grad_fixture(name, *config)
-    for pe in ("alibi", "rope", "learned", "sinusoidal"):
+    for pe in ("alibi", "rope", "learned", "sinusoidal", "t5", "shaw"):
         train_fixture(pe)
     with open(os.path.join(OUT, "VERSIONS"), "w") as f:
         f.write(f"torch {torch.__version__}\nnumpy {np.__version__}\n")

@@ -26,7 +26,10 @@ TEST_CASE("train: the loss per step and the accuracy per length in JSON, the inv
     CHECK(j["params"]["eval_lens"] == nlohmann::json::parse("[4, 8, 16]"));
     std::vector<std::string> names;
     for (const auto& t : j["tensors"]) names.push_back(t["name"]);
-    CHECK(names == std::vector<std::string>{"eval_lens", "loss", "accuracy"});
+    CHECK(names == std::vector<std::string>{"eval_lens", "loss", "accuracy", "exact_match", "position_accuracy"});
+    CHECK(j["tensors"][4]["shape"] == nlohmann::json::parse("[32]"));  // copy at the longest length, 16: 32 positions
+    CHECK(j["tensors"][4]["data"][0] == "nan");  // the first copy is not scored: NaN, "nan" in JSON
+    CHECK(j["tensors"][4]["data"][16].is_number());
     CHECK(j["tensors"][1]["shape"] == nlohmann::json::parse("[6]"));
     const double loss0 = j["tensors"][1]["data"][0].get<double>();
     CHECK(std::abs(loss0 - std::log(16.0)) < 0.1);
@@ -39,13 +42,13 @@ TEST_CASE("train: --compare-schemes gives the extrapolation table, NaN where the
 {
     const auto r = run_cli(small({"train", "--steps", "3", "--compare-schemes", "--tensor", "extrapolation", "--format", "csv"}));
     CHECK(r.status == 0);
-    CHECK(count_lines(r.out) == 1 + 5 * 3);
+    CHECK(count_lines(r.out) == 1 + 6 * 3);
     CHECK(r.out.rfind("scheme,length,value\n", 0) == 0);
     CHECK(r.out.find("\n2,1,nan\n2,2,nan\n") != std::string::npos);  // learned: no row past 4 positions
     const auto text = run_cli(small({"train", "--steps", "3", "--compare-schemes"}));
     CHECK(text.status == 0);
     CHECK(text.out.find("NOT SHOWN without any PE, a decoder still learns k-back") != std::string::npos);  // 3 steps learn nothing
-    CHECK(text.out.find("rows none, sinusoidal, learned, rope, alibi") != std::string::npos);
+    CHECK(text.out.find("rows none, sinusoidal, learned, rope, t5, alibi") != std::string::npos);
 }
 
 TEST_CASE("train: configurations it cannot run are usage errors")
@@ -58,7 +61,7 @@ TEST_CASE("train: configurations it cannot run are usage errors")
 
 TEST_CASE("train: N steps saved, then resumed to 2N, write the same files as 2N steps in one run, bit for bit")
 {
-    for (const std::string pe : {"alibi", "learned"}) {
+    for (const std::string pe : {"alibi", "learned", "t5", "shaw"}) {
         CAPTURE(pe);
         const std::string a = scratch("resume-a-" + pe), b = scratch("resume-b-" + pe), whole = scratch("resume-whole-" + pe);
         std::filesystem::remove_all(a), std::filesystem::remove_all(b), std::filesystem::remove_all(whole);
@@ -66,7 +69,7 @@ TEST_CASE("train: N steps saved, then resumed to 2N, write the same files as 2N 
         const auto resumed = run_cli(small({"train", "--pe", pe, "--steps", "10", "--threads", "1", "--quiet", "--resume", a, "--save", b}));
         REQUIRE(resumed.status == 0);
         REQUIRE(run_cli(small({"train", "--pe", pe, "--steps", "10", "--quiet", "--save", whole})).status == 0);
-        for (const std::string f : {"model_params", "adam_m", "adam_v", "steps_done", "loss", "accuracy", "eval_lens"}) {
+        for (const std::string f : {"model_params", "adam_m", "adam_v", "steps_done", "loss", "accuracy", "exact_match", "position_accuracy", "eval_lens"}) {
             CAPTURE(f);
             CHECK(slurp(b + "/" + f + ".npy") == slurp(whole + "/" + f + ".npy"));
         }
@@ -77,8 +80,8 @@ TEST_CASE("train: N steps saved, then resumed to 2N, write the same files as 2N 
         const auto& last = run["layout"].back();
         CHECK(last["name"] == "w_u");
         CHECK(last["shape"] == nlohmann::json::parse("[16, 16]"));
-        CHECK(run["tensors"][3]["name"] == "model_params");
-        CHECK(last["offset"].get<long>() + 16 * 16 == run["tensors"][3]["shape"][0].get<long>());  // model_params' length
+        CHECK(run["tensors"][5]["name"] == "model_params");
+        CHECK(last["offset"].get<long>() + 16 * 16 == run["tensors"][5]["shape"][0].get<long>());  // model_params' length
         const std::string done = slurp(b + "/steps_done.npy");
         CHECK(done.substr(done.size() - 8) == std::string("\x0a\0\0\0\0\0\0\0", 8));  // int64 10, little-endian
         std::filesystem::remove_all(a), std::filesystem::remove_all(b), std::filesystem::remove_all(whole);

@@ -34,14 +34,16 @@ double max_diff(const std::vector<double>& a, const std::vector<double>& b)
 
 TEST_CASE("train: one and three AdamW steps equal PyTorch's from the same weights and batch, for each position scheme")
 {
-    for (const char* scheme : {"alibi", "rope", "learned", "sinusoidal"}) {
+    for (const char* scheme : {"alibi", "rope", "learned", "sinusoidal", "t5", "shaw"}) {
         CAPTURE(scheme);
-        ModelConfig cfg{11, 16, 2, 2, 6, Scheme::alibi};
+        // t5 and shaw: distances up to 23 reach t5's log-spaced buckets 16 to 18 and shaw's clipping at 16
+        const long T = std::string(scheme) == "t5" || std::string(scheme) == "shaw" ? 24 : 6;
+        ModelConfig cfg{11, 16, 2, 2, T, Scheme::alibi};
         for (auto [s, name] : enum_names(Scheme{}))
             if (name == scheme) cfg.pe = s;
         Model<double> m{cfg, model_layout(cfg), fixture(std::string(scheme) + "_init")};
         REQUIRE(m.params.size() == m.layout.total);
-        Batch batch{3, 6, {}, {}};
+        Batch batch{3, T, {}, {}};
         for (double t : fixture(std::string(scheme) + "_tokens")) batch.tokens.push_back(static_cast<long>(t));
         for (double t : fixture(std::string(scheme) + "_targets")) batch.targets.push_back(static_cast<long>(t));
         Optimizer<double> opt;
@@ -93,6 +95,28 @@ TEST_CASE("train: the PyTorch step comparison fails a wrong AdamW step, and reus
     CHECK(max_diff(m.params, fixture("alibi_after_3")) <= 1e-12);
 }
 
+TEST_CASE("train --pe t5: with q = 0 a row's weights are the softmax of its buckets' biases, and distances of one bucket weigh the same")
+{
+    ModelConfig cfg{11, 4, 1, 1, 40, Scheme::t5};
+    Model<double> m = init_model<double>(cfg, 3);
+    std::fill(m.p("l0_w_q"), m.p("l0_w_q") + 16, 0.0);
+    double* bias = m.p("rel_bias");
+    REQUIRE(m.layout.at("rel_bias").shape == std::vector<std::size_t>{32, 1});
+    bias[0] = 0.0, bias[1] = std::log(2.0), bias[2] = std::log(3.0);
+    Batch batch{1, 40, std::vector<long>(40, 1), std::vector<long>(40, 2)};
+    Activations<double> act;
+    model_forward(m, batch, act, 1);
+    const std::vector<double>& P = act.layers[0].probs;
+    // row 2 sees distances 2, 1, 0: weights 3/6, 2/6, 1/6 (keys 0, 1, 2)
+    CHECK(P[2 * 40 + 0] == doctest::Approx(0.5).epsilon(1e-14));
+    CHECK(P[2 * 40 + 1] == doctest::Approx(2.0 / 6.0).epsilon(1e-14));
+    CHECK(P[2 * 40 + 2] == doctest::Approx(1.0 / 6.0).epsilon(1e-14));
+    CHECK(P[2 * 40 + 3] == 0.0);  // causal
+    // distances 16 and 17 share bucket 16 (16 + floor(16 log(17/16) / log 8) = 16); 15 is exact, bucket 15
+    CHECK(P[39 * 40 + 39 - 16] == P[39 * 40 + 39 - 17]);
+    CHECK(P[39 * 40 + 39 - 15] != P[39 * 40 + 39 - 16]);
+}
+
 TEST_CASE("nn: LayerNorm, GELU, cross-entropy and AdamW against figures worked out by hand")
 {
     // x = [1, 3]: mean 2, variance 1, so out = (x - 2) / sqrt(1 + 1e-5) * w + b
@@ -141,6 +165,28 @@ TEST_CASE("train tasks: each task's tokens and targets, the same for a seed")
     CHECK(task_batch({Task::copy, 16, 3}, 3, 1, 7, 21, 1).tokens != copy.tokens);
 }
 
+TEST_CASE("train --task count: content, separator, one mark per content token and the separator again, with exact match and accuracy per position worked by hand")
+{
+    const Batch count = task_batch({Task::count, 5, 1}, 3, 2, 7, 21, 0);
+    REQUIRE(count.positions == 7);
+    for (std::size_t b = 0; b < 2; ++b) {
+        const std::vector<long> tokens(count.tokens.begin() + static_cast<long>(b) * 7, count.tokens.begin() + static_cast<long>(b + 1) * 7);
+        for (std::size_t t = 0; t < 3; ++t) CHECK((tokens[t] >= 2 && tokens[t] <= 4));  // content is 2..V-1: token 1 is the mark
+        CHECK(std::vector<long>(tokens.begin() + 3, tokens.end()) == std::vector<long>{0, 1, 1, 1});
+        CHECK(std::vector<long>(count.targets.begin() + static_cast<long>(b) * 7, count.targets.begin() + static_cast<long>(b + 1) * 7) ==
+              std::vector<long>{-1, -1, -1, 1, 1, 1, 0});
+    }
+    // two sequences of four positions, the first two not scored: one sequence all right, one
+    // wrong at its last position
+    const Scores s = score_hits({-1, -1, 1, 1, -1, -1, 1, 0}, 2, 4);
+    CHECK(s.accuracy == 0.75);
+    CHECK(s.exact_match == 0.5);
+    REQUIRE(s.by_position.size() == 4);
+    CHECK(std::isnan(s.by_position[0]));
+    CHECK(s.by_position[2] == 1.0);
+    CHECK(s.by_position[3] == 0.5);
+}
+
 TEST_CASE("train: the gradient check fails on a broken gradient, and the checks of a run hold")
 {
     TrainParams p;
@@ -174,7 +220,7 @@ TEST_CASE("train: the length claims of the articles follow the table: a scheme t
     p.compare = true, p.steps = 2, p.d_model = 16, p.heads = 2, p.train_len = 8, p.batch = 4;
     RunContext ctx;
     Run run = compute_all(train_experiment(), p, ctx);
-    // schemes none, sinusoidal, learned, rope, alibi; lengths 8, 16, 32
+    // schemes none, sinusoidal, learned, rope, t5, alibi; lengths 8, 16, 32
     const auto set_row = [&](std::size_t scheme, std::vector<double> acc) {
         for (std::size_t l = 0; l < 3; ++l) tensor_of(run, "extrapolation").values.wide().at(scheme * 3 + l) = acc[l];
     };
@@ -205,7 +251,7 @@ TEST_CASE("train: a length demonstration is shown only where every compared mode
     p.compare = true, p.steps = 2, p.d_model = 16, p.heads = 2, p.train_len = 8, p.batch = 4;
     RunContext ctx;
     Run run = compute_all(train_experiment(), p, ctx);
-    // schemes none, sinusoidal, learned, rope, alibi; lengths 8, 16, 32
+    // schemes none, sinusoidal, learned, rope, t5, alibi; lengths 8, 16, 32
     const auto set_row = [&](std::size_t scheme, std::vector<double> acc) {  // every seed alike: the median and the range
         for (const char* t : {"extrapolation", "extrapolation_min", "extrapolation_max"})
             for (std::size_t l = 0; l < 3; ++l) tensor_of(run, t).values.wide().at(scheme * 3 + l) = acc[l];
@@ -213,13 +259,13 @@ TEST_CASE("train: a length demonstration is shown only where every compared mode
     const double nan = std::numeric_limits<double>::quiet_NaN();
     set_row(1, {0.99, 0.40, 0.20});  // sinusoidal learned it, and falls
     set_row(2, {0.98, nan, nan});    // learned positions cannot run past their table
-    set_row(4, {0.97, 0.97, 0.96});  // ALiBi keeps it
+    set_row(5, {0.97, 0.97, 0.96});  // ALiBi keeps it
     auto checks = check_run(train_experiment(), p, run, ctx);
     CHECK(find_check(checks, "alibi_extrapolates_best").passed());
     CHECK(find_check(checks, "sinusoidal_does_not_extrapolate").passed());
     // ALiBi at 0.37 at its training length (the copy task of a short run): its "keeping" it
     // is no evidence, whatever the longer lengths give
-    set_row(4, {0.37, 0.37, 0.36});
+    set_row(5, {0.37, 0.37, 0.36});
     checks = check_run(train_experiment(), p, run, ctx);
     const Check alibi = find_check(checks, "alibi_extrapolates_best");
     CHECK_FALSE(alibi.passed());
@@ -233,6 +279,51 @@ TEST_CASE("train: a length demonstration is shown only where every compared mode
     CHECK_FALSE(sin.passed());
     CHECK(sin.claim.find("not judged, as sinusoidal did not learn the task") != std::string::npos);
     CHECK(sin.measured == doctest::Approx(0.30));
+}
+
+TEST_CASE("train --compare-schemes: the papers' findings stand beside the table, ranked at the longest length, agreeing or not as the table says")
+{
+    TrainParams p;
+    p.compare = true, p.steps = 2, p.d_model = 16, p.heads = 2, p.train_len = 8, p.batch = 4;
+    RunContext ctx;
+    Run run = compute_all(train_experiment(), p, ctx);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    // schemes none, sinusoidal, learned, rope, t5, alibi; lengths 8, 16, 32
+    const std::vector<double> table{1, 0.9, 0.95, 1, 0.5, 0.3, 1, nan, nan, 1, 0.8, 0.6, 1, 0.9, 0.7, 1, 0.99, 0.98};
+    tensor_of(run, "extrapolation").values.wide() = table;
+    CheckEnv env;
+    env.seed = 0;
+    const std::string agree = train_detail::findings_note(p, run, env).value();
+    CHECK(agree.rfind("published: Press et al. 2022, Fig. 1", 0) == 0);
+    CHECK(agree.find("Here at length 32 (4x the training length): alibi 0.98, none 0.95, t5 0.70, rope 0.60, sinusoidal 0.30.") != std::string::npos);
+    CHECK(agree.find("The first finding agrees (ALiBi first); the second differs: no PE ranks 2 of 5.") != std::string::npos);
+    CHECK(agree.find("k-back is recency") != std::string::npos);
+    tensor_of(run, "extrapolation").values.wide().at(2) = 0.999;  // no PE now first at 4L
+    const std::string nope_first = train_detail::findings_note(p, run, env).value();
+    CHECK(nope_first.find("The first finding differs (ALiBi is not first); the second agrees: no PE ranks 1 of 5.") != std::string::npos);
+    env.lang = Lang::zh;
+    CHECK(train_detail::findings_note(p, run, env).value().rfind("已发表：", 0) == 0);  // what the tour looks for
+    p.compare = false;
+    CHECK_FALSE(train_detail::findings_note(p, run, env).has_value());
+}
+
+TEST_CASE("train --until-learned: a model that has not learned trains on in rounds to its cap, one that has stops at --steps")
+{
+    TrainParams p;
+    p.steps = 2, p.d_model = 16, p.heads = 2, p.train_len = 6, p.batch = 4, p.until_learned = 202;
+    Run capped = compute_all(train_experiment(), p, RunContext{});
+    CHECK(tensor_of(capped, "steps_taken").values.to_vector() == std::vector<double>{202});  // 2, then 100, 100: still unlearned
+    const auto& loss = tensor_of(capped, "loss").values;
+    CHECK(loss.size() == 202);
+    CHECK(std::isfinite(loss[201]));
+    p.batch = 16, p.steps = 1000, p.until_learned = 2000;  // k-back 1 with ALiBi at this size: 0.95 after 1000 steps (learned at 500)
+    Run learned = compute_all(train_experiment(), p, RunContext{});
+    CHECK(tensor_of(learned, "steps_taken").values.to_vector() == std::vector<double>{1000});
+    CHECK(tensor_of(learned, "loss").values.size() == 2000);
+    CHECK(std::isnan(tensor_of(learned, "loss").values[1000]));  // the steps it did not take
+    CHECK(std::isfinite(tensor_of(learned, "loss").values[999]));
+    p.until_learned = 999;
+    CHECK_THROWS_WITH_AS(train_experiment().validate(p), "--until-learned 999 is the cap on all steps; it must be at least --steps 1000", InputError);
 }
 
 TEST_CASE("train --compare-schemes --seeds: each cell the median over the seeds, with its range, and one seed is its own range")

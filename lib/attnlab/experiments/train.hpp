@@ -28,6 +28,9 @@ struct TrainParams {
     // --compare-schemes: models per scheme, each trained from its own seed (seed, seed + 1, ...)
     // on the same evaluation data; every cell is their median (default 3).
     std::optional<long> seeds;
+    // --until-learned CAP: after --steps, train on in rounds of kLearnRound steps until the
+    // accuracy at the training length reaches kLearned on held-out sequences, or CAP steps in all.
+    std::optional<long> until_learned;
     unsigned threads = 0;
     std::string resume;  // a folder `train --save` wrote: go on from its state
 };

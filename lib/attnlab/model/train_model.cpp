@@ -7,6 +7,7 @@
 #include "attnlab/core/report.hpp"
 #include "attnlab/core/rng.hpp"
 #include "attnlab/core/position/alibi.hpp"
+#include "attnlab/core/position/t5.hpp"
 
 #include <fmt/format.h>
 
@@ -30,10 +31,15 @@ Layout model_layout(const ModelConfig& cfg)
     };
     add("wte", {V, C});
     if (cfg.pe == Scheme::learned) add("wpe", {static_cast<std::size_t>(cfg.max_len), C});
+    if (cfg.pe == Scheme::t5) add("rel_bias", {static_cast<std::size_t>(kT5Buckets), static_cast<std::size_t>(cfg.heads)});
     for (long i = 0; i < cfg.layers; ++i) {
         const std::string p = fmt::format("l{}_", i);
         add(p + "ln1_w", {C}), add(p + "ln1_b", {C});
         add(p + "w_q", {C, C}), add(p + "w_k", {C, C}), add(p + "w_v", {C, C}), add(p + "w_o", {C, C});
+        if (cfg.pe == Scheme::shaw) {
+            const auto rows = static_cast<std::size_t>(2 * kShawClip + 1), d = C / static_cast<std::size_t>(cfg.heads);
+            add(p + "rel_k", {rows, d}), add(p + "rel_v", {rows, d});
+        }
         add(p + "ln2_w", {C}), add(p + "ln2_b", {C});
         add(p + "w_1", {C, F}), add(p + "b_1", {F}), add(p + "w_2", {F, C}), add(p + "b_2", {C});
     }
@@ -104,10 +110,41 @@ void rotate_rows(const std::vector<T>& in, std::vector<T>& out, const Dims& z, c
     }
 }
 
-// Causal attention of one (sequence b, head h): probs [T, T] (0 above the diagonal), att rows.
-// The causal mask is the loop bound j <= i; ALiBi adds -slope (i - j).
+// What position adds to one head's attention: bias[n], its term at distance n = i - j; and
+// Shaw's tables rel_k and rel_v [2K + 1, d] (null unless shaw), read at row shaw_row(i, j).
 template <class T>
-void attend_one(const T* q, const T* k, const T* v, T* probs, T* att, const Dims& z, std::size_t b, std::size_t h, double slope)
+struct HeadPosition {
+    const T* bias;
+    const T* rel_k = nullptr;
+    const T* rel_v = nullptr;
+};
+// Their gradients for one (sequence, head): d_bias [T], d_rel_k and d_rel_v [2K + 1, d].
+template <class T>
+struct HeadPositionGrads {
+    T* bias;
+    T* rel_k = nullptr;
+    T* rel_v = nullptr;
+};
+// Row clip(j - i, -K, K) + K of Shaw's tables, for a key j <= i.
+std::size_t shaw_row(std::size_t i, std::size_t j)
+{
+    const auto K = static_cast<std::size_t>(kShawClip);
+    return K - std::min(i - j, K);
+}
+
+template <class T>
+T dot(const T* a, const T* b, std::size_t n)
+{
+    T s = 0;
+    for (std::size_t c = 0; c < n; ++c) s += a[c] * b[c];
+    return s;
+}
+
+// Causal attention of one (sequence b, head h): probs [T, T] (0 above the diagonal), att rows.
+// The causal mask is the loop bound j <= i; the score is (q_i . k_j (+ q_i . rel_k)) / sqrt(d)
+// + bias[i - j], the output sums P_ij (v_j (+ rel_v)).
+template <class T>
+void attend_one(const T* q, const T* k, const T* v, T* probs, T* att, const Dims& z, std::size_t b, std::size_t h, const HeadPosition<T>& pos)
 {
     const T scale = T(1) / std::sqrt(static_cast<T>(z.d));
     for (std::size_t i = 0; i < z.T; ++i) {
@@ -116,10 +153,9 @@ void attend_one(const T* q, const T* k, const T* v, T* probs, T* att, const Dims
         // pass 1: the scores and their max
         T s_max = -std::numeric_limits<T>::infinity();
         for (std::size_t j = 0; j <= i; ++j) {
-            const T* k_j = k + (b * z.T + j) * z.C + h * z.d;
-            T s = 0;
-            for (std::size_t c = 0; c < z.d; ++c) s += q_i[c] * k_j[c];
-            p_i[j] = s * scale - static_cast<T>(slope) * static_cast<T>(i - j);
+            T s = dot(q_i, k + (b * z.T + j) * z.C + h * z.d, z.d);
+            if (pos.rel_k != nullptr) s += dot(q_i, pos.rel_k + shaw_row(i, j) * z.d, z.d);
+            p_i[j] = s * scale + pos.bias[i - j];
             s_max = std::max(s_max, p_i[j]);
         }
         // pass 2: exp and sum; pass 3: normalise and sum the values
@@ -131,15 +167,19 @@ void attend_one(const T* q, const T* k, const T* v, T* probs, T* att, const Dims
             p_i[j] /= sum;
             const T* v_j = v + (b * z.T + j) * z.C + h * z.d;
             for (std::size_t c = 0; c < z.d; ++c) a_i[c] += p_i[j] * v_j[c];
+            if (pos.rel_v != nullptr)
+                for (std::size_t c = 0; c < z.d; ++c) a_i[c] += p_i[j] * pos.rel_v[shaw_row(i, j) * z.d + c];
         }
         std::fill(p_i + i + 1, p_i + z.T, T(0));
     }
 }
 
-// Its backward: d_q, d_k, d_v rows of head h (each (b, h) writes only its own columns).
+// Its backward: d_q, d_k, d_v rows of head h (each (b, h) writes only its own columns), and
+// the position terms' own gradients: d_bias[n] += the scores' gradient at distance n; Shaw's
+// rows get what their k_j and v_j would.
 template <class T>
-void attend_one_backward(const T* q, const T* k, const T* v, const T* probs, const T* d_att, T* d_q, T* d_k, T* d_v, const Dims& z,
-                         std::size_t b, std::size_t h)
+void attend_one_backward(const T* q, const T* k, const T* v, const T* probs, const T* d_att, T* d_q, T* d_k, T* d_v, const HeadPosition<T>& pos,
+                         const HeadPositionGrads<T>& d_pos, const Dims& z, std::size_t b, std::size_t h)
 {
     const T scale = T(1) / std::sqrt(static_cast<T>(z.d));
     std::vector<T> dp(z.T);
@@ -148,31 +188,56 @@ void attend_one_backward(const T* q, const T* k, const T* v, const T* probs, con
     for (std::size_t i = 0; i < z.T; ++i) {
         const T* p_i = probs + i * z.T;
         const T* da_i = row(d_att, i);
-        // d_weights_ij = d_att_i . v_j; d_v_j += P_ij d_att_i
+        // d_weights_ij = d_att_i . (v_j + rel_v); d_v_j (and d_rel_v) += P_ij d_att_i
         T delta = 0;
         for (std::size_t j = 0; j <= i; ++j) {
             const T* v_j = row(v, j);
             T* dv_j = row_w(d_v, j);
             T s = 0;
             for (std::size_t c = 0; c < z.d; ++c) s += da_i[c] * v_j[c], dv_j[c] += p_i[j] * da_i[c];
+            if (pos.rel_v != nullptr) {
+                const std::size_t r = shaw_row(i, j) * z.d;
+                for (std::size_t c = 0; c < z.d; ++c) s += da_i[c] * pos.rel_v[r + c], d_pos.rel_v[r + c] += p_i[j] * da_i[c];
+            }
             dp[j] = s;
             delta += p_i[j] * s;
         }
-        // d_scores_ij = P_ij (d_weights_ij - delta_i); d_q_i += scale ds k_j; d_k_j += scale ds q_i
+        // d_scores_ij = P_ij (d_weights_ij - delta_i); d_q_i += scale ds (k_j + rel_k); d_k_j (and d_rel_k) += scale ds q_i
         T* dq_i = row_w(d_q, i);
+        const T* q_i = row(q, i);
         for (std::size_t j = 0; j <= i; ++j) {
-            const T ds = p_i[j] * (dp[j] - delta) * scale;
-            const T *k_j = row(k, j), *q_i = row(q, i);
+            const T raw = p_i[j] * (dp[j] - delta), ds = raw * scale;
+            d_pos.bias[i - j] += raw;
+            const T* k_j = row(k, j);
             T* dk_j = row_w(d_k, j);
             for (std::size_t c = 0; c < z.d; ++c) dq_i[c] += ds * k_j[c], dk_j[c] += ds * q_i[c];
+            if (pos.rel_k != nullptr) {
+                const std::size_t r = shaw_row(i, j) * z.d;
+                for (std::size_t c = 0; c < z.d; ++c) dq_i[c] += ds * pos.rel_k[r + c], d_pos.rel_k[r + c] += ds * q_i[c];
+            }
         }
     }
 }
 
+// The term head h adds to a score at distance n = i - j, [H, T]: ALiBi's -(slope n), T5's
+// rel_bias[bucket(-n), h], 0 otherwise.
 template <class T>
-std::vector<double> head_slopes(const Model<T>& m)
+std::vector<T> distance_bias(const Model<T>& m, const Dims& z)
 {
-    return m.cfg.pe == Scheme::alibi ? alibi_slopes(m.cfg.heads, SlopeRule::reference_code) : std::vector<double>(static_cast<std::size_t>(m.cfg.heads), 0.0);
+    std::vector<T> bias(z.H * z.T, T(0));
+    if (m.cfg.pe == Scheme::alibi) {
+        const std::vector<double> slopes = alibi_slopes(m.cfg.heads, SlopeRule::reference_code);
+        for (std::size_t h = 0; h < z.H; ++h)
+            for (std::size_t n = 0; n < z.T; ++n) bias[h * z.T + n] = -(static_cast<T>(slopes[h]) * static_cast<T>(n));
+    }
+    if (m.cfg.pe == Scheme::t5) {
+        const T* table = m.p("rel_bias");
+        for (std::size_t n = 0; n < z.T; ++n) {
+            const auto bucket = static_cast<std::size_t>(t5_bucket(-static_cast<long>(n), T5Direction::causal, kT5Buckets, kT5MaxDistance));
+            for (std::size_t h = 0; h < z.H; ++h) bias[h * z.T + n] = table[bucket * z.H + h];
+        }
+    }
+    return bias;
 }
 
 // x0 [N, C]: the token's embedding plus the position's (learned row or sinusoidal PE).
@@ -221,9 +286,11 @@ void block_forward(const Model<T>& m, long layer, const Dims& z, std::vector<T>&
     }
     const std::vector<T>&q = rope ? c.q_rot : c.q, &k = rope ? c.k_rot : c.k;
     c.probs.assign(z.B * z.H * z.T * z.T, T(0));
-    const std::vector<double> slopes = head_slopes(m);
+    const std::vector<T> bias = distance_bias(m, z);
+    const bool shaw = m.cfg.pe == Scheme::shaw;
     parallel_for(z.B * z.H, thread_count(threads), [&](std::size_t bh) {
-        attend_one(q.data(), k.data(), c.v.data(), c.probs.data() + bh * z.T * z.T, c.att.data(), z, bh / z.H, bh % z.H, slopes[bh % z.H]);
+        const HeadPosition<T> pos{bias.data() + (bh % z.H) * z.T, shaw ? m.p(p + "rel_k") : nullptr, shaw ? m.p(p + "rel_v") : nullptr};
+        attend_one(q.data(), k.data(), c.v.data(), c.probs.data() + bh * z.T * z.T, c.att.data(), z, bh / z.H, bh % z.H, pos);
     });
     std::vector<T> proj(NC);
     nn::linear_forward(c.att.data(), m.p(p + "w_o"), static_cast<const T*>(nullptr), proj.data(), z.N, z.C, z.C);
@@ -257,6 +324,25 @@ double model_forward(const Model<T>& m, const Batch& batch, Activations<T>& act,
 
 namespace {
 
+// rel_bias's gradient from one layer's d_bias [B, H, distance]: each distance's to its bucket.
+template <class T>
+void add_t5_gradient(const std::vector<T>& d_bias, const Dims& z, T* g)
+{
+    for (std::size_t n = 0; n < z.T; ++n) {
+        const auto bucket = static_cast<std::size_t>(t5_bucket(-static_cast<long>(n), T5Direction::causal, kT5Buckets, kT5MaxDistance));
+        for (std::size_t b = 0; b < z.B; ++b)
+            for (std::size_t h = 0; h < z.H; ++h) g[bucket * z.H + h] += d_bias[(b * z.H + h) * z.T + n];
+    }
+}
+
+// g[e] += sum over the (b, h) blocks of per_head[block * n + e], in block order.
+template <class T>
+void sum_rows(const std::vector<T>& per_head, std::size_t n, T* g)
+{
+    for (std::size_t block = 0; block * n < per_head.size(); ++block)
+        for (std::size_t e = 0; e < n; ++e) g[e] += per_head[block * n + e];
+}
+
 // One block backward: d_x (the residual stream's gradient) updated in place.
 template <class T>
 void block_backward(const Model<T>& m, const Layout& lay, long layer, const Dims& z, const typename Activations<T>::LayerCache& c,
@@ -276,10 +362,19 @@ void block_backward(const Model<T>& m, const Layout& lay, long layer, const Dims
     nn::linear_backward(d_x.data(), c.att.data(), m.p(p + "w_o"), d_att.data(), g("w_o"), static_cast<T*>(nullptr), z.N, z.C, z.C);
     const bool rope = m.cfg.pe == Scheme::rope;
     const std::vector<T>&q = rope ? c.q_rot : c.q, &k = rope ? c.k_rot : c.k;
+    // the position terms' gradients, [B, H, ...]: each (b, h) its own rows, summed below in one order
+    const bool shaw = m.cfg.pe == Scheme::shaw;
+    const std::size_t table = shaw ? static_cast<std::size_t>(2 * kShawClip + 1) * z.d : 0;
+    std::vector<T> d_bias(z.B * z.H * z.T, T(0)), d_rel_k(z.B * z.H * table, T(0)), d_rel_v(z.B * z.H * table, T(0));
+    const std::vector<T> bias = distance_bias(m, z);
     parallel_for(z.B * z.H, thread_count(threads), [&](std::size_t bh) {
-        attend_one_backward(q.data(), k.data(), c.v.data(), c.probs.data() + bh * z.T * z.T, d_att.data(), d_q.data(), d_k.data(), d_v.data(), z,
+        const HeadPosition<T> pos{bias.data() + (bh % z.H) * z.T, shaw ? m.p(p + "rel_k") : nullptr, shaw ? m.p(p + "rel_v") : nullptr};
+        const HeadPositionGrads<T> d_pos{d_bias.data() + bh * z.T, d_rel_k.data() + bh * table, d_rel_v.data() + bh * table};
+        attend_one_backward(q.data(), k.data(), c.v.data(), c.probs.data() + bh * z.T * z.T, d_att.data(), d_q.data(), d_k.data(), d_v.data(), pos, d_pos, z,
                             bh / z.H, bh % z.H);
     });
+    if (m.cfg.pe == Scheme::t5) add_t5_gradient(d_bias, z, grads.data() + lay.at("rel_bias").offset);
+    if (shaw) sum_rows(d_rel_k, table, g("rel_k")), sum_rows(d_rel_v, table, g("rel_v"));
     if (rope) {  // q_rot = R q, so d_q = R^T d_q_rot: the rotation back
         const RopeCache<T> cache = rope_table<T>(z.T, z.d);
         std::vector<T> back;
@@ -316,16 +411,23 @@ void model_backward(const Model<T>& m, const Batch& batch, Activations<T>& act, 
 }
 
 template <class T>
-double accuracy(const Activations<T>& act, const Batch& batch, long vocab)
+std::vector<int> hits(const Activations<T>& act, const Batch& batch, long vocab)
 {
     const auto V = static_cast<std::size_t>(vocab);
-    std::size_t scored = 0, right = 0;
+    std::vector<int> out(batch.targets.size(), -1);
     for (std::size_t r = 0; r < batch.targets.size(); ++r) {
         if (batch.targets[r] < 0) continue;
         const T* z = act.logits.data() + r * V;
-        ++scored;
-        right += static_cast<long>(std::max_element(z, z + V) - z) == batch.targets[r];
+        out[r] = static_cast<long>(std::max_element(z, z + V) - z) == batch.targets[r] ? 1 : 0;
     }
+    return out;
+}
+
+template <class T>
+double accuracy(const Activations<T>& act, const Batch& batch, long vocab)
+{
+    std::size_t scored = 0, right = 0;
+    for (int h : hits(act, batch, vocab)) scored += h >= 0, right += h == 1;
     return scored == 0 ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(right) / static_cast<double>(scored);
 }
 
@@ -364,6 +466,7 @@ double train_step(Model<T>& m, Optimizer<T>& opt, const Batch& batch, const Step
     template double model_forward<T>(const Model<T>&, const Batch&, Activations<T>&, unsigned);      \
     template void model_backward<T>(const Model<T>&, const Batch&, Activations<T>&, std::vector<T>&, unsigned); \
     template double accuracy<T>(const Activations<T>&, const Batch&, long);                         \
+    template std::vector<int> hits<T>(const Activations<T>&, const Batch&, long);                    \
     template double train_step<T>(Model<T>&, Optimizer<T>&, const Batch&, const StepConfig&);          \
     template double train_step<T>(Model<T>&, Optimizer<T>&, const Batch&, const StepConfig&, StepBuffers<T>&);
 ATTNLAB_TRAIN_INSTANTIATE(float)

@@ -5,7 +5,9 @@
 //   x0  = wte[token] (+ wpe[t] learned, + PE(t) sinusoidal)                 [N, C]
 //   per layer (pre-norm, as GPT-2):
 //     h   = LN1(x);  q, k, v = h W_q, h W_k, h W_v  (W stored [in, out])    [N, C]
-//     RoPE rotates q and k (interleaved pairs, base 10000); ALiBi adds -m (i - j)
+//     RoPE rotates q and k (interleaved pairs, base 10000); ALiBi adds -m (i - j); T5 adds
+//     rel_bias[bucket(i - j), head], one learned table [32, H] that every layer reads; Shaw
+//     adds q_i . rel_k[clip(j - i)] to the score and rel_v[clip(j - i)] to v_j
 //     a   = softmax(q k^T / sqrt(d) + bias, causal) v, heads merged         [N, C]
 //     x  += a W_o;   x += GELU(LN2(x) W_1 + b_1) W_2 + b_2
 //   logits = LN_f(x) W_u                                                     [N, V]
@@ -22,14 +24,31 @@
 
 namespace attnlab::train {
 
-// How position enters, the five schemes of the articles' comparison, in the table's order.
-enum class Scheme { none, sinusoidal, learned, rope, alibi };
+// How position enters: the five schemes of the articles' comparison and T5's bias (the ALiBi
+// paper's Fig. 1 compares it too), in the table's order.
+// Shaw et al.'s relative representations are the seventh, outside the comparison's table.
+enum class Scheme { none, sinusoidal, learned, rope, t5, alibi, shaw };
 constexpr auto enum_names(Scheme)
 {
     return std::array{std::pair{Scheme::none, std::string_view("none")}, std::pair{Scheme::sinusoidal, std::string_view("sinusoidal")},
                       std::pair{Scheme::learned, std::string_view("learned")}, std::pair{Scheme::rope, std::string_view("rope")},
-                      std::pair{Scheme::alibi, std::string_view("alibi")}};
+                      std::pair{Scheme::t5, std::string_view("t5")}, std::pair{Scheme::alibi, std::string_view("alibi")},
+                      std::pair{Scheme::shaw, std::string_view("shaw")}};
 }
+
+// T5's relative bias in a decoder (Raffel et al. 2020 §2.1; Hugging Face's T5Attention with
+// is_decoder: bidirectional=False, relative_attention_num_buckets 32, max_distance 128): the
+// bucket of key minus query in the causal direction. T5 computes the bias in its first layer
+// and hands it to the others, so one table serves every layer. T5 also leaves out the
+// 1/sqrt(d) of the scores (its initialisation absorbs it); here q k^T is scaled as in every
+// scheme and the bias added after, as ALiBi's is.
+constexpr long kT5Buckets = 32, kT5MaxDistance = 128;
+
+// Shaw et al. 2018's relative representations (§3): per layer, tables rel_k and rel_v
+// [2K + 1, d] shared by the heads; pair (i, j) reads row clip(j - i, -K, K) + K, adds
+// q_i . rel_k to the score before the 1/sqrt(d) and rel_v to v_j in the output. Causal, only
+// rows 0..K are read. K = 16: each distance of the default training length has its own row.
+constexpr long kShawClip = 16;
 
 struct ModelConfig {
     long vocab = 16;    // V
@@ -97,6 +116,10 @@ void model_backward(const Model<T>& m, const Batch& batch, Activations<T>& act, 
 // Of the scored positions, the share whose most likely next token is the target (after a forward).
 template <class T>
 double accuracy(const Activations<T>& act, const Batch& batch, long vocab);
+// Per position [B, T]: 1 where the most likely next token is the target, 0 where it is not,
+// -1 where nothing is scored (after a forward).
+template <class T>
+std::vector<int> hits(const Activations<T>& act, const Batch& batch, long vocab);
 
 // The AdamW moments and the number of steps taken.
 template <class T>
