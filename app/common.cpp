@@ -464,7 +464,7 @@ RunContext request_context(const CommonOpts& o)
     ctx.main_only = o.format == Format::csv && ctx.show.empty();
     if (o.quiet) ctx.main_only = true;  // tensors are not printed
     const bool plotted = o.plot.drawn();
-    if (plotted && !o.tensor.empty()) ctx.main_only = false, ctx.show = {o.tensor};  // kept to be drawn
+    if (plotted && !o.tensor.empty()) ctx.main_only = false, ctx.show = {o.tensor}, ctx.drawn = o.tensor;  // kept to be drawn, with its range
     if (plotted && !o.plot.compare.empty()) ctx.main_only = false, ctx.show = o.plot.compared_tensors();
     ctx.keep_none = o.quiet && !plotted;  // an on-demand main tensor is not even computed
     if (o.quiet && !o.report.empty() && !o.against.empty()) {  // the page draws the compared tensor beside the learner's

@@ -80,6 +80,7 @@ public:
     {
         if (o.compare.empty()) {
             tensors_.push_back(&tensor_to_draw(report, tensor.empty() ? report.main_tensor : tensor));
+            lo_ = report.find(tensors_[0]->name + "_min"), hi_ = report.find(tensors_[0]->name + "_max");  // a range over seeds, drawn as bars
             return;
         }
         for (const auto& n : compare_names(o.compare)) {
@@ -100,13 +101,18 @@ public:
 
     Picture picture(const PlotOpts& o, const PictureLabels& labels) const
     {
-        if (tensors_.size() == 1) return make_labelled_picture(*tensors_[0], kind_of(o.plot.value_or("")), labels);
+        if (tensors_.size() == 1) {
+            Picture pic = make_labelled_picture(*tensors_[0], kind_of(o.plot.value_or("")), labels);
+            if (lo_ != nullptr && hi_ != nullptr) add_ranges(pic, *lo_, *hi_);
+            return pic;
+        }
         return make_compare_picture(*tensors_[0], *tensors_[1], labels, yours_.has_value());  // the learner's: with the difference
     }
 
 private:
     std::optional<Tensor> yours_;
     std::vector<const Tensor*> tensors_;  // into the report, or yours_
+    const Tensor *lo_ = nullptr, *hi_ = nullptr;  // NAME_min and NAME_max of the one tensor drawn, where the run has them
 };
 
 }  // namespace

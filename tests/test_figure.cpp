@@ -235,3 +235,30 @@ TEST_CASE("figure: the PNG draws the figure's cells where it put them, at scale 
         std::remove(path.c_str());
     }
 }
+
+TEST_CASE("figure: train's table is a curve per named scheme, with a bar from each seed range's lowest to its highest")
+{
+    const std::vector<double> med{0.5, 0.4, 1, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1}, lo_v{0.4, 0.3, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05},
+                              hi_v{0.6, 0.5, 1, 1, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2};
+    const Tensor t{"extrapolation", {"scheme", "length"}, Elem::float64, {6, 2}, med};
+    Picture pic = make_labelled_picture(t, PlotKind::automatic, {});
+    REQUIRE(pic.kind == PlotKind::lines);
+    REQUIRE(pic.series.size() == 6);
+    CHECK(pic.series[0].label == "none");
+    CHECK(pic.series[4].label == "t5");
+    CHECK(pic.series[5].label == "alibi");
+    CHECK(pic.lo == 0.1);
+    const Figure before = lay_out(pic, Lang::en);
+    add_ranges(pic, Tensor{"extrapolation_min", t.axes, Elem::float64, {6, 2}, lo_v}, Tensor{"extrapolation_max", t.axes, Elem::float64, {6, 2}, hi_v});
+    CHECK(pic.series[1].lo == std::vector<double>{0.9, 0.8});
+    CHECK(pic.series[1].hi == std::vector<double>{1, 1});
+    CHECK(pic.lo == 0.05);  // the range widens to hold the bars
+    const Figure after = lay_out(pic, Lang::en);
+    auto lines = [](const Figure& f) { return std::count_if(group(f, "curves")->marks.begin(), group(f, "curves")->marks.end(), [](const Mark& m) { return m.kind == Mark::Kind::line; }); };
+    CHECK(lines(before) == 0);
+    CHECK(lines(after) == 6 * 2 * 3);  // every point: the bar and its two caps
+    // a range of another shape is not drawn
+    Picture other = make_labelled_picture(t, PlotKind::automatic, {});
+    add_ranges(other, Tensor{"x_min", {"a"}, Elem::float64, {2}, {0, 0}}, Tensor{"x_max", {"a"}, Elem::float64, {2}, {1, 1}});
+    CHECK(other.series[0].lo.empty());
+}

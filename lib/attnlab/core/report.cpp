@@ -18,6 +18,7 @@ bool RunContext::keeps(const std::string& name, const std::string& main_tensor) 
 {
     if (keep_all) return true;
     if (keep_none) return false;
+    if (!drawn.empty() && (name == drawn + "_min" || name == drawn + "_max")) return true;
     if (main_only) return name == main_tensor;
     if (show.empty()) return true;
     return std::find(show.begin(), show.end(), name) != show.end();

@@ -107,6 +107,7 @@ struct RunContext {
     std::function<void(const std::string& line)> on_progress;
     std::optional<AgainstRequest> against;
     bool keep_all = false;  // keep every tensor in the report (--save writes them all)
+    std::string drawn;      // the tensor a picture draws: NAME_min and NAME_max are kept too (its bars)
     std::map<std::string, Tensor> inputs;  // --input NAME=FILE: tensors that replace the run's inputs
 
     // Whether the report keeps tensor NAME (MAIN_TENSOR is the command's main one).

@@ -208,7 +208,7 @@ void heatmap(Builder& b, const Picture& pic)
 }
 
 
-// A polyline per run of finite values of one series.
+// A polyline per run of finite values of one series; a run of one value, a short dash.
 void series_lines(MarkGroup& g, const Series& s, Rgb color, Box box, double lo, double hi)
 {
     Mark m;
@@ -216,12 +216,26 @@ void series_lines(MarkGroup& g, const Series& s, Rgb color, Box box, double lo, 
     const std::size_t n = s.y.size();
     for (std::size_t i = 0; i <= n; ++i) {
         if (i == n || !std::isfinite(s.y[i])) {
+            if (m.points.size() == 1) m.points = {{m.points[0].first - 6, m.points[0].second}, {m.points[0].first + 6, m.points[0].second}};
             if (m.points.size() > 1) g.marks.push_back(m);
             m.points.clear();
             continue;
         }
         const double x = box.x + (n > 1 ? static_cast<double>(i) / static_cast<double>(n - 1) : 0.5) * box.w;
         m.points.emplace_back(x, box.y + (hi - s.y[i]) / (hi - lo) * box.h);
+    }
+}
+
+// A bar from lo to hi at each x where both are finite, with short caps.
+void series_bars(MarkGroup& g, const Series& s, Rgb color, Box box, double lo, double hi)
+{
+    const std::size_t n = s.y.size();
+    auto y_of = [&](double v) { return box.y + (hi - v) / (hi - lo) * box.h; };
+    for (std::size_t i = 0; i < n && i < s.lo.size() && i < s.hi.size(); ++i) {
+        if (!std::isfinite(s.lo[i]) || !std::isfinite(s.hi[i])) continue;
+        const double x = box.x + (n > 1 ? static_cast<double>(i) / static_cast<double>(n - 1) : 0.5) * box.w;
+        Builder::line(g, x, y_of(s.lo[i]), x, y_of(s.hi[i]), color, 1.5);
+        for (double v : {s.lo[i], s.hi[i]}) Builder::line(g, x - 5, y_of(v), x + 5, y_of(v), color, 1.5);
     }
 }
 
@@ -257,6 +271,7 @@ void curves(Builder& b, const Picture& pic)
     for (std::size_t s = 0; s < pic.series.size(); ++s) {
         const Rgb color = series_color(static_cast<int>(s));
         series_lines(lines, pic.series[s], color, box, lo, hi);
+        series_bars(lines, pic.series[s], color, box, lo, hi);
         const double y = box.y + 14 + 26.0 * static_cast<double>(s);
         Builder::line(legend, box.x + box.w + 30, y - 5, box.x + box.w + 56, y - 5, color, 3.0);
         Builder::text(legend, pic.series[s].label, box.x + box.w + 64, y, 14);

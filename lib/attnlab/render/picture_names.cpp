@@ -62,6 +62,11 @@ const TensorWords kWords[] = {
     {"out", "Attention output", "注意力输出", div},
     {"out_perm", "Attention output, input permuted", "输入置换后的注意力输出", div},
     {"out_merged", "Attention output, heads merged", "合并各头之后的注意力输出", div},
+    {"loss", "Training loss per step", "每一步的训练损失", seq},
+    {"accuracy", "Accuracy at each evaluation length", "各评估长度上的准确率", seq},
+    {"extrapolation", "Accuracy at each length (median over seeds, bars from lowest to highest)", "各长度上的准确率（各种子的中位数，竖线为最低到最高）", seq},
+    {"exact_match", "Share of sequences right at every scored position", "每个被评分位置都对的序列比例", seq},
+    {"position_accuracy", "Accuracy at each position of the longest length", "最长长度上每个位置的准确率", seq},
     {"yours", "Your tensor", "你的张量"},
     {"difference", "Difference", "差值", div},
 };
@@ -73,6 +78,14 @@ const TensorWords* words_of(const std::string& name)
 }
 
 }  // namespace
+
+std::vector<std::string> axis_entry_names(const std::string& axis, std::size_t n)
+{
+    // train --compare-schemes' rows, in its table's order
+    static const std::vector<std::string> schemes{"none", "sinusoidal", "learned", "rope", "t5", "alibi"};
+    if (axis == "scheme" && n == schemes.size()) return schemes;
+    return {};
+}
 
 std::string tensor_heading(const std::string& name, Lang lang)
 {

@@ -66,7 +66,9 @@ std::string panel_label(const Tensor& t, std::size_t n)
 PlotKind resolved_kind(const Tensor& t, PlotKind kind)
 {
     if (kind != PlotKind::automatic) return kind;
-    return t.rank() == 1 || t.name == "distance_profile" || t.name == "pe" ? PlotKind::lines : PlotKind::heatmap;
+    // train's tables: a curve per scheme, against length or position
+    const bool curves = t.name == "distance_profile" || t.name == "pe" || t.name == "extrapolation" || t.name == "exact_match" || t.name == "position_accuracy";
+    return t.rank() == 1 || curves ? PlotKind::lines : PlotKind::heatmap;
 }
 
 void heatmap_panels(Picture& pic, const Tensor& t, std::size_t max_cols, std::size_t max_rows, std::size_t max_panels)
@@ -89,19 +91,20 @@ void line_series(Picture& pic, const Tensor& t)
     if (t.rank() > 2) throw InputError(fmt::format("--plot lines draws a rank-1 or rank-2 tensor; {} has rank {} (try --plot heatmap)", t.name, t.rank()));
     const std::size_t cols = t.shape.back();
     if (t.rank() == 1) {
-        pic.series.push_back({t.name, t.values.to_vector()});
+        pic.series.push_back({t.name, t.values.to_vector(), {}, {}});
         pic.col_axis = t.axes[0];
     } else if (t.name == "pe") {  // the first four dimensions against position
         pic.col_axis = t.axes[0];
         for (std::size_t c = 0; c < std::min<std::size_t>(4, cols); ++c) {
-            Series s{fmt::format("{} {}", t.axes[1], c), {}};
+            Series s{fmt::format("{} {}", t.axes[1], c), {}, {}, {}};
             for (std::size_t r = 0; r < t.shape[0]; ++r) s.y.push_back(t.values[r * cols + c]);
             pic.series.push_back(std::move(s));
         }
     } else {  // each row a curve along the last axis
         pic.col_axis = t.axes[1];
+        const std::vector<std::string> names = axis_entry_names(t.axes[0], t.shape[0]);
         for (std::size_t r = 0; r < std::min<std::size_t>(8, t.shape[0]); ++r)
-            pic.series.push_back({fmt::format("{} {}", t.axes[0], r), t.values.slice(r * cols, (r + 1) * cols)});
+            pic.series.push_back({names.empty() ? fmt::format("{} {}", t.axes[0], r) : names[r], t.values.slice(r * cols, (r + 1) * cols), {}, {}});
         pic.panels_left_out = t.shape[0] > 8 ? t.shape[0] - 8 : 0;
     }
     for (const auto& s : pic.series) note_range(pic, s.y);
@@ -109,6 +112,16 @@ void line_series(Picture& pic, const Tensor& t)
 }
 
 }  // namespace
+
+void add_ranges(Picture& pic, const Tensor& lo, const Tensor& hi)
+{
+    if (pic.kind != PlotKind::lines || lo.rank() != 2 || lo.shape != hi.shape || lo.shape[1] != pic.data_cols) return;
+    const std::size_t cols = lo.shape[1];
+    for (std::size_t r = 0; r < pic.series.size() && r < lo.shape[0]; ++r) {
+        pic.series[r].lo = lo.values.slice(r * cols, (r + 1) * cols), pic.series[r].hi = hi.values.slice(r * cols, (r + 1) * cols);
+        note_range(pic, pic.series[r].lo), note_range(pic, pic.series[r].hi);
+    }
+}
 
 Picture make_picture(const Tensor& t, PlotKind kind, std::size_t max_cols, std::size_t max_rows, std::size_t max_panels)
 {

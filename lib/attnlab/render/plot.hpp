@@ -58,6 +58,7 @@ struct Panel {
 struct Series {
     std::string label;
     std::vector<double> y;  // against x = 0, 1, ...
+    std::vector<double> lo, hi;  // a bar from lo to hi at each x (a range over seeds); empty: none
 };
 
 // How a tensor's colours are chosen: by what it means (weights and masks one-sided, scores,
@@ -111,6 +112,13 @@ std::string picture_context(const ParamList& params, Lang lang);
 Picture make_compare_picture(const Tensor& a, const Tensor& b, const PictureLabels& labels, bool difference);
 // One tensor's picture, or a pair side by side (the tour's pictures).
 Picture make_run_picture(const std::vector<Tensor>& drawn, const PictureLabels& labels);
+// A lines picture of a rank-2 tensor gets, for each curve (a row), bars from lo's row to hi's
+// (tensors of the same shape: extrapolation_min and extrapolation_max); its range widens to
+// hold them. Any other picture is left as it is.
+void add_ranges(Picture& pic, const Tensor& lo, const Tensor& hi);
+// The names of an axis's entries where the program gives them ("scheme": train's rows), else
+// empty.
+std::vector<std::string> axis_entry_names(const std::string& axis, std::size_t n);
 // The words a picture of tensor NAME uses (its heading, a panel title), in LANG.
 std::string tensor_heading(const std::string& name, Lang lang);
 Palette tensor_palette(const std::string& name);
