@@ -281,7 +281,7 @@ TEST_CASE("train: a length demonstration is shown only where every compared mode
     CHECK(sin.measured == doctest::Approx(0.30));
 }
 
-TEST_CASE("train --compare-schemes: the papers' findings stand beside the table, ranked at the longest length, agreeing or not as the table says")
+TEST_CASE("train --compare-schemes: the papers' findings stand beside the table, each in its paper's metric, agreeing or not as the table says")
 {
     TrainParams p;
     p.compare = true, p.steps = 2, p.d_model = 16, p.heads = 2, p.train_len = 8, p.batch = 4;
@@ -289,18 +289,23 @@ TEST_CASE("train --compare-schemes: the papers' findings stand beside the table,
     Run run = compute_all(train_experiment(), p, ctx);
     const double nan = std::numeric_limits<double>::quiet_NaN();
     // schemes none, sinusoidal, learned, rope, t5, alibi; lengths 8, 16, 32
-    const std::vector<double> table{1, 0.9, 0.95, 1, 0.5, 0.3, 1, nan, nan, 1, 0.8, 0.6, 1, 0.9, 0.7, 1, 0.99, 0.98};
-    tensor_of(run, "extrapolation").values.wide() = table;
+    tensor_of(run, "extrapolation").values.wide() = {1, 0.9, 0.95, 1, 0.5, 0.3, 1, nan, nan, 1, 0.8, 0.6, 1, 0.9, 0.7, 1, 0.99, 0.98};
+    tensor_of(run, "exact_match").values.wide() = {1, 0.5, 0.25, 1, 0, 0, 1, nan, nan, 1, 0, 0, 1, 0.2, 0.25, 1, 0.8, 0.5};
     CheckEnv env;
     env.seed = 0;
-    const std::string agree = train_detail::findings_note(p, run, env).value();
-    CHECK(agree.rfind("published: Press et al. 2022, Fig. 1", 0) == 0);
-    CHECK(agree.find("Here at length 32 (4x the training length): alibi 0.98, none 0.95, t5 0.70, rope 0.60, sinusoidal 0.30.") != std::string::npos);
-    CHECK(agree.find("The first finding agrees (ALiBi first); the second differs: no PE ranks 2 of 5.") != std::string::npos);
-    CHECK(agree.find("k-back is recency") != std::string::npos);
-    tensor_of(run, "extrapolation").values.wide().at(2) = 0.999;  // no PE now first at 4L
+    const std::string note = train_detail::findings_note(p, run, env).value();
+    CHECK(note.rfind("published: Press et al. 2022, Fig. 1", 0) == 0);
+    CHECK(note.find("Here at length 32 (4x the training length), per-token accuracy: alibi 0.98, none 0.95, t5 0.70, rope 0.60, sinusoidal 0.30; "
+                    "exact match: alibi 0.50, none 0.25, t5 0.25, sinusoidal 0.00, rope 0.00.") != std::string::npos);
+    // ALiBi falls 0.02, the least; no PE and T5 tie below ALiBi's exact match: both second
+    CHECK(note.find("The first finding agrees (ALiBi falls least from the training length); the second differs: by exact match no PE ranks 2 of 5") != std::string::npos);
+    CHECK(note.find("k-back is recency") != std::string::npos);
+    tensor_of(run, "extrapolation").values.wide().at(14) = 0.8;  // T5 now falls 0.2, ALiBi 0.02 still least
+    tensor_of(run, "extrapolation").values.wide().at(15) = 0.7, tensor_of(run, "extrapolation").values.wide().at(17) = 0.5;  // ALiBi from 1 to 0.5
+    tensor_of(run, "exact_match").values.wide().at(2) = 0.6;  // no PE now first by exact match
     const std::string nope_first = train_detail::findings_note(p, run, env).value();
-    CHECK(nope_first.find("The first finding differs (ALiBi is not first); the second agrees: no PE ranks 1 of 5.") != std::string::npos);
+    CHECK(nope_first.find("The first finding differs (ALiBi does not fall least from the training length); the second agrees: by exact match no PE ranks 1 of 5") !=
+          std::string::npos);
     env.lang = Lang::zh;
     CHECK(train_detail::findings_note(p, run, env).value().rfind("已发表：", 0) == 0);  // what the tour looks for
     p.compare = false;

@@ -373,55 +373,77 @@ std::optional<std::string> unlearned_note(const TrainParams& p, const Run& run, 
 
 namespace {
 
-// The schemes that ran at the longest length, best first by the table's median there.
-std::vector<Scheme> ranked_at_longest(const Table& t)
+// The schemes that ran at the longest length, best first by the table's median there, each as
+// "name 0.97".
+std::vector<std::string> ranked_at_longest(const Table& t)
 {
     std::vector<Scheme> ran;
     const std::size_t last = t.lens.size() - 1;
     for (Scheme s : t.schemes)
         if (!std::isnan(t.at(s, last))) ran.push_back(s);
     std::stable_sort(ran.begin(), ran.end(), [&](Scheme a, Scheme b) { return t.at(a, last) > t.at(b, last); });
-    return ran;
+    std::vector<std::string> out;
+    for (Scheme s : ran) out.push_back(fmt::format("{} {:.2f}", name_of(s), t.at(s, last)));
+    return out;
 }
 
-// Why this run's ranking can differ from the papers': the task, the metric, the size.
+// Where a scheme stands at the longest length: 1 + the schemes strictly above it (ties share).
+long rank_at_longest(const Table& t, Scheme s)
+{
+    const std::size_t last = t.lens.size() - 1;
+    long above = 0;
+    for (Scheme o : t.schemes) above += !std::isnan(t.at(o, last)) && t.at(o, last) > t.at(s, last);
+    return 1 + above;
+}
+
+// The first finding, read from per-token accuracy: ALiBi's fall from the training length to the
+// longest is the smallest of the schemes Press et al. compared (sinusoidal, rotary, T5, ALiBi).
+bool alibi_falls_least(const Table& t)
+{
+    const std::size_t last = t.lens.size() - 1;
+    auto fall = [&](Scheme s) { return t.at(s, 0) - t.at(s, last); };
+    for (Scheme s : {Scheme::sinusoidal, Scheme::rope, Scheme::t5})
+        if (!(fall(Scheme::alibi) < fall(s))) return false;
+    return true;
+}
+
+// Why this run's ranking can differ from the papers': the task and the size.
 std::string setting_said(const TrainParams& p, const CheckEnv& env)
 {
     const std::string task(name_of(p.task));
     const std::string recency = p.task == Task::k_back ? tr(env, " (k-back is recency: ALiBi's distance penalty suits it by construction)",
                                                             "（k-back 看的是最近的词元：ALiBi 的距离惩罚天生适合它）")
                                                        : "";
-    return tr(env, "task {}{}, per-token accuracy (exact match in exact_match), a {}-layer model of width {} trained at length {}, against "
-                   "their language models and reasoning tasks",
-              "任务 {}{}，逐词元准确率（完全匹配见 exact_match），{} 层、宽 {} 的模型在长度 {} 上训练；而论文用的是语言模型与推理任务",
+    return tr(env, "task {}{}, a {}-layer model of width {} trained at length {}, against their language models and reasoning tasks",
+              "任务 {}{}，{} 层、宽 {} 的模型在长度 {} 上训练；而论文用的是语言模型与推理任务",
               task, recency, p.layers, p.d_model, p.train_len);
 }
 
 }  // namespace
 
-// The published findings on length, each beside this run's table at its longest length: where
-// they agree, and where they differ and why.
+// The published findings on length, each beside this run's table at its longest length, read
+// in the paper's own metric (per-token for a language model's perplexity, exact match for the
+// NoPE paper's tasks): where they agree, and where they differ and why.
 std::optional<std::string> findings_note(const TrainParams& p, const Run& run, const CheckEnv& env)
 {
     if (!p.compare || longer(p).empty()) return std::nullopt;
     const Table t = table_of(p, run);
+    Table exact = t;
+    exact.acc = run.at("exact_match").values.to_vector();
     const std::size_t last = t.lens.size() - 1;
-    const std::vector<Scheme> ranked = ranked_at_longest(t);
-    auto acc = [&](Scheme s) { return fmt::format("{} {:.2f}", name_of(s), t.at(s, last)); };
-    const bool alibi_best = !ranked.empty() && ranked.front() == Scheme::alibi;
-    const auto nope = static_cast<long>(std::find(ranked.begin(), ranked.end(), Scheme::none) - ranked.begin()) + 1;
-    std::vector<std::string> rank_words;
-    for (Scheme s : ranked) rank_words.push_back(acc(s));
+    const long nope = rank_at_longest(exact, Scheme::none), ran = static_cast<long>(ranked_at_longest(exact).size());
     return tr(env, "published: Press et al. 2022, Fig. 1 (language models on WikiText-103 trained at L = 512 and 1024, perplexity): sinusoidal, "
                    "rotary and T5's bias degrade past L, ALiBi does not; Kazemnejad et al. 2023 (synthetic tasks, exact match on longer instances): "
-                   "no position encoding generalises best, T5's bias next. Here at length {} ({}x the training length): {}. The first finding {}; "
-                   "the second {}: no PE ranks {} of {}. The settings differ: {}",
+                   "no position encoding generalises best, T5's bias next. Here at length {} ({}x the training length), per-token accuracy: {}; "
+                   "exact match: {}. The first finding {}; the second {}: by exact match no PE ranks {} of {} (ties share a rank). The settings differ: {}",
               "已发表：Press et al. 2022 图 1（在 WikiText-103 上以 L = 512 和 1024 训练的语言模型，困惑度）：正弦、旋转与 T5 偏置在 L 之外退化，ALiBi 不会；"
-              "Kazemnejad et al. 2023（合成任务，更长实例上的完全匹配）：不用位置编码泛化最好，T5 偏置其次。这里在长度 {}（训练长度的 {} 倍）上：{}。第一条{}；"
-              "第二条{}：无位置编码排第 {}（共 {} 个）。设置不同：{}",
-              t.lens[last], fmt::format("{:.3g}", dsize(t.lens[last]) / dsize(p.train_len)), fmt::join(rank_words, ", "),
-              alibi_best ? tr(env, "agrees (ALiBi first)", "一致（ALiBi 第一）") : tr(env, "differs (ALiBi is not first)", "不一致（ALiBi 不是第一）"),
-              nope == 1 ? tr(env, "agrees", "一致") : tr(env, "differs", "不一致"), nope, ranked.size(), setting_said(p, env));
+              "Kazemnejad et al. 2023（合成任务，更长实例上的完全匹配）：不用位置编码泛化最好，T5 偏置其次。这里在长度 {}（训练长度的 {} 倍）上，逐词元准确率：{}；"
+              "完全匹配：{}。第一条{}；第二条{}：按完全匹配，无位置编码排第 {}（共 {} 个，并列同名次）。设置不同：{}",
+              t.lens[last], fmt::format("{:.3g}", dsize(t.lens[last]) / dsize(p.train_len)), fmt::join(ranked_at_longest(t), ", "),
+              fmt::join(ranked_at_longest(exact), ", "),
+              alibi_falls_least(t) ? tr(env, "agrees (ALiBi falls least from the training length)", "一致（ALiBi 从训练长度起降得最少）")
+                                   : tr(env, "differs (ALiBi does not fall least from the training length)", "不一致（ALiBi 从训练长度起降得不是最少）"),
+              nope == 1 ? tr(env, "agrees", "一致") : tr(env, "differs", "不一致"), nope, ran, setting_said(p, env));
 }
 
 std::vector<CheckDef<TrainParams>> train_checks()
