@@ -203,6 +203,23 @@ std::optional<Check> unless_learned(const TrainParams& p, const Run& run, std::v
                          t.at(*worst, 0), kLearned, Compare::ge);
 }
 
+// An article's claim is judged from the medians only where the median model of each scheme it
+// reads learned the task at the training length; otherwise it is NOT SHOWN, naming the scheme:
+// a model at chance "keeps" its accuracy, and says nothing of its positions.
+std::optional<Check> unless_median_learned(const TrainParams& p, const Run& run, std::vector<Scheme> schemes, const std::string& claim,
+                                           const CheckEnv& env)
+{
+    const Table t = table_of(p, run);
+    std::optional<Scheme> worst;
+    for (Scheme s : schemes)
+        if (t.has(s) && t.at(s, 0) < kLearned && (!worst || t.at(s, 0) < t.at(*worst, 0))) worst = s;
+    if (!worst) return std::nullopt;
+    return demonstration(claim + tr(env, ": not judged, as {} did not learn the task", "：无法判断，{} 没有学会任务", name_of(*worst)),
+                         tr(env, "acc({}) at the training length {}, the median the claim reads (the model must learn the task first)",
+                            "acc({}) 在训练长度 {} 上的中位数，即论断所读的值（模型须先学会任务）", name_of(*worst), p.train_len),
+                         t.at(*worst, 0), kLearned, Compare::ge);
+}
+
 std::optional<Check> check_alibi(const TrainParams& p, const Run& run, const CheckEnv& env)
 {
     const Table t = table_of(p, run);
@@ -305,6 +322,7 @@ std::optional<Check> keeps_accuracy(const TrainParams& p, const Run& run, const 
 {
     const Table t = table_of(p, run);
     if (!p.compare || !t.has(k.scheme) || longer(p).empty()) return std::nullopt;
+    if (auto unlearned = unless_median_learned(p, run, {k.scheme}, env.lang == Lang::zh ? k.claim_zh : k.claim_en, env)) return unlearned;
     const Fall f = fall_of(p, t, k.scheme, env.seed);
     const std::string name(name_of(k.scheme));
     return quoting(article_claim(env.lang == Lang::zh ? k.claim_zh : k.claim_en,
@@ -342,8 +360,10 @@ std::optional<Check> check_rope_weaker_short(const TrainParams& p, const Run& ru
 {
     const Table t = table_of(p, run);
     if (!p.compare || !t.has(Scheme::sinusoidal) || !t.has(Scheme::rope)) return std::nullopt;
+    const std::string claim = tr(env, "RoPE does slightly worse than sinusoidal PE on short sequences (§4.3 table)", "RoPE 在短序列上略弱于正弦位置编码（§4.3 表）");
+    if (auto unlearned = unless_median_learned(p, run, {Scheme::sinusoidal, Scheme::rope}, claim, env)) return unlearned;
     const double n0 = scored_at(p, t.lens.front(), env.seed);
-    return quoting(article_claim(tr(env, "RoPE does slightly worse than sinusoidal PE on short sequences (§4.3 table)", "RoPE 在短序列上略弱于正弦位置编码（§4.3 表）"),
+    return quoting(article_claim(claim,
                                  tr(env, "acc(sinusoidal) - acc(rope) at the training length {}, {}", "训练长度 {} 上的 acc(sinusoidal) - acc(rope)，{}", t.lens.front(),
                                     sampling_said(p, env)),
                                  t.at(Scheme::sinusoidal, 0) - t.at(Scheme::rope, 0), sampling_tol(n0, n0), Compare::gt),
@@ -397,14 +417,17 @@ long rank_at_longest(const Table& t, Scheme s)
 }
 
 // The first finding, read from per-token accuracy: ALiBi's fall from the training length to the
-// longest is the smallest of the schemes Press et al. compared (sinusoidal, rotary, T5, ALiBi).
-bool alibi_falls_least(const Table& t)
+// longest is the smallest of the schemes Press et al. compared (sinusoidal, rotary, T5, ALiBi)
+// that learned the task (a model at chance has nothing to lose).
+std::string first_finding(const Table& t, const CheckEnv& env)
 {
     const std::size_t last = t.lens.size() - 1;
+    if (t.at(Scheme::alibi, 0) < kLearned) return tr(env, "cannot be read (ALiBi did not learn the task)", "无法判断（ALiBi 没有学会任务）");
     auto fall = [&](Scheme s) { return t.at(s, 0) - t.at(s, last); };
     for (Scheme s : {Scheme::sinusoidal, Scheme::rope, Scheme::t5})
-        if (!(fall(Scheme::alibi) < fall(s))) return false;
-    return true;
+        if (t.at(s, 0) >= kLearned && !(fall(Scheme::alibi) < fall(s)))
+            return tr(env, "differs (ALiBi does not fall least from the training length)", "不一致（ALiBi 从训练长度起降得不是最少）");
+    return tr(env, "agrees (ALiBi falls least from the training length)", "一致（ALiBi 从训练长度起降得最少）");
 }
 
 // Why this run's ranking can differ from the papers': the task and the size.
@@ -423,7 +446,8 @@ std::string setting_said(const TrainParams& p, const CheckEnv& env)
 
 // The published findings on length, each beside this run's table at its longest length, read
 // in the paper's own metric (per-token for a language model's perplexity, exact match for the
-// NoPE paper's tasks): where they agree, and where they differ and why.
+// NoPE paper's tasks): where they agree, and where they differ and why. The note reads the
+// medians; which schemes did not learn, the note before it says.
 std::optional<std::string> findings_note(const TrainParams& p, const Run& run, const CheckEnv& env)
 {
     if (!p.compare || longer(p).empty()) return std::nullopt;
@@ -441,8 +465,7 @@ std::optional<std::string> findings_note(const TrainParams& p, const Run& run, c
               "完全匹配：{}。第一条{}；第二条{}：按完全匹配，无位置编码排第 {}（共 {} 个，并列同名次）。设置不同：{}",
               t.lens[last], fmt::format("{:.3g}", dsize(t.lens[last]) / dsize(p.train_len)), fmt::join(ranked_at_longest(t), ", "),
               fmt::join(ranked_at_longest(exact), ", "),
-              alibi_falls_least(t) ? tr(env, "agrees (ALiBi falls least from the training length)", "一致（ALiBi 从训练长度起降得最少）")
-                                   : tr(env, "differs (ALiBi does not fall least from the training length)", "不一致（ALiBi 从训练长度起降得不是最少）"),
+              first_finding(t, env),
               nope == 1 ? tr(env, "agrees", "一致") : tr(env, "differs", "不一致"), nope, ran, setting_said(p, env));
 }
 
