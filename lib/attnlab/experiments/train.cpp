@@ -354,7 +354,7 @@ std::vector<OptionRow<TrainParams>> train_options()
         option<P>("--batch", "Sequences per step", &P::batch, whole_range(1, 1024)),
         option<P>("--lr", "AdamW's learning rate (betas 0.9, 0.999, eps 1e-8, weight decay 0.01; gradients clipped to norm 1)", &P::lr, positive()),
         option<P>("--k", "k-back's distance: position t answers the token at t - k", &P::k, whole_range(1, 512)),
-        option<P>("--compare-schemes", "Train every scheme with the same seed and data, and print the extrapolation table", &P::compare),
+        option<P>("--compare-schemes", "Train six schemes (none, sinusoidal, learned, rope, t5, alibi) with the same seeds and data, and print the extrapolation table", &P::compare),
         option<P>("--seeds", "--compare-schemes: models per scheme, from seeds --seed, --seed + 1, ...; each cell their median (default 3)",
                   &P::seeds, whole_range(1, 16)),
         option<P>("--until-learned", "After --steps, train on in rounds of 100 steps until the accuracy at the training length reaches 0.9 "
