@@ -187,20 +187,29 @@ Table lowest_of(const TrainParams& p, const Run& run)
     return t;
 }
 
-// A length demonstration over these schemes is shown only where each of them learned the task
-// at its training length, with every seed; otherwise NOT SHOWN, naming the lowest, with its
-// lowest accuracy there.
-std::optional<Check> unless_learned(const TrainParams& p, const Run& run, std::vector<Scheme> schemes, const std::string& claim, const CheckEnv& env)
+// NOT SHOWN, naming the scheme of `schemes` that did not learn the task in table t (below
+// kLearned at the training length), with `measured` saying which figure that is; nothing
+// where every one of them learned it.
+std::optional<Check> unless_learned_in(const Table& t, std::vector<Scheme> schemes, const std::string& claim, const CheckEnv& env,
+                                       const std::string& measured_en, const std::string& measured_zh, long train_len)
 {
-    const Table t = lowest_of(p, run);
     std::optional<Scheme> worst;
     for (Scheme s : schemes)
         if (t.has(s) && t.at(s, 0) < kLearned && (!worst || t.at(s, 0) < t.at(*worst, 0))) worst = s;
     if (!worst) return std::nullopt;
     return demonstration(claim + tr(env, ": not judged, as {} did not learn the task", "：无法判断，{} 没有学会任务", name_of(*worst)),
-                         tr(env, "lowest acc({}) at the training length {} over the seeds (each compared model must learn the task first)",
-                            "acc({}) 在训练长度 {} 上各种子中的最低值（参与比较的模型须先学会任务）", name_of(*worst), p.train_len),
-                         t.at(*worst, 0), kLearned, Compare::ge);
+                         fmt::format(fmt::runtime(env.lang == Lang::zh ? measured_zh : measured_en), name_of(*worst), train_len), t.at(*worst, 0),
+                         kLearned, Compare::ge);
+}
+
+// A length demonstration over these schemes is shown only where each of them learned the task
+// at its training length, with every seed; otherwise NOT SHOWN, naming the lowest, with its
+// lowest accuracy there.
+std::optional<Check> unless_learned(const TrainParams& p, const Run& run, std::vector<Scheme> schemes, const std::string& claim, const CheckEnv& env)
+{
+    return unless_learned_in(lowest_of(p, run), std::move(schemes), claim, env,
+                             "lowest acc({}) at the training length {} over the seeds (each compared model must learn the task first)",
+                             "acc({}) 在训练长度 {} 上各种子中的最低值（参与比较的模型须先学会任务）", p.train_len);
 }
 
 // An article's claim is judged from the medians only where the median model of each scheme it
@@ -209,15 +218,9 @@ std::optional<Check> unless_learned(const TrainParams& p, const Run& run, std::v
 std::optional<Check> unless_median_learned(const TrainParams& p, const Run& run, std::vector<Scheme> schemes, const std::string& claim,
                                            const CheckEnv& env)
 {
-    const Table t = table_of(p, run);
-    std::optional<Scheme> worst;
-    for (Scheme s : schemes)
-        if (t.has(s) && t.at(s, 0) < kLearned && (!worst || t.at(s, 0) < t.at(*worst, 0))) worst = s;
-    if (!worst) return std::nullopt;
-    return demonstration(claim + tr(env, ": not judged, as {} did not learn the task", "：无法判断，{} 没有学会任务", name_of(*worst)),
-                         tr(env, "acc({}) at the training length {}, the median the claim reads (the model must learn the task first)",
-                            "acc({}) 在训练长度 {} 上的中位数，即论断所读的值（模型须先学会任务）", name_of(*worst), p.train_len),
-                         t.at(*worst, 0), kLearned, Compare::ge);
+    return unless_learned_in(table_of(p, run), std::move(schemes), claim, env,
+                             "acc({}) at the training length {}, the median the claim reads (the model must learn the task first)",
+                             "acc({}) 在训练长度 {} 上的中位数，即论断所读的值（模型须先学会任务）", p.train_len);
 }
 
 std::optional<Check> check_alibi(const TrainParams& p, const Run& run, const CheckEnv& env)
