@@ -25,8 +25,8 @@
 namespace attnlab::train {
 
 // How position enters: the five schemes of the articles' comparison and T5's bias (the ALiBi
-// paper's Fig. 1 compares it too), in the table's order.
-// Shaw et al.'s relative representations are the seventh, outside the comparison's table.
+// paper's Fig. 1 compares it too), in the comparison table's order; then Shaw et al.'s
+// relative representations, trained on their own (--pe shaw), outside that table.
 enum class Scheme { none, sinusoidal, learned, rope, t5, alibi, shaw };
 constexpr auto enum_names(Scheme)
 {
