@@ -4,7 +4,13 @@
 // spelling everywhere: its flag in the manual and the reproduce command, its JSON name in the
 // params.
 #include "attnlab/core/params_json.hpp"
+#include "attnlab/core/rng.hpp"
+#include "attnlab/experiments/command_line.hpp"
+#include "attnlab/registry/experiment_list.hpp"
 #include "attnlab/registry/registry.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <doctest/doctest.h>
 
@@ -121,4 +127,57 @@ TEST_CASE("params: a name set again keeps its place, a new one goes last, and th
     CHECK(params_json(list).dump() == R"({"seed":18446744073709551615,"dtype":"float16","tol":0.001,"len":8,"scale":0.125})");
     CHECK(params_json({{"flag", true}, {"none", ParamValue()}, {"list", std::vector<long>{3, 1}}}).dump() ==
           R"({"flag":true,"none":null,"list":[3,1]})");
+}
+
+namespace {
+
+// Each tensor a run produced is one it declares, with the declared axes (or the batched
+// ones) and the shape its declaration gives for these parameters before computing anything:
+// the memory estimate, --show and the manual's table all read that declaration.
+template <class P>
+void check_declared_shapes(const Experiment<P>& e, const P& given)
+{
+    const P p = resolved(e, given);
+    const Run run = compute_all(e, p, RunContext{});
+    const P q = settled(e, p, run);
+    for (const Tensor& t : run.tensors) {
+        CAPTURE(t.name);
+        const TensorDecl<P>* d = e.decl(t.name);
+        REQUIRE(d != nullptr);
+        if (d->applies) CHECK(d->applies(q));
+        CHECK((t.axes == d->axes || t.axes == d->alt_axes));
+        std::vector<std::size_t> shape;
+        for (double n : d->shape(q)) shape.push_back(static_cast<std::size_t>(n));
+        INFO("produced [" << fmt::format("{}", fmt::join(t.shape, ", ")) << "], declared [" << fmt::format("{}", fmt::join(shape, ", ")) << "]");
+        CHECK(t.shape == shape);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("every tensor a run produces has the axes and the shape its declaration gives, for random configurations of every experiment")
+{
+    Rng rng(2026, 0);
+    int sampled = 0;
+    for_each_experiment([&](const auto& e) {
+        CAPTURE(e.command);
+        if (!e.sample) return;
+        ++sampled;
+        for (int draw = 0; draw < 4; ++draw) {
+            const auto p = e.sample(rng);
+            CAPTURE(fmt::format("{}", fmt::join(command_of(e, p), " ")));
+            check_declared_shapes(e, p);
+        }
+    });
+    CHECK(sampled >= 12);
+    // train has no sampler (a training run is seconds, not milliseconds): small hand-picked runs
+    TrainParams single;
+    single.steps = 2, single.d_model = 8, single.heads = 2, single.train_len = 4, single.batch = 2, single.task = train::Task::count;
+    single.pe = train::Scheme::shaw, single.until_learned = 3;
+    check_declared_shapes(train_experiment(), single);
+    TrainParams compare = single;
+    compare.compare = true, compare.seeds = 2, compare.until_learned.reset(), compare.eval_lens = {4, 9};
+    check_declared_shapes(train_experiment(), compare);
+    compare.until_learned = 2, compare.task = train::Task::copy;
+    check_declared_shapes(train_experiment(), compare);
 }

@@ -429,8 +429,9 @@ std::vector<TensorDecl<AttendParams>> attend_tensors()
             {"v", bhpd, Need::always, kv, {}, {}},
             {"bias", {"head", "query", "key"}, Need::always, hls, [](const AttendParams& p) { return p.pe == PeKind::alibi; }, {}},
             {"mask", {"query", "key"}, Need::on_demand,
-             shape([](const Resolved& r) {
-                 return std::vector<double>{dsize(r.cfg.mask.has_padding() ? r.batch : 1), dsize(r.len), dsize(r.kv_len)};
+             shape([](const Resolved& r) {  // [L, S], or [B, 1, L, S] once padding makes it differ per sequence
+                 if (!r.cfg.mask.has_padding()) return std::vector<double>{dsize(r.len), dsize(r.kv_len)};
+                 return std::vector<double>{dsize(r.batch), 1.0, dsize(r.len), dsize(r.kv_len)};
              }),
              [](const AttendParams& p) { return p.mask != MaskKind::none; }, {"batch", "head", "query", "key"}},
             {"scores", bhqk, Need::on_demand, bhls, {}, {}},

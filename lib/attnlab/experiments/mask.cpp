@@ -208,11 +208,16 @@ std::vector<TensorDecl<MaskParams>> mask_tensors()
         const MaskSpec m = mask_spec(p);
         return std::vector<double>{dsize(batch_of(p, m)), dsize(m.keys)};
     };
+    auto mask_shape = [](const MaskParams& p) {  // [L, S], or [B, 1, L, S] once padding makes it differ per sequence
+        const MaskSpec m = mask_spec(p);
+        if (!m.has_padding()) return std::vector<double>{dsize(m.queries), dsize(m.keys)};
+        return std::vector<double>{dsize(batch_of(p, m)), 1.0, dsize(m.queries), dsize(m.keys)};
+    };
     auto padding = [](const MaskParams& p) { return mask_spec(p).has_padding(); };
     auto aligned = [](const MaskParams& p) { return both_alignments_shown(mask_spec(p)); };
     auto multiply = [](const MaskParams& p) { return p.multiply; };
     const std::vector<std::string> bqk = {"batch", "query", "key"}, qk = {"query", "key"};
-    return {{"mask", qk, Need::always, bls, {}, {"batch", "head", "query", "key"}},
+    return {{"mask", qk, Need::always, mask_shape, {}, {"batch", "head", "query", "key"}},
             {"scores", bqk, Need::always, bls, {}, {}},
             {"masked_scores", bqk, Need::on_demand, bls, {}, {}},
             {"weights", bqk, Need::always, bls, {}, {}},
