@@ -238,9 +238,10 @@ TEST_CASE("figure: the PNG draws the figure's cells where it put them, at scale 
 
 TEST_CASE("figure: train's table is a curve per named scheme, with a bar from each seed range's lowest to its highest")
 {
+    const std::vector<std::string> schemes{"none", "sinusoidal", "learned", "rope", "t5", "alibi"};  // as train names the rows
     const std::vector<double> med{0.5, 0.4, 1, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1}, lo_v{0.4, 0.3, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05},
                               hi_v{0.6, 0.5, 1, 1, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2};
-    const Tensor t{"extrapolation", {"scheme", "length"}, Elem::float64, {6, 2}, med};
+    const Tensor t{"extrapolation", {"scheme", "length"}, Elem::float64, {6, 2}, med, schemes};
     Picture pic = make_labelled_picture(t, PlotKind::automatic, {});
     REQUIRE(pic.kind == PlotKind::lines);
     REQUIRE(pic.series.size() == 6);
@@ -261,4 +262,7 @@ TEST_CASE("figure: train's table is a curve per named scheme, with a bar from ea
     Picture other = make_labelled_picture(t, PlotKind::automatic, {});
     add_ranges(other, Tensor{"x_min", {"a"}, Elem::float64, {2}, {0, 0}}, Tensor{"x_max", {"a"}, Elem::float64, {2}, {1, 1}});
     CHECK(other.series[0].lo.empty());
+    // rows without names are numbered along their axis
+    const Tensor unnamed{"extrapolation", {"scheme", "length"}, Elem::float64, {6, 2}, med};
+    CHECK(make_labelled_picture(unnamed, PlotKind::automatic, {}).series[4].label == "scheme 4");
 }

@@ -367,6 +367,11 @@ TEST_CASE("train --compare-schemes --seeds: each cell the median over the seeds,
         spread = spread || lo[c] < hi[c];
     }
     CHECK(spread);  // two seeds train two different models
+    // every [scheme, ...] tensor names its rows, which a picture's curves take as labels
+    const std::vector<std::string> schemes{"none", "sinusoidal", "learned", "rope", "t5", "alibi"};
+    for (const char* name : {"loss", "extrapolation", "extrapolation_min", "extrapolation_max", "exact_match", "position_accuracy"})
+        CHECK(tensor_of(two, name).entry_names == schemes);
+    CHECK(tensor_of(two, "eval_lens").entry_names.empty());
     p.seeds = 1;
     Run one = compute_all(train_experiment(), p, RunContext{});
     const auto& m1 = tensor_of(one, "extrapolation").values;

@@ -224,6 +224,9 @@ struct Tensor {
     Elem elem = Elem::float64;
     std::vector<std::size_t> shape;
     Values values;                  // row-major
+    // The names of the first axis's entries, where the program gives them (train's schemes, so
+    // that a picture labels its curves by scheme); empty otherwise.
+    std::vector<std::string> entry_names = {};
 
     std::size_t rank() const { return shape.size(); }
     std::size_t size() const { return values.size(); }

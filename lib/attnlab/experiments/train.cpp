@@ -300,6 +300,10 @@ Run compute_train(const TrainParams& p, const Plan& plan)
         run.add(Tensor{"position_accuracy", {"pos"}, Elem::float64, {T_long}, by_pos.front()});
     }
     if (p.until_learned) run.add(steps_taken(taken, S, N));
+    std::vector<std::string> names;  // the rows of every [scheme, ...] tensor, for the pictures' curves
+    for (Scheme s : schemes) names.emplace_back(name_of(s));
+    for (Tensor& t : run.tensors)
+        if (t.axes.front() == "scheme") t.entry_names = names;
     const double tokens = steps_run * dsize(p.batch) * dsize(task_positions(p.task, p.train_len));
     set_param(run.measurements, "train_seconds", seconds);
     if (steps_run > 0.0) set_param(run.measurements, "tokens_per_second", tokens / seconds);  // none when a resume had no step left

@@ -79,14 +79,6 @@ const TensorWords* words_of(const std::string& name)
 
 }  // namespace
 
-std::vector<std::string> axis_entry_names(const std::string& axis, std::size_t n)
-{
-    // train --compare-schemes' rows, in its table's order
-    static const std::vector<std::string> schemes{"none", "sinusoidal", "learned", "rope", "t5", "alibi"};
-    if (axis == "scheme" && n == schemes.size()) return schemes;
-    return {};
-}
-
 std::string tensor_heading(const std::string& name, Lang lang)
 {
     const TensorWords* w = words_of(name);

@@ -102,9 +102,9 @@ void line_series(Picture& pic, const Tensor& t)
         }
     } else {  // each row a curve along the last axis
         pic.col_axis = t.axes[1];
-        const std::vector<std::string> names = axis_entry_names(t.axes[0], t.shape[0]);
+        const bool named = t.entry_names.size() == t.shape[0];
         for (std::size_t r = 0; r < std::min<std::size_t>(8, t.shape[0]); ++r)
-            pic.series.push_back({names.empty() ? fmt::format("{} {}", t.axes[0], r) : names[r], t.values.slice(r * cols, (r + 1) * cols), {}, {}});
+            pic.series.push_back({named ? t.entry_names[r] : fmt::format("{} {}", t.axes[0], r), t.values.slice(r * cols, (r + 1) * cols), {}, {}});
         pic.panels_left_out = t.shape[0] > 8 ? t.shape[0] - 8 : 0;
     }
     for (const auto& s : pic.series) note_range(pic, s.y);

@@ -116,9 +116,6 @@ Picture make_run_picture(const std::vector<Tensor>& drawn, const PictureLabels& 
 // (tensors of the same shape: extrapolation_min and extrapolation_max); its range widens to
 // hold them. Any other picture is left as it is.
 void add_ranges(Picture& pic, const Tensor& lo, const Tensor& hi);
-// The names of an axis's entries where the program gives them ("scheme": train's rows), else
-// empty.
-std::vector<std::string> axis_entry_names(const std::string& axis, std::size_t n);
 // The words a picture of tensor NAME uses (its heading, a panel title), in LANG.
 std::string tensor_heading(const std::string& name, Lang lang);
 Palette tensor_palette(const std::string& name);
