@@ -120,10 +120,20 @@ double max_abs_logit(const Model<T>& m, const Batch& batch, unsigned threads)
     return worst;
 }
 
+// The model's scores on kEvalSequences sequences of length n, batch `index` of the seed's
+// evaluation stream.
+template <class T>
+Scores scores_at(const TrainParams& p, const Model<T>& m, long n, std::uint64_t seed, std::uint64_t index)
+{
+    const Batch batch = task_batch(TaskSpec{p.task, p.vocab, p.k}, n, kEvalSequences, seed, stream::eval_data, index);
+    Activations<T> act;
+    model_forward(m, batch, act, p.threads);
+    return score_hits(hits(act, batch, p.vocab), batch.sequences, batch.positions);
+}
+
 template <class T>
 Evaluation evaluate(const TrainParams& p, const Model<T>& m, std::uint64_t seed)
 {
-    const TaskSpec spec{p.task, p.vocab, p.k};
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const long longest = longest_eval(p);
     Evaluation e;
@@ -133,10 +143,7 @@ Evaluation evaluate(const TrainParams& p, const Model<T>& m, std::uint64_t seed)
             e.accuracy.push_back(nan), e.exact_match.push_back(nan);  // no table row for those positions
             continue;
         }
-        const Batch batch = task_batch(spec, n, kEvalSequences, seed, stream::eval_data, static_cast<std::uint64_t>(n));
-        Activations<T> act;
-        model_forward(m, batch, act, p.threads);
-        const Scores s = score_hits(hits(act, batch, p.vocab), batch.sequences, batch.positions);
+        const Scores s = scores_at(p, m, n, seed, static_cast<std::uint64_t>(n));
         e.accuracy.push_back(s.accuracy), e.exact_match.push_back(s.exact_match);
         if (n == longest) e.by_position = s.by_position;
     }
@@ -159,11 +166,7 @@ void report_progress(const Plan& plan, Scheme pe, long step, long first, const T
 template <class T>
 bool has_learned(const TrainParams& p, const Model<T>& m, std::uint64_t seed)
 {
-    const TaskSpec spec{p.task, p.vocab, p.k};
-    const Batch batch = task_batch(spec, p.train_len, kEvalSequences, seed, stream::eval_data, (1ULL << 31) + static_cast<std::uint64_t>(p.train_len));
-    Activations<T> act;
-    model_forward(m, batch, act, p.threads);
-    return train::accuracy(act, batch, p.vocab) >= kLearned;
+    return scores_at(p, m, p.train_len, seed, (1ULL << 31) + static_cast<std::uint64_t>(p.train_len)).accuracy >= kLearned;
 }
 
 // Trains `state` (of scheme pe) on to p.steps steps in all, then with --until-learned on in

@@ -219,6 +219,12 @@ void attend_one_backward(const T* q, const T* k, const T* v, const T* probs, con
     }
 }
 
+// T5's decoder bucket of distance n = i - j (offset j - i = -n, causal).
+std::size_t t5_decoder_bucket(std::size_t n)
+{
+    return static_cast<std::size_t>(t5_bucket(-static_cast<long>(n), T5Direction::causal, kT5Buckets, kT5MaxDistance));
+}
+
 // The term head h adds to a score at distance n = i - j, [H, T]: ALiBi's -(slope n), T5's
 // rel_bias[bucket(-n), h], 0 otherwise.
 template <class T>
@@ -233,7 +239,7 @@ std::vector<T> distance_bias(const Model<T>& m, const Dims& z)
     if (m.cfg.pe == Scheme::t5) {
         const T* table = m.p("rel_bias");
         for (std::size_t n = 0; n < z.T; ++n) {
-            const auto bucket = static_cast<std::size_t>(t5_bucket(-static_cast<long>(n), T5Direction::causal, kT5Buckets, kT5MaxDistance));
+            const std::size_t bucket = t5_decoder_bucket(n);
             for (std::size_t h = 0; h < z.H; ++h) bias[h * z.T + n] = table[bucket * z.H + h];
         }
     }
@@ -329,7 +335,7 @@ template <class T>
 void add_t5_gradient(const std::vector<T>& d_bias, const Dims& z, T* g)
 {
     for (std::size_t n = 0; n < z.T; ++n) {
-        const auto bucket = static_cast<std::size_t>(t5_bucket(-static_cast<long>(n), T5Direction::causal, kT5Buckets, kT5MaxDistance));
+        const std::size_t bucket = t5_decoder_bucket(n);
         for (std::size_t b = 0; b < z.B; ++b)
             for (std::size_t h = 0; h < z.H; ++h) g[bucket * z.H + h] += d_bias[(b * z.H + h) * z.T + n];
     }
@@ -424,14 +430,6 @@ std::vector<int> hits(const Activations<T>& act, const Batch& batch, long vocab)
 }
 
 template <class T>
-double accuracy(const Activations<T>& act, const Batch& batch, long vocab)
-{
-    std::size_t scored = 0, right = 0;
-    for (int h : hits(act, batch, vocab)) scored += h >= 0, right += h == 1;
-    return scored == 0 ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(right) / static_cast<double>(scored);
-}
-
-template <class T>
 double train_step(Model<T>& m, Optimizer<T>& opt, const Batch& batch, const StepConfig& cfg)
 {
     StepBuffers<T> buffers;
@@ -465,7 +463,6 @@ double train_step(Model<T>& m, Optimizer<T>& opt, const Batch& batch, const Step
     template Model<T> init_model<T>(const ModelConfig&, std::uint64_t);                              \
     template double model_forward<T>(const Model<T>&, const Batch&, Activations<T>&, unsigned);      \
     template void model_backward<T>(const Model<T>&, const Batch&, Activations<T>&, std::vector<T>&, unsigned); \
-    template double accuracy<T>(const Activations<T>&, const Batch&, long);                         \
     template std::vector<int> hits<T>(const Activations<T>&, const Batch&, long);                    \
     template double train_step<T>(Model<T>&, Optimizer<T>&, const Batch&, const StepConfig&);          \
     template double train_step<T>(Model<T>&, Optimizer<T>&, const Batch&, const StepConfig&, StepBuffers<T>&);

@@ -113,11 +113,9 @@ double model_forward(const Model<T>& m, const Batch& batch, Activations<T>& act,
 // The gradient of that loss with respect to every parameter (grads sized like m.params).
 template <class T>
 void model_backward(const Model<T>& m, const Batch& batch, Activations<T>& act, std::vector<T>& grads, unsigned threads);
-// Of the scored positions, the share whose most likely next token is the target (after a forward).
-template <class T>
-double accuracy(const Activations<T>& act, const Batch& batch, long vocab);
 // Per position [B, T]: 1 where the most likely next token is the target, 0 where it is not,
-// -1 where nothing is scored (after a forward).
+// -1 where nothing is scored (after a forward); score_hits (train_tasks.hpp) turns them into
+// accuracy, exact match and accuracy per position.
 template <class T>
 std::vector<int> hits(const Activations<T>& act, const Batch& batch, long vocab);
 
