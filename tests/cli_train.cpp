@@ -57,6 +57,7 @@ TEST_CASE("train: configurations it cannot run are usage errors")
     expect_usage_error({"train", "--k", "16"}, "--k 16 must be below --train-len 16");
     expect_usage_error(small({"train", "--steps", "2", "--dtype", "float16"}), "train runs in float32 or float64");
     expect_usage_error({"train", "--compare-schemes", "--pe", "rope"}, "--pe");
+    expect_usage_error({"train", "--steps", "10", "--until-learned", "5"}, "--until-learned 5 is the cap on all steps; it must be at least --steps 10");
 }
 
 TEST_CASE("train: N steps saved, then resumed to 2N, write the same files as 2N steps in one run, bit for bit")
