@@ -16,14 +16,14 @@
 
 namespace {
 
-const std::string kDir = scratch("cli-against");
+const std::string kAgainstDir = scratch("cli-against");
 
 std::string saved(const std::vector<std::string>& run, const std::string& tag)
 {
     std::vector<std::string> args = run;
-    args.insert(args.end(), {"--save", kDir + "-" + tag, "--quiet"});
+    args.insert(args.end(), {"--save", kAgainstDir + "-" + tag, "--quiet"});
     REQUIRE(run_cli(args).status <= 1);
-    return kDir + "-" + tag;
+    return kAgainstDir + "-" + tag;
 }
 
 // The diagnosis ids of an --against run, and its exit status.
@@ -56,11 +56,11 @@ TEST_CASE("--save writes every tensor as NPY and run.json, and the saved answer 
     CHECK(r.out.rfind("\nMATCH max |diff| = 0; 0 of 24 elements differ\n") + 47 == r.out.size());  // the last line
     // CSV and JSON answers too: attnlab's own CSV, and its JSON document
     const auto csv = run_cli({"pe", "--len", "6", "--dim", "4", "--format", "csv"});
-    std::ofstream(kDir + "-pe.csv") << csv.out;
-    CHECK(run_cli({"pe", "--len", "6", "--dim", "4", "--against", kDir + "-pe.csv"}).status == 0);
+    std::ofstream(kAgainstDir + "-pe.csv") << csv.out;
+    CHECK(run_cli({"pe", "--len", "6", "--dim", "4", "--against", kAgainstDir + "-pe.csv"}).status == 0);
     const auto json = run_cli({"pe", "--len", "6", "--dim", "4", "--format", "json"});
-    std::ofstream(kDir + "-pe.json") << json.out;
-    CHECK(run_cli({"pe", "--len", "6", "--dim", "4", "--against", kDir + "-pe.json"}).status == 0);
+    std::ofstream(kAgainstDir + "-pe.json") << json.out;
+    CHECK(run_cli({"pe", "--len", "6", "--dim", "4", "--against", kAgainstDir + "-pe.json"}).status == 0);
 }
 
 TEST_CASE("--against names the mistake: wrong answers made independently, one per subcommand")
@@ -73,15 +73,15 @@ TEST_CASE("--against names the mistake: wrong answers made independently, one pe
             pe.push_back(std::cos(pos * w));
             pe.push_back(std::sin(pos * w));
         }
-    write_npy(kDir + "-swapped.npy", {6, 4}, pe);
-    CHECK(grade({"pe", "--len", "6", "--dim", "4", "--against", kDir + "-swapped.npy"}) ==
+    write_npy(kAgainstDir + "-swapped.npy", {6, 4}, pe);
+    CHECK(grade({"pe", "--len", "6", "--dim", "4", "--against", kAgainstDir + "-swapped.npy"}) ==
           std::pair<int, std::vector<std::string>>{1, {"sin_cos_swapped"}});
     // mask: the transposed causal mask (the future visible), computed here
     std::vector<double> mask;
     for (int i = 0; i < 5; ++i)
         for (int j = 0; j < 5; ++j) mask.push_back(j < i ? -INFINITY : 0.0);
-    write_npy(kDir + "-future.npy", {5, 5}, mask);
-    CHECK(grade({"mask", "--against", kDir + "-future.npy"}).second == std::vector<std::string>{"future_visible"});
+    write_npy(kAgainstDir + "-future.npy", {5, 5}, mask);
+    CHECK(grade({"mask", "--against", kAgainstDir + "-future.npy"}).second == std::vector<std::string>{"future_visible"});
     // rope, alibi, attend: another attnlab run with the other convention
     const std::string half = saved({"rope", "--style", "half"}, "half");
     CHECK(grade({"rope", "--against", half + "/q_rot.npy"}).second == std::vector<std::string>{"pairing_half"});
@@ -97,18 +97,18 @@ TEST_CASE("--against names the mistake: wrong answers made independently, one pe
 
 TEST_CASE("--against: a wrong shape is a wrong answer (1), an unreadable file is an input error (2)")
 {
-    write_npy(kDir + "-small.npy", {2, 2}, {0, 1, 0, 1});
-    const auto r = run_cli({"pe", "--against", kDir + "-small.npy", "--format", "json"});
+    write_npy(kAgainstDir + "-small.npy", {2, 2}, {0, 1, 0, 1});
+    const auto r = run_cli({"pe", "--against", kAgainstDir + "-small.npy", "--format", "json"});
     CHECK(r.status == 1);
-    CHECK(r.err == "attnlab: failed checks: against (" + kDir + "-small.npy, tensor pe)\n");
+    CHECK(r.err == "attnlab: failed checks: against (" + kAgainstDir + "-small.npy, tensor pe)\n");
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["against"]["shape_expected"] == nlohmann::json::parse("[8,8]"));
     CHECK(j["against"]["shape_got"] == nlohmann::json::parse("[2,2]"));
     CHECK(j["against"]["passed"] == false);
     expect_usage_error({"pe", "--against", "/nonexistent/answer.npy"}, "/nonexistent/answer.npy: cannot be read");
-    std::ofstream(kDir + "-text.csv") << "a,b\nx,y\n";
-    expect_usage_error({"pe", "--against", kDir + "-text.csv"}, "line 2 holds no number ('x,y'); only the first line may be a header");
-    expect_usage_error({"pe", "--against", kDir + "-small.npy", "--against-tensor", "nope"}, "unknown tensor 'nope'");
+    std::ofstream(kAgainstDir + "-text.csv") << "a,b\nx,y\n";
+    expect_usage_error({"pe", "--against", kAgainstDir + "-text.csv"}, "line 2 holds no number ('x,y'); only the first line may be a header");
+    expect_usage_error({"pe", "--against", kAgainstDir + "-small.npy", "--against-tensor", "nope"}, "unknown tensor 'nope'");
     expect_usage_error({"pe", "--against-tensor", "freq"}, "give --against FILE");
     expect_usage_error({"pe", "--save", "/nonexistent/dir/sub"}, "--save /nonexistent/dir/sub: cannot be made: its folder /nonexistent/dir does not exist");
 }

@@ -13,11 +13,12 @@
 
 namespace {
 
-const std::string kDir = scratch("cli-exercise");
+const std::string kExerciseDir = scratch("cli-exercise");
 
-std::string fresh(const std::string& tag)
+// A path for one test's exercise folder, where nothing is yet.
+std::string unmade(const std::string& tag)
 {
-    const std::string dir = kDir + "-" + tag;
+    const std::string dir = kExerciseDir + "-" + tag;
     REQUIRE(std::system(("rm -rf '" + dir + "'").c_str()) == 0);
     return dir;
 }
@@ -51,7 +52,7 @@ TEST_CASE("exercise list: each exercise's sizes, grading ranges and mistakes, in
 
 TEST_CASE("exercise new: the folder, and exercise.json with every option of the reference command")
 {
-    const std::string dir = fresh("new");
+    const std::string dir = unmade("new");
     const auto r = run_cli({"exercise", "new", "pe-module", dir, "--seed", "3", "--len", "5", "--lang", "en"});
     REQUIRE(r.status == 0);
     CHECK(r.out == "wrote " + dir + ": exercise pe-module (the module's forward, x + PE sliced to L, on given x [batch, L, D]).\n"
@@ -84,7 +85,7 @@ TEST_CASE("exercise new: the folder, and exercise.json with every option of the 
 
 TEST_CASE("exercise new --lang zh writes the task in Chinese")
 {
-    const std::string dir = fresh("zh");
+    const std::string dir = unmade("zh");
     REQUIRE(run_cli({"exercise", "new", "causal-mask", dir, "--lang", "zh"}).status == 0);
     const std::string readme = slurp(dir + "/README.md");
     CHECK(readme.find("# 练习：加性因果掩码 [L, L]") == 0);
@@ -94,7 +95,7 @@ TEST_CASE("exercise new --lang zh writes the task in Chinese")
 
 TEST_CASE("exercise: usage errors say what is wrong on one line")
 {
-    const std::string dir = fresh("errors");
+    const std::string dir = unmade("errors");
     expect_usage_error({"exercise", "new", "softmax", dir}, "no exercise 'softmax'; exercises: pe, pe-module");
     expect_usage_error({"exercise", "new", "pe", dir, "--heads", "2"}, "exercise pe takes --len, --dim; not --heads");
     expect_usage_error({"exercise", "new", "alibi-slopes", dir, "--heads", "16"}, "not a power of two");
@@ -113,7 +114,7 @@ TEST_CASE("exercise: usage errors say what is wrong on one line")
 
 TEST_CASE("exercise solve writes the reference, or the catalogued mistake asked for")
 {
-    const std::string dir = fresh("solve");
+    const std::string dir = unmade("solve");
     REQUIRE(run_cli({"exercise", "new", "alibi-slopes", dir}).status == 0);
     std::ofstream(dir + "/answer.npy") << "the student's own";
     const auto ref = run_cli({"exercise", "solve", "alibi-slopes", dir});

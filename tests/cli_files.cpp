@@ -28,23 +28,7 @@ namespace {
 const std::string& kExe = program();
 
 // A new empty folder for one test; every one made is removed when the test program ends.
-std::string fresh(const std::string& tag)
-{
-    struct Made {
-        std::vector<std::string> dirs;
-        ~Made()
-        {
-            std::error_code ec;
-            for (const auto& d : dirs) fs::remove_all(d, ec);
-        }
-    };
-    static Made made;
-    const std::string dir = scratch("cli-files-" + tag);
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    made.dirs.push_back(dir);
-    return dir;
-}
+std::string fresh(const std::string& tag) { return fresh_dir("cli-files-" + tag); }
 
 // Runs a POSIX shell script in dir, with $A the attnlab program; stdout and stderr captured.
 CliResult shell(const std::string& dir, const std::string& script)

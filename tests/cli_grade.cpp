@@ -33,13 +33,7 @@ std::string submission(const std::string& dir, const std::string& name, const st
     return folder;
 }
 
-std::string fresh(const std::string& tag)
-{
-    const std::string dir = scratch("cli-grade-" + tag);
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
+std::string grade_dir(const std::string& tag) { return fresh_dir("cli-grade-" + tag); }
 
 std::vector<std::string> verdicts(const nlohmann::json& sub)
 {
@@ -52,7 +46,7 @@ std::vector<std::string> verdicts(const nlohmann::json& sub)
 
 TEST_CASE("exercise grade: crash, timeout, missing and unreadable answers each get their verdict and 0 points")
 {
-    const std::string dir = fresh("verdicts");
+    const std::string dir = grade_dir("verdicts");
     const std::vector<std::string> subs = {
         submission(dir, "crash", "echo 'half done' >&2; exit 3"),
         submission(dir, "killed", "kill -9 $$"),
@@ -96,7 +90,7 @@ TEST_CASE("exercise grade: crash, timeout, missing and unreadable answers each g
 
 TEST_CASE("exercise grade: right only at the visible size, with points from a file and a maximum score")
 {
-    const std::string dir = fresh("points");
+    const std::string dir = grade_dir("points");
     // The student's folder keeps exercise.json (the visible case's seed and sizes): solving that
     // is right at the visible case and nowhere else.
     REQUIRE(run_cli({"exercise", "new", "causal-mask", dir + "/visible", "--len", "6"}).status == 0);
@@ -126,7 +120,7 @@ TEST_CASE("exercise grade: right only at the visible size, with points from a fi
 
 TEST_CASE("exercise new --hidden-seeds keeps the hidden cases' seeds beside the folder, for exercise grade --grading")
 {
-    const std::string dir = fresh("seeds");
+    const std::string dir = grade_dir("seeds");
     const auto made = run_cli({"exercise", "new", "causal-mask", dir + "/hw", "--seed", "9", "--hidden-seeds", "--lang", "en"});
     REQUIRE(made.status == 0);
     CHECK(made.out.find("the hidden cases' seeds are only in " + dir + "/hw.grading.json") != std::string::npos);
@@ -151,7 +145,7 @@ TEST_CASE("exercise new --hidden-seeds keeps the hidden cases' seeds beside the 
 
 TEST_CASE("exercise grade: usage errors are refused before any program runs, exit 2 with one line")
 {
-    const std::string dir = fresh("usage");
+    const std::string dir = grade_dir("usage");
     const std::string sub = submission(dir, "a", "touch ran");
     const std::string other = submission(dir + "/x", "a", "touch ran");
     expect_usage_error({"exercise", "grade", "causal-mask", dir + "/missing"}, "not a folder (a submission is the folder that holds the student's program)");
@@ -174,7 +168,7 @@ TEST_CASE("exercise grade: usage errors are refused before any program runs, exi
 
 TEST_CASE("exercise grade: the gradebook is the same for any --jobs, in argument order")
 {
-    const std::string dir = fresh("jobs");
+    const std::string dir = grade_dir("jobs");
     std::vector<std::string> args = {"exercise", "grade", "causal-mask"};
     for (int i = 0; i < 6; ++i)  // exit statuses 0..5: missing, then crashes with their own status
         args.push_back(submission(dir, "s" + std::to_string(i), "sleep 0.0" + std::to_string(5 - i) + "; exit " + std::to_string(i)));
@@ -198,7 +192,7 @@ TEST_CASE("exercise grade: the gradebook is the same for any --jobs, in argument
 
 TEST_CASE("exercise grade --isolate: no network inside, or a plain refusal where the machine cannot")
 {
-    const std::string dir = fresh("isolate");
+    const std::string dir = grade_dir("isolate");
     // in a network namespace of its own a program sees the loopback interface alone
     const std::string sub = submission(dir, "net", "[ \"$(grep -c ':' /proc/net/dev)\" -le 1 ] || exit 8");
     const auto r = run_cli({"exercise", "grade", "causal-mask", sub, "--run", "sh run.sh", "--hidden", "0", "--isolate", "--format", "json"});
@@ -213,7 +207,7 @@ TEST_CASE("exercise grade --isolate: no network inside, or a plain refusal where
 
 TEST_CASE("exercise grade --format gradescope: one submission to stdout, several to DIR/NAME/results.json")
 {
-    const std::string dir = fresh("gradescope");
+    const std::string dir = grade_dir("gradescope");
     const std::string a = submission(dir, "alice", "exit 1"), b = submission(dir, "bob", "true");
     const auto one = run_cli({"exercise", "grade", "causal-mask", a, "--run", "sh run.sh", "--hidden", "1", "--format", "gradescope"});
     REQUIRE(one.status == 0);
@@ -255,7 +249,7 @@ bool has_xmllint() { return std::system("xmllint --version >/dev/null 2>&1") == 
 
 TEST_CASE("exercise grade: output that is not UTF-8 and hostile folder names leave every format parseable")
 {
-    const std::string dir = fresh("utf8");
+    const std::string dir = grade_dir("utf8");
     // a Chinese traceback line longer than the excerpt (cut in a character), raw bytes, a terminal escape
     std::string han;
     for (int i = 0; i < 80; ++i) han += "\xe9\x94\x99";  // 错
@@ -305,7 +299,7 @@ TEST_CASE("exercise grade: output that is not UTF-8 and hostile folder names lea
 
 TEST_CASE("exercise grade: a folder whose name starts with = lands in the CSV as text, not a formula")
 {
-    const std::string dir = fresh("formula");
+    const std::string dir = grade_dir("formula");
     submission(dir, "=1+2", "exit 1");
     const int status = std::system(("cd '" + dir + "' && '" + program() + "' exercise grade causal-mask =1+2 --run 'sh run.sh' --hidden 0 --format csv > out.csv").c_str());
     REQUIRE(status == 0);
@@ -314,7 +308,7 @@ TEST_CASE("exercise grade: a folder whose name starts with = lands in the CSV as
 
 TEST_CASE("exercise grade: hidden cases show their name and verdict only, except to the teacher")
 {
-    const std::string dir = fresh("hidden");
+    const std::string dir = grade_dir("hidden");
     const std::string sub = submission(dir, "alice", "exit 4");
     const std::vector<std::string> base = {"exercise", "grade", "causal-mask", sub, "--run", "sh run.sh", "--hidden", "2", "--seed", "5"};
     auto with = [&](std::vector<std::string> extra) {
@@ -343,7 +337,7 @@ TEST_CASE("exercise grade: hidden cases show their name and verdict only, except
 
 TEST_CASE("exercise grade: an answer stored as float16 is wrong, not judged at float16's tolerance")
 {
-    const std::string dir = fresh("float16");
+    const std::string dir = grade_dir("float16");
     // the causal mask of len 6 (0 and -inf), which float16 holds exactly
     std::vector<double> mask;
     for (int i = 0; i < 6; ++i)
@@ -363,7 +357,7 @@ TEST_CASE("exercise grade: an interpreter without numpy is refused before any gr
         MESSAGE("numpy is missing: no interpreter with and without it to compare");
         return;
     }
-    const std::string dir = fresh("python");
+    const std::string dir = grade_dir("python");
     fs::create_directories(dir + "/env/bin");
     // python3 without its site packages: no numpy
     std::ofstream(dir + "/env/bin/python3") << "#!/bin/sh\nexec /usr/bin/python3 -S -I \"$@\"\n";
@@ -380,7 +374,7 @@ TEST_CASE("exercise grade: SIGTERM to the grader ends every run, a double-forked
 {
     for (const char* sandbox : {"none", "auto"}) {
         CAPTURE(sandbox);
-        const std::string dir = fresh(std::string("sigterm-") + sandbox), tmp = dir + "/tmp";
+        const std::string dir = grade_dir(std::string("sigterm-") + sandbox), tmp = dir + "/tmp";
         fs::create_directories(tmp);
         // a duration that no other test process uses
         const std::string marker = "31." + std::to_string(::getpid()) + (sandbox[0] == 'n' ? "71" : "72");

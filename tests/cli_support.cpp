@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <sys/resource.h>
@@ -241,3 +242,21 @@ void expect_usage_error(const std::vector<std::string>& args, const std::string&
 }
 
 std::string scratch(const std::string& name) { return "/tmp/attnlab-" + std::to_string(getpid()) + "-" + name; }
+
+std::string fresh_dir(const std::string& name)
+{
+    struct Made {
+        std::vector<std::string> dirs;
+        ~Made()
+        {
+            std::error_code ec;
+            for (const auto& d : dirs) std::filesystem::remove_all(d, ec);
+        }
+    };
+    static Made made;
+    const std::string dir = scratch(name);
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    made.dirs.push_back(dir);
+    return dir;
+}

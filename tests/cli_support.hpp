@@ -23,6 +23,8 @@ bool program_sanitized();
 
 // A scratch path of this process (two test runs on one machine never share a file).
 std::string scratch(const std::string& name);
+// A new empty folder at scratch(name), removed when the test program ends.
+std::string fresh_dir(const std::string& name);
 
 // env: extra NAME=VALUE entries for the child's environment.
 CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {});

@@ -17,7 +17,7 @@
 
 namespace {
 
-const std::string kDir = scratch("cli-verdicts");
+const std::string kVerdictsDir = scratch("cli-verdicts");
 
 std::string last_line(const std::string& out)
 {
@@ -45,23 +45,23 @@ std::vector<double> pe_float32(int len, int dim)
 
 TEST_CASE("verdicts: an all-zero float16 PE table is DIFFERS, judged at float16 storage and float32 arithmetic")
 {
-    write_npy(kDir + "-zeros.npy", {64, 32}, std::vector<double>(64 * 32, 0.0), NpyFloat::half);
-    const auto r = run_cli({"pe", "--len", "64", "--dim", "32", "--against", kDir + "-zeros.npy"});
+    write_npy(kVerdictsDir + "-zeros.npy", {64, 32}, std::vector<double>(64 * 32, 0.0), NpyFloat::half);
+    const auto r = run_cli({"pe", "--len", "64", "--dim", "32", "--against", kVerdictsDir + "-zeros.npy"});
     CHECK(r.status == 1);
     CHECK(r.out.find("judged at float16 storage, float32 arithmetic:") != std::string::npos);
     CHECK(last_line(r.out).rfind("DIFFERS max |diff| = 1; 2032 of 2048 elements differ", 0) == 0);
-    CHECK(r.err == "attnlab: failed checks: against (" + kDir + "-zeros.npy, tensor pe)\n");
+    CHECK(r.err == "attnlab: failed checks: against (" + kVerdictsDir + "-zeros.npy, tensor pe)\n");
     // at L = 512 too (the old tolerance was 8.03), and zeros are never "precision only", though
     // every bfloat16 run would take them: bfloat16's tolerance there reaches the values
-    write_npy(kDir + "-zeros512.npy", {512, 32}, std::vector<double>(512 * 32, 0.0), NpyFloat::half);
-    const auto big = run_cli({"pe", "--len", "512", "--dim", "32", "--against", kDir + "-zeros512.npy", "--quiet"});
+    write_npy(kVerdictsDir + "-zeros512.npy", {512, 32}, std::vector<double>(512 * 32, 0.0), NpyFloat::half);
+    const auto big = run_cli({"pe", "--len", "512", "--dim", "32", "--against", kVerdictsDir + "-zeros512.npy", "--quiet"});
     CHECK(big.status == 1);
     CHECK(last_line(big.out) == "DIFFERS max |diff| = 1; 16367 of 16384 elements differ");
     // positions counted from 1, in float16, differ too, and the mistake is named
     std::vector<double> from1 = pe_float32(65, 32);
     from1.erase(from1.begin(), from1.begin() + 32);
-    write_npy(kDir + "-from1.npy", {64, 32}, from1, NpyFloat::half);
-    const auto f = run_cli({"pe", "--len", "64", "--dim", "32", "--against", kDir + "-from1.npy", "--quiet"});
+    write_npy(kVerdictsDir + "-from1.npy", {64, 32}, from1, NpyFloat::half);
+    const auto f = run_cli({"pe", "--len", "64", "--dim", "32", "--against", kVerdictsDir + "-from1.npy", "--quiet"});
     CHECK(f.status == 1);
     CHECK(last_line(f.out).find("; matches positions_from_1") != std::string::npos);
 }
@@ -81,11 +81,11 @@ TEST_CASE("verdicts: an attention output 11 % off, saved as float16, is DIFFERS"
     }
     REQUIRE(right.size() == 48);
     for (double v : right) off.push_back(v / 0.9);
-    write_npy(kDir + "-attend-off.npy", {1, 6, 8}, off, NpyFloat::half);
-    write_npy(kDir + "-attend-right.npy", {1, 6, 8}, right, NpyFloat::half);
+    write_npy(kVerdictsDir + "-attend-off.npy", {1, 6, 8}, off, NpyFloat::half);
+    write_npy(kVerdictsDir + "-attend-right.npy", {1, 6, 8}, right, NpyFloat::half);
     auto with = [&](const std::string& file) { auto a = run; a.insert(a.end(), {"--against", file, "--quiet"}); return run_cli(a); };
-    CHECK(with(kDir + "-attend-off.npy").status == 1);
-    const auto ok = with(kDir + "-attend-right.npy");
+    CHECK(with(kVerdictsDir + "-attend-off.npy").status == 1);
+    const auto ok = with(kVerdictsDir + "-attend-right.npy");
     CHECK(ok.status == 0);
     CHECK(last_line(ok.out).rfind("MATCH", 0) == 0);
     CHECK(ok.err.empty());
@@ -103,20 +103,20 @@ TEST_CASE("verdicts: permute-test --trials keeps one permutation for the error m
         for (const auto& v : row) right.push_back(v.get<double>());
     REQUIRE(right.size() == 18);
     for (double v : right) off.push_back(1.5 * v);
-    write_npy(kDir + "-perm-right.npy", {3, 6}, right);
-    write_npy(kDir + "-perm-off.npy", {3, 6}, off);
+    write_npy(kVerdictsDir + "-perm-right.npy", {3, 6}, right);
+    write_npy(kVerdictsDir + "-perm-off.npy", {3, 6}, off);
     auto with = [&](const std::string& file) { auto a = run; a.insert(a.end(), {"--against", file, "--quiet"}); return run_cli(a); };
-    const auto bad = with(kDir + "-perm-off.npy");
+    const auto bad = with(kVerdictsDir + "-perm-off.npy");
     CHECK(bad.status == 1);
     CHECK(bad.out.find("18 of 18 elements outside") != std::string::npos);
     CHECK(bad.out.find("rtol 1.11e-16") != std::string::npos);  // judged at float64, not float32
-    CHECK(with(kDir + "-perm-right.npy").status == 0);
+    CHECK(with(kVerdictsDir + "-perm-right.npy").status == 0);
 }
 
 TEST_CASE("verdicts: float32 arithmetic stored as float64 matches a float64 run, with a note, and its properties pass")
 {
-    write_npy(kDir + "-pe32.npy", {64, 32}, pe_float32(64, 32));
-    const auto r = run_cli({"pe", "--len", "64", "--dim", "32", "--dtype", "float64", "--against", kDir + "-pe32.npy", "--quiet"});
+    write_npy(kVerdictsDir + "-pe32.npy", {64, 32}, pe_float32(64, 32));
+    const auto r = run_cli({"pe", "--len", "64", "--dim", "32", "--dtype", "float64", "--against", kVerdictsDir + "-pe32.npy", "--quiet"});
     CHECK(r.status == 0);
     CHECK(r.out.find("judged at float32 precision:") != std::string::npos);
     CHECK(r.out.find("note: matches at float32 precision (max diff ") != std::string::npos);
@@ -128,15 +128,15 @@ TEST_CASE("verdicts: float32 arithmetic stored as float64 matches a float64 run,
 
 TEST_CASE("verdicts: --quiet leaves out the reference run's checks, and without it they come first under a heading")
 {
-    write_npy(kDir + "-pe32b.npy", {8, 8}, pe_float32(8, 8));
-    const auto quiet = run_cli({"pe", "--against", kDir + "-pe32b.npy", "--quiet"});
+    write_npy(kVerdictsDir + "-pe32b.npy", {8, 8}, pe_float32(8, 8));
+    const auto quiet = run_cli({"pe", "--against", kVerdictsDir + "-pe32b.npy", "--quiet"});
     CHECK(quiet.status == 0);
     CHECK(quiet.out.rfind("\nagainst ", 0) == 0);
-    const auto full = run_cli({"pe", "--against", kDir + "-pe32b.npy"});
+    const auto full = run_cli({"pe", "--against", kVerdictsDir + "-pe32b.npy"});
     CHECK(full.out.find("checks of the reference run:\n") < full.out.find("\nagainst "));
     CHECK(full.out.find("(article's claim)") < full.out.find("\nagainst "));  // never under the learner's properties
     CHECK(full.out.find("(article's claim)", full.out.find("\nagainst ")) == std::string::npos);
-    const auto zh = run_cli({"pe", "--against", kDir + "-pe32b.npy", "--lang", "zh"});
+    const auto zh = run_cli({"pe", "--against", kVerdictsDir + "-pe32b.npy", "--lang", "zh"});
     CHECK(zh.out.find("参考运行的检查：") != std::string::npos);
     CHECK(last_line(zh.out).rfind("MATCH max |diff| = ", 0) == 0);
 }
@@ -146,8 +146,8 @@ TEST_CASE("verdicts: where, non-finite values, kinds and certainty in JSON")
     std::vector<double> v = pe_float32(8, 8);
     v[3 * 8 + 5] = std::nan("");
     v[3 * 8 + 6] = -INFINITY;
-    write_npy(kDir + "-nan.npy", {8, 8}, v);
-    const auto j = run_json({"pe", "--against", kDir + "-nan.npy", "--quiet"});
+    write_npy(kVerdictsDir + "-nan.npy", {8, 8}, v);
+    const auto j = run_json({"pe", "--against", kVerdictsDir + "-nan.npy", "--quiet"});
     const auto& a = j["against"];
     CHECK(a["passed"] == false);
     CHECK(a["nonfinite"]["nan"] == 1);
@@ -163,20 +163,20 @@ TEST_CASE("verdicts: where, non-finite values, kinds and certainty in JSON")
     const auto pe = pe_float32(8, 8);
     for (int r = 0; r < 8; ++r)
         for (int c = 0; c < 8; ++c) t[c * 8 + r] = pe[r * 8 + c];
-    write_npy(kDir + "-t.npy", {8, 8}, t);
-    const auto tj = run_json({"pe", "--against", kDir + "-t.npy", "--quiet"});
+    write_npy(kVerdictsDir + "-t.npy", {8, 8}, t);
+    const auto tj = run_json({"pe", "--against", kVerdictsDir + "-t.npy", "--quiet"});
     CHECK(tj["against"]["passed"] == false);
     CHECK(tj["against"]["kind"] == nlohmann::json::array({"transposed"}));
     // a size-1 axis too many stays DIFFERS, with the fix
-    write_npy(kDir + "-b.npy", {1, 8, 8}, pe);
-    const auto bj = run_json({"pe", "--against", kDir + "-b.npy", "--quiet"});
+    write_npy(kVerdictsDir + "-b.npy", {1, 8, 8}, pe);
+    const auto bj = run_json({"pe", "--against", kVerdictsDir + "-b.npy", "--quiet"});
     CHECK(bj["against"]["passed"] == false);
     CHECK(bj["against"]["kind"] == nlohmann::json::array({"squeezable_shape"}));
     // a catalogued mistake is "matches"
     std::vector<double> from1 = pe_float32(9, 8);
     from1.erase(from1.begin(), from1.begin() + 8);
-    write_npy(kDir + "-from1b.npy", {8, 8}, from1);
-    const auto dj = run_json({"pe", "--against", kDir + "-from1b.npy", "--quiet"});
+    write_npy(kVerdictsDir + "-from1b.npy", {8, 8}, from1);
+    const auto dj = run_json({"pe", "--against", kVerdictsDir + "-from1b.npy", "--quiet"});
     REQUIRE(!dj["against"]["diagnosis"].empty());
     CHECK(dj["against"]["diagnosis"][0]["id"] == "positions_from_1");
     CHECK(dj["against"]["diagnosis"][0]["certainty"] == "matches");
@@ -184,10 +184,10 @@ TEST_CASE("verdicts: where, non-finite values, kinds and certainty in JSON")
 
 TEST_CASE("verdicts: a rank-1 answer from np.savetxt (one column) is read as the vector")
 {
-    std::ofstream out(kDir + "-slopes.csv");
+    std::ofstream out(kVerdictsDir + "-slopes.csv");
     for (int h = 0; h < 8; ++h) out << std::ldexp(1.0, -(h + 1)) << "\n";  // H = 8: 2^-1, ..., 2^-8
     out.close();
-    const auto r = run_cli({"alibi", "--heads", "8", "--against", kDir + "-slopes.csv", "--against-tensor", "slopes", "--quiet"});
+    const auto r = run_cli({"alibi", "--heads", "8", "--against", kVerdictsDir + "-slopes.csv", "--against-tensor", "slopes", "--quiet"});
     CHECK(r.status == 0);
     CHECK(last_line(r.out).rfind("MATCH", 0) == 0);
 }
@@ -217,7 +217,7 @@ TEST_CASE("verdicts: valid configurations that exited 1 now hold every invariant
 
 TEST_CASE("verdicts: a Chinese exercise speaks Chinese in check.sh and exercise solve, and keeps the MATCH/DIFFERS line")
 {
-    const std::string dir = kDir + "-zh";
+    const std::string dir = kVerdictsDir + "-zh";
     std::system(("rm -rf " + dir).c_str());
     REQUIRE(run_cli({"exercise", "new", "attention", dir, "--lang", "zh"}).status == 0);
     const auto solved = run_cli({"exercise", "solve", "attention", dir, "--mistake", "no_scale", "--lang", "zh"});
@@ -235,7 +235,7 @@ TEST_CASE("verdicts: a Chinese exercise speaks Chinese in check.sh and exercise 
 
 TEST_CASE("verdicts: attend --input q=,k=,v= checks a stand-alone attention function, projections bypassed")
 {
-    const std::string a = kDir + "-qkv-a", b = kDir + "-qkv-b";
+    const std::string a = kVerdictsDir + "-qkv-a", b = kVerdictsDir + "-qkv-b";
     REQUIRE(run_cli({"attend", "--mask", "causal", "--save", a, "--quiet"}).status == 0);
     REQUIRE(run_cli({"attend", "--mask", "causal", "--seed", "9", "--save", b, "--quiet"}).status == 0);
     const std::string given = "q=" + a + "/q.npy,k=" + a + "/k.npy,v=" + a + "/v.npy";
@@ -254,7 +254,7 @@ TEST_CASE("verdicts: attend --input q=,k=,v= checks a stand-alone attention func
     expect_usage_error({"attend", "--pe", "rope", "--input", "q=" + a + "/q.npy"}, "with --pe rope attention does not use the projections' output");
     // the catalogue works from the given q, k, v: an attention that ignores the causal mask is
     // named, and the properties of out are held to the learner's tensor
-    const std::string none = kDir + "-qkv-none";
+    const std::string none = kVerdictsDir + "-qkv-none";
     REQUIRE(run_cli({"attend", "--mask", "none", "--input", given, "--save", none, "--quiet"}).status == 0);
     const auto ignored = run_cli({"attend", "--mask", "causal", "--input", given, "--against", none + "/out.npy", "--against-tensor", "out", "--quiet"});
     CHECK(ignored.status == 1);
@@ -267,7 +267,7 @@ TEST_CASE("verdicts: attend --input q=,k=,v= checks a stand-alone attention func
 
 TEST_CASE("verdicts: rope --positions catches code that ignores its token positions")
 {
-    const std::string right = kDir + "-rope-pos", ignored = kDir + "-rope-0123";
+    const std::string right = kVerdictsDir + "-rope-pos", ignored = kVerdictsDir + "-rope-0123";
     REQUIRE(run_cli({"rope", "--positions", "3,3,10,0,7", "--save", right, "--quiet"}).status == 0);
     REQUIRE(run_cli({"rope", "--len", "5", "--save", ignored, "--quiet"}).status == 0);  // positions 0..4, the argument ignored
     const std::vector<std::string> run = {"rope", "--positions", "3,3,10,0,7", "--quiet", "--against"};
@@ -299,8 +299,8 @@ TEST_CASE("verdicts: a temperature of 1.5 is no known mistake: at most 'closest'
         values.push_back(std::stod(line.substr(line.rfind(',') + 1)));
     }
     for (const NpyFloat kind : {NpyFloat::half, NpyFloat::f8}) {
-        write_npy(kDir + "-temp.npy", {1, 6, 8}, values, kind);
-        const auto j = run_json([&] { auto a = run; a.insert(a.end(), {"--against", kDir + "-temp.npy", "--quiet"}); return a; }());
+        write_npy(kVerdictsDir + "-temp.npy", {1, 6, 8}, values, kind);
+        const auto j = run_json([&] { auto a = run; a.insert(a.end(), {"--against", kVerdictsDir + "-temp.npy", "--quiet"}); return a; }());
         CHECK(j["against"]["passed"] == false);
         for (const auto& d : j["against"]["diagnosis"]) CHECK(d["certainty"] == "closest");
     }
@@ -309,10 +309,10 @@ TEST_CASE("verdicts: a temperature of 1.5 is no known mistake: at most 'closest'
 TEST_CASE("verdicts: a learner's slopes are never paired with the run's own bias")
 {
     // sorted ascending: the right values in the wrong heads
-    std::ofstream out(kDir + "-sorted.csv");
+    std::ofstream out(kVerdictsDir + "-sorted.csv");
     for (int h = 8; h >= 1; --h) out << std::ldexp(1.0, -h) << "\n";
     out.close();
-    const auto j = run_json({"alibi", "--heads", "8", "--against", kDir + "-sorted.csv", "--against-tensor", "slopes", "--quiet"});
+    const auto j = run_json({"alibi", "--heads", "8", "--against", kVerdictsDir + "-sorted.csv", "--against-tensor", "slopes", "--quiet"});
     CHECK(j["against"]["passed"] == false);
     CHECK(j["against"]["kind"] == nlohmann::json::array({"permuted"}));
     for (const auto& p : j["against"]["properties"]) CHECK(p["name"] != "steeper_looks_nearer");
@@ -358,7 +358,7 @@ TEST_CASE("verdicts: a check the dtype cannot test is a note in text and JSON, n
 
 TEST_CASE("verdicts: a property your float16 file cannot show is a note that says to save it finer")
 {
-    const std::string dir = kDir + "-f16pe";
+    const std::string dir = kVerdictsDir + "-f16pe";
     REQUIRE(run_cli({"pe", "--len", "256", "--dim", "16", "--dtype", "float16", "--save", dir, "--quiet"}).status == 0);
     const auto r = run_cli({"pe", "--len", "256", "--dim", "16", "--against", dir + "/pe.npy", "--quiet"});
     CHECK(r.status == 1);  // computed in float16, not float32 stored as float16
@@ -369,7 +369,7 @@ TEST_CASE("verdicts: a property your float16 file cannot show is a note that say
 
 TEST_CASE("verdicts: a float16 run's weights against a float32 run: DIFFERS with the --dtype that judges them, MATCH there")
 {
-    const std::string dir = kDir + "-f16run";
+    const std::string dir = kVerdictsDir + "-f16run";
     const std::vector<std::string> run = {"attend", "--len", "8", "--heads", "1", "--dim", "4", "--mask", "causal", "--quiet"};
     auto save = run;
     save.insert(save.end(), {"--dtype", "float16", "--save", dir});

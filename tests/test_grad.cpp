@@ -15,9 +15,9 @@ using namespace attnlab;
 
 namespace {
 
-Tensor fixture(const std::string& config, const std::string& name)
+Tensor grad_fixture(const std::string& config, const std::string& name)
 {
-    const xt::xarray<double> a = xt::load_npy<double>(std::string(ATTNLAB_DATA_DIR) + "/fixtures/grad_" + config + "_" + name + ".npy");
+    const xt::xarray<double> a = xt::load_npy<double>(fixture_path("grad_" + config + "_" + name));
     return tt(a);
 }
 
@@ -54,12 +54,12 @@ TEST_CASE("grad: every gradient matches PyTorch autograd in float64 (RoPE + caus
             RunContext ctx;
             ctx.dtype = dtype;
             for (const char* name : {"x", "x_kv", "w_q", "w_k", "w_v", "d_out"})
-                if (std::string(name) != "x_kv" || fc.p.kv_len) ctx.inputs[name] = fixture(fc.config, name);
+                if (std::string(name) != "x_kv" || fc.p.kv_len) ctx.inputs[name] = grad_fixture(fc.config, name);
             const Report r = run_grad(fc.p, ctx);
             CHECK(r.passed());
             for (const auto& g : fc.grads) {
                 CAPTURE(g);
-                const Tensor expected = fixture(fc.config, g);
+                const Tensor expected = grad_fixture(fc.config, g);
                 REQUIRE(r.find(g) != nullptr);
                 const Tensor& got = *r.find(g);
                 REQUIRE(got.size() == expected.size());

@@ -12,7 +12,6 @@ using namespace attnlab;
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 MaskSpec causal(long L, long S = 0)
 {

@@ -16,7 +16,6 @@ using namespace attnlab;
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 const double kNaN = std::nan("");
 
 Tensor matrix(std::size_t rows, std::size_t cols, std::vector<double> values)

@@ -23,7 +23,7 @@ Check named(std::string name, Check c)
     return c;
 }
 
-Report small_report()
+Report demo_report()
 {
     Report r;
     r.command = "demo";
@@ -72,7 +72,7 @@ TEST_CASE("a rounding tolerance that reaches 1/8 of its scale makes the check un
 
 TEST_CASE("a report passes when its invariants pass and article claims do not decide it")
 {
-    Report r = small_report();
+    Report r = demo_report();
     CHECK_FALSE(r.passed());  // "bad" fails
     r.checks.erase(r.checks.begin() + 1);
     CHECK(r.passed());        // "art" is wrong but is an article's claim
@@ -80,7 +80,7 @@ TEST_CASE("a report passes when its invariants pass and article claims do not de
 
 TEST_CASE("check lines carry the measured figure, the comparison and the tolerance")
 {
-    const Report r = small_report();
+    const Report r = demo_report();
     CHECK(check_line(r.checks[0], false) == "PASS  a claim: max |x| = 1e-07 (needs <= 1e-05)");
     CHECK(check_line(r.checks[1], false) == "FAIL  another: max |y| = 0.5 (needs <= 1e-05)");
     CHECK(check_line(r.checks[2], false) ==
@@ -89,7 +89,7 @@ TEST_CASE("check lines carry the measured figure, the comparison and the toleran
 
 TEST_CASE("CSV is tidy long form with non-finite spellings and a wide form for rank 2")
 {
-    const Report r = small_report();
+    const Report r = demo_report();
     RenderOptions o;
     o.format = Format::csv;
     CHECK(render(r, o) == "query,key,value\n0,0,0.5\n0,1,-inf\n1,0,nan\n1,1,2\n");
@@ -109,7 +109,7 @@ TEST_CASE("CSV is tidy long form with non-finite spellings and a wide form for r
 
 TEST_CASE("JSON has the contract's keys, shortest float32 values and non-finite strings")
 {
-    const auto j = to_json(small_report(), true);
+    const auto j = to_json(demo_report(), true);
     CHECK(j["command"] == "demo");
     CHECK(j["tensors"][0]["name"] == "m");
     CHECK(j["tensors"][0]["shape"] == nlohmann::json::array({2, 2}));

@@ -20,7 +20,7 @@ std::size_t count(const std::string& s, const std::string& what)
     return n;
 }
 
-Report small_report()
+Report mask_report()
 {
     Report r;
     r.command = "mask";
@@ -40,7 +40,7 @@ Report small_report()
 
 TEST_CASE("report page: one element per check and per tensor, escaped, self-contained")
 {
-    const std::string page = report_html(small_report(), {Lang::en, "attnlab mask --len 3", false, std::nullopt});
+    const std::string page = report_html(mask_report(), {Lang::en, "attnlab mask --len 3", false, std::nullopt});
     CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
     CHECK(page.find("<html lang=\"en\">") != std::string::npos);
     CHECK(count(page, "data-check=\"") == 2);
@@ -59,18 +59,18 @@ TEST_CASE("report page: one element per check and per tensor, escaped, self-cont
     CHECK(page.find("attnlab mask --len 3") != std::string::npos);
     CHECK(page.find("Every checked property holds (exit status 0).") != std::string::npos);
     CHECK(page.find("Measurements") == std::string::npos);
-    Report timed = small_report();
+    Report timed = mask_report();
     timed.measurements = {{"seconds", 0.25}, {"blas", std::string("OpenBLAS")}};
     const std::string bench = report_html(timed, {Lang::en, "attnlab bench", false, std::nullopt});
     CHECK(bench.find("<details open><summary>Measurements</summary>") != std::string::npos);
     CHECK(bench.find("<tr><th>seconds</th><td><code>0.25</code></td></tr>") != std::string::npos);
-    const std::string quiet = report_html(small_report(), {Lang::en, "attnlab mask", true, std::nullopt});
+    const std::string quiet = report_html(mask_report(), {Lang::en, "attnlab mask", true, std::nullopt});
     CHECK(count(quiet, "data-tensor=") == 0);  // as the run's JSON under --quiet
 }
 
 TEST_CASE("report page: in Chinese, and the learner's verdict with its diagnosis")
 {
-    Report r = small_report();
+    Report r = mask_report();
     Comparison c;
     c.file = "mine.npy", c.tensor = "weights", c.passed = false, c.judged_at = "float32";
     c.shape_expected = c.shape_got = {3, 3};

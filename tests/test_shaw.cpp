@@ -13,9 +13,9 @@ using namespace attnlab;
 
 namespace {
 
-Tensor fixture(const std::string& name)
+Tensor shaw_fixture(const std::string& name)
 {
-    const xt::xarray<double> a = xt::load_npy<double>(std::string(ATTNLAB_DATA_DIR) + "/fixtures/shaw_" + name + ".npy");
+    const xt::xarray<double> a = xt::load_npy<double>(fixture_path("shaw_" + name));
     return tt(a);
 }
 
@@ -26,7 +26,7 @@ std::pair<ShawParams, RunContext> fixture_run(MaskKind mask, DType dtype)
     p.len = 5, p.dim = 8, p.heads = 2, p.clip = 2, p.mask = mask;
     RunContext ctx;
     ctx.dtype = dtype;
-    for (const char* name : {"x", "w_q", "w_k", "w_v", "rel_k", "rel_v"}) ctx.inputs[name] = fixture(name);
+    for (const char* name : {"x", "w_q", "w_k", "w_v", "rel_k", "rel_v"}) ctx.inputs[name] = shaw_fixture(name);
     return {p, ctx};
 }
 
@@ -43,7 +43,7 @@ TEST_CASE("run_shaw: scores and out match PyTorch written from the paper's equat
             const Report r = run_shaw(p, ctx);
             CHECK(r.passed());
             const double tol = dtype == DType::float64 ? 1e-14 : 2e-6;
-            const Tensor scores = fixture("scores_" + tag), out = fixture("out_" + tag);
+            const Tensor scores = shaw_fixture("scores_" + tag), out = shaw_fixture("out_" + tag);
             CHECK(max_abs_diff(*r.find("scores"), scores) <= tol);
             CHECK(max_abs_diff(*r.find("out"), out) <= tol);
         }

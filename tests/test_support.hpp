@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,11 @@ constexpr bool kSanitizedBuild = true;
 constexpr bool kSanitizedBuild = false;
 #endif
 constexpr int draws(int release, int sanitized) { return kSanitizedBuild ? sanitized : release; }
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A committed fixture, data/fixtures/NAME.npy (made by data/make_fixtures.py).
+inline std::string fixture_path(const std::string& name) { return std::string(ATTNLAB_DATA_DIR) + "/fixtures/" + name + ".npy"; }
 
 // A scratch path of this process (two test runs on one machine never share a file).
 inline std::string scratch(const std::string& name) { return "/tmp/attnlab-" + std::to_string(getpid()) + "-" + name; }

@@ -17,12 +17,11 @@ using namespace attnlab;
 
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(ATTNLAB_DATA_DIR) + "/fixtures/" + name + ".npy"; }
 
 template <std::size_t N>
 Ten4<double> load4(const std::string& name)
 {
-    return xt::load_npy<double>(fixture(name));
+    return xt::load_npy<double>(fixture_path(name));
 }
 
 MaskSpec spec(MaskKind kind, long L, long S, Align align = Align::upper_left, std::vector<long> lengths = {})
@@ -53,15 +52,15 @@ double worst_against_torch(const Ten4<double>& q, const MaskSpec* mask, const Te
 
 TEST_CASE("masks equal PyTorch's: generate_square_subsequent_mask, the lower-right triangle, the boolean conventions")
 {
-    const auto causal = xt::load_npy<double>(fixture("mask_causal_5"));
+    const auto causal = xt::load_npy<double>(fixture_path("mask_causal_5"));
     CHECK(max_abs_diff(additive_mask<double>(spec(MaskKind::causal, 5, 5)), causal) == 0.0);
-    const auto lower_right = xt::load_npy<double>(fixture("mask_causal_lower_right_3x5"));
+    const auto lower_right = xt::load_npy<double>(fixture_path("mask_causal_lower_right_3x5"));
     CHECK(max_abs_diff(additive_mask<double>(spec(MaskKind::causal, 3, 5, Align::lower_right)), lower_right) == 0.0);
     // and the tril construction agrees with both
     CHECK(max_abs_diff(causal_reference_tril<double>(3, 5, Align::lower_right, 1, -INFINITY), lower_right) == 0.0);
     const MaskSpec padding = spec(MaskKind::padding, 4, 4, Align::upper_left, {2, 4});
-    const auto kpm = xt::load_npy<bool>(fixture("mask_key_padding_2_4"));
-    const auto amb = xt::load_npy<bool>(fixture("mask_attn_bool_2_4"));
+    const auto kpm = xt::load_npy<bool>(fixture_path("mask_key_padding_2_4"));
+    const auto amb = xt::load_npy<bool>(fixture_path("mask_attn_bool_2_4"));
     CHECK(xt::xtensor<bool, 2>(kpm) == key_padding_mask(padding));
     CHECK(xt::xtensor<bool, 2>(amb) == attn_mask_bool(padding));
 }

@@ -17,9 +17,9 @@ using namespace attnlab::train;
 
 namespace {
 
-std::vector<double> fixture(const std::string& name)
+std::vector<double> train_fixture(const std::string& name)
 {
-    const xt::xarray<double> a = xt::load_npy<double>(std::string(ATTNLAB_DATA_DIR) + "/fixtures/train_" + name + ".npy");
+    const xt::xarray<double> a = xt::load_npy<double>(fixture_path("train_" + name));
     return std::vector<double>(a.begin(), a.end());
 }
 
@@ -41,15 +41,15 @@ TEST_CASE("train: one and three AdamW steps equal PyTorch's from the same weight
         ModelConfig cfg{11, 16, 2, 2, T, Scheme::alibi};
         for (auto [s, name] : enum_names(Scheme{}))
             if (name == scheme) cfg.pe = s;
-        Model<double> m{cfg, model_layout(cfg), fixture(std::string(scheme) + "_init")};
+        Model<double> m{cfg, model_layout(cfg), train_fixture(std::string(scheme) + "_init")};
         REQUIRE(m.params.size() == m.layout.total);
         Batch batch{3, T, {}, {}};
-        for (double t : fixture(std::string(scheme) + "_tokens")) batch.tokens.push_back(static_cast<long>(t));
-        for (double t : fixture(std::string(scheme) + "_targets")) batch.targets.push_back(static_cast<long>(t));
+        for (double t : train_fixture(std::string(scheme) + "_tokens")) batch.tokens.push_back(static_cast<long>(t));
+        for (double t : train_fixture(std::string(scheme) + "_targets")) batch.targets.push_back(static_cast<long>(t));
         Optimizer<double> opt;
         StepConfig step;
         step.lr = 1e-2;
-        const std::vector<double> losses = fixture(std::string(scheme) + "_losses");
+        const std::vector<double> losses = train_fixture(std::string(scheme) + "_losses");
         for (int s = 0; s < 3; ++s) {
             CAPTURE(s);
             // the same float64 sums in another order: a few units of 2^-53 of each loss
@@ -57,8 +57,8 @@ TEST_CASE("train: one and three AdamW steps equal PyTorch's from the same weight
             // AdamW moves each weight by about lr = 1e-2 per step; m / sqrt(v) amplifies a gradient's
             // last-bit difference by at most its own relative size, so 1e-12 of a step is far above
             // two correct computations and far below any wrong formula (a step is 1e-2)
-            if (s == 0) CHECK(max_diff(m.params, fixture(std::string(scheme) + "_after_1")) <= 1e-12);
-            if (s == 2) CHECK(max_diff(m.params, fixture(std::string(scheme) + "_after_3")) <= 1e-12);
+            if (s == 0) CHECK(max_diff(m.params, train_fixture(std::string(scheme) + "_after_1")) <= 1e-12);
+            if (s == 2) CHECK(max_diff(m.params, train_fixture(std::string(scheme) + "_after_3")) <= 1e-12);
         }
     }
 }
@@ -67,13 +67,13 @@ TEST_CASE("train: the PyTorch step comparison fails a wrong AdamW step, and reus
 {
     ModelConfig cfg{11, 16, 2, 2, 6, Scheme::alibi};
     Batch batch{3, 6, {}, {}};
-    for (double t : fixture("alibi_tokens")) batch.tokens.push_back(static_cast<long>(t));
-    for (double t : fixture("alibi_targets")) batch.targets.push_back(static_cast<long>(t));
+    for (double t : train_fixture("alibi_tokens")) batch.tokens.push_back(static_cast<long>(t));
+    for (double t : train_fixture("alibi_targets")) batch.targets.push_back(static_cast<long>(t));
     auto after_one = [&](StepConfig step) {
-        Model<double> m{cfg, model_layout(cfg), fixture("alibi_init")};
+        Model<double> m{cfg, model_layout(cfg), train_fixture("alibi_init")};
         Optimizer<double> opt;
         train_step(m, opt, batch, step);
-        return max_diff(m.params, fixture("alibi_after_1"));
+        return max_diff(m.params, train_fixture("alibi_after_1"));
     };
     StepConfig right;
     right.lr = 1e-2;
@@ -88,11 +88,11 @@ TEST_CASE("train: the PyTorch step comparison fails a wrong AdamW step, and reus
     lr.lr = 1.01e-2;
     CHECK(after_one(lr) > 1e-6);
     // The training loop's path: the same buffers for all three steps.
-    Model<double> m{cfg, model_layout(cfg), fixture("alibi_init")};
+    Model<double> m{cfg, model_layout(cfg), train_fixture("alibi_init")};
     Optimizer<double> opt;
     StepBuffers<double> buffers;
     for (int s = 0; s < 3; ++s) train_step(m, opt, batch, right, buffers);
-    CHECK(max_diff(m.params, fixture("alibi_after_3")) <= 1e-12);
+    CHECK(max_diff(m.params, train_fixture("alibi_after_3")) <= 1e-12);
 }
 
 TEST_CASE("train --pe t5: with q = 0 a row's weights are the softmax of its buckets' biases, and distances of one bucket weigh the same")
