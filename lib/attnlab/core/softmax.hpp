@@ -50,6 +50,13 @@ void softmax_inplace(T* row, std::size_t n, SoftmaxKind kind)
     for (std::size_t j = 0; j < n; ++j) row[j] /= sum;
 }
 
+// Compiled once, with the kernels (core/softmax.cpp), for the four dtypes: the experiments
+// built around it are plumbing, compiled for size, while a row's softmax is their hot loop.
+extern template void softmax_inplace<float>(float*, std::size_t, SoftmaxKind);
+extern template void softmax_inplace<double>(double*, std::size_t, SoftmaxKind);
+extern template void softmax_inplace<f16>(f16*, std::size_t, SoftmaxKind);
+extern template void softmax_inplace<bf16>(bf16*, std::size_t, SoftmaxKind);
+
 // rows consecutive rows of n, each replaced by its softmax.
 template <class T>
 void softmax_rows(T* data, std::size_t rows, std::size_t n, SoftmaxKind kind)
