@@ -22,9 +22,52 @@ TEST_CASE("tour: exit 0, every section in order, and the claims table")
     CHECK(r.out.find("the program's own invariants all hold") != std::string::npos);
 }
 
-TEST_CASE("tour: JSON has every section with tensors and checks, every claim with its source, one picture a section, and the facts table")
+namespace {
+
+// The whole tour in JSON, run once by this test program: the subcases of the case below read
+// the same run (doctest runs the case once for each, and the tour trains six models).
+const nlohmann::json& whole_tour()
 {
-    const auto j = run_json({"tour"});
+    static const nlohmann::json j = run_json({"tour"});
+    return j;
+}
+
+// The checks of the JSON document of tour in section and claims order; defined below.
+void every_section_claim_picture_and_fact(const nlohmann::json& j);
+void every_article_row(const nlohmann::json& j);
+void every_figure_replays(const nlohmann::json& j, const std::vector<std::string>& extra);
+
+}  // namespace
+
+TEST_CASE("tour: one JSON run: every section, claim, picture and fact, every article row's verdict, every figure replayed")
+{
+    SUBCASE("every section with tensors and checks, every claim with its source, one picture a section, and the facts table")
+    {
+        every_section_claim_picture_and_fact(whole_tour());
+    }
+    SUBCASE("every article row has its verdict, quote and reading, IMPRECISE is counted apart, and the README's count is the tour's")
+    {
+        every_article_row(whole_tour());
+    }
+    SUBCASE("every figure carries the command that reproduces it, and replaying it gives the same figure") { every_figure_replays(whole_tour(), {}); }
+}
+
+// The release build also replays a tour at another seed and dtype (each replay retrains the
+// length section's models); under the sanitizers the default tour's replay above is enough
+// for memory safety.
+TEST_CASE("tour: at --seed 3 --dtype float64 every figure carries its command, and replaying it gives the same figure")
+{
+    if (program_sanitized()) return;
+    const std::vector<std::string> extra = {"--seed", "3", "--dtype", "float64"};
+    std::vector<std::string> args = {"tour"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    every_figure_replays(run_json(args), extra);
+}
+
+namespace {
+
+void every_section_claim_picture_and_fact(const nlohmann::json& j)
+{
     CHECK(j["command"] == "tour");
     CHECK(j["passed"] == true);
     std::vector<std::string> names;
@@ -125,9 +168,8 @@ TEST_CASE("tour: JSON has every section with tensors and checks, every claim wit
 
 // The article's rows: every one quotes its sentence (at most 40 characters) and says what it
 // means; the re-judged rows carry the verdict a careful reading gives, and the counts add up.
-TEST_CASE("tour: every article row has its verdict, quote and reading, IMPRECISE is counted apart, and the README's count is the tour's")
+void every_article_row(const nlohmann::json& j)
 {
-    const auto j = run_json({"tour"});
     std::map<std::string, std::string> verdict;
     for (const auto& c : j["claims"]) {
         if (c["role"] != "article") {
@@ -181,6 +223,8 @@ TEST_CASE("tour: every article row has its verdict, quote and reading, IMPRECISE
     CHECK(html.find("<li class=\"check imprecise\" data-claim=\"output_unchanged\"><span class=\"verdict\">IMPRECISE</span>") != std::string::npos);
     CHECK(html.find("<span class=\"quote\">the article: “交换输入 token 的顺序，输出严格不变”") != std::string::npos);
 }
+
+}  // namespace
 
 TEST_CASE("tour: --section runs one section")
 {
@@ -259,46 +303,39 @@ std::vector<std::string> command_args(const std::string& command)
     return out;
 }
 
-}  // namespace
-
-TEST_CASE("tour: every figure carries the command that reproduces it, and replaying it gives the same figure")
+// Every check of the tour j (run with the options `extra`) names a command; each distinct
+// command, replayed, gives the same figure.
+void every_figure_replays(const nlohmann::json& j, const std::vector<std::string>& extra)
 {
-    std::vector<std::vector<std::string>> extras = {{}, {"--seed", "3", "--dtype", "float64"}};
-    // under the sanitizers the default tour is replayed, for memory safety; the release build
-    // replays both (each replay retrains the length section's models)
-    if (program_sanitized()) extras.pop_back();
-    for (const auto& extra : extras) {
-        std::vector<std::string> args = {"tour"};
-        args.insert(args.end(), extra.begin(), extra.end());
-        const auto j = run_json(args);
-        std::size_t replayed = 0;
-        std::map<std::string, nlohmann::json> replays;  // each distinct command runs once, for all its checks
-        for (const auto& section : j["sections"]) {
-            CHECK(!section["runs"].empty());
-            for (const auto& run : section["runs"]) CHECK(run["params"].is_object());  // every run has its params
-            for (const auto& check : section["checks"]) {
-                const std::string command = check["command"];
-                CAPTURE(command);
-                CAPTURE(check["name"]);
-                for (std::size_t i = 0; i < extra.size(); ++i) CHECK(command.find(extra[i]) != std::string::npos);
-                if (replays.count(command) == 0) {
-                    auto replay = command_args(command);
-                    replay.push_back("--quiet");
-                    replays[command] = run_json(replay);
-                }
-                const auto& r = replays[command];
-                bool found = false;
-                for (const auto& c : r["checks"])
-                    if (c["name"] == check["name"]) {
-                        found = true;
-                        CHECK(c["measured"] == check["measured"]);
-                    }
-                CHECK(found);
-                ++replayed;
+    std::size_t replayed = 0;
+    std::map<std::string, nlohmann::json> replays;  // each distinct command runs once, for all its checks
+    for (const auto& section : j["sections"]) {
+        CHECK(!section["runs"].empty());
+        for (const auto& run : section["runs"]) CHECK(run["params"].is_object());  // every run has its params
+        for (const auto& check : section["checks"]) {
+            const std::string command = check["command"];
+            CAPTURE(command);
+            CAPTURE(check["name"]);
+            for (const auto& option : extra) CHECK(command.find(option) != std::string::npos);
+            if (replays.count(command) == 0) {
+                auto replay = command_args(command);
+                replay.push_back("--quiet");
+                replays[command] = run_json(replay);
             }
+            const auto& r = replays[command];
+            bool found = false;
+            for (const auto& c : r["checks"])
+                if (c["name"] == check["name"]) {
+                    found = true;
+                    CHECK(c["measured"] == check["measured"]);
+                }
+            CHECK(found);
+            ++replayed;
         }
-        CHECK(replayed >= 31);
-        MESSAGE(replayed << " figures from " << replays.size() << " distinct commands");
-        for (const auto& claim : j["claims"]) CHECK(claim["command"].get<std::string>().rfind("attnlab ", 0) == 0);
     }
+    CHECK(replayed >= 31);
+    MESSAGE(replayed << " figures from " << replays.size() << " distinct commands");
+    for (const auto& claim : j["claims"]) CHECK(claim["command"].get<std::string>().rfind("attnlab ", 0) == 0);
 }
+
+}  // namespace
