@@ -125,13 +125,19 @@ TEST_CASE("nn: LayerNorm, GELU, cross-entropy and AdamW against figures worked o
     nn::layernorm_forward(x, w, b, out, &mean, &rstd, 1, 2);
     CHECK(mean == 2.0);
     CHECK(out[0] == doctest::Approx(-2.0 / std::sqrt(1.0 + 1e-5) + 0.5).epsilon(1e-15));
-    // GELU(0) = 0, GELU'(0) = 1/2
-    double g0 = 1.0, d0 = 0.0;
-    const double zero = 0.0, one = 1.0;
-    nn::gelu_forward(&zero, &g0, 1);
-    nn::gelu_backward(&zero, &one, &d0, 1);
-    CHECK(g0 == 0.0);
-    CHECK(d0 == 0.5);
+    // GELU(0) = 0, GELU'(0) = 1/2; at x = 1, u = k (1 + 0.044715), GELU'(1) = (1 + t)/2 + (1 - t^2) du/2
+    // with t = tanh u and du = k (1 + 3 * 0.044715), which the forward's kept tanh gives the backward
+    double g[2] = {1.0, 1.0}, th[2] = {2.0, 2.0}, d[2] = {0.0, 0.0};
+    const double x01[2] = {0.0, 1.0}, ones[2] = {1.0, 1.0};
+    nn::gelu_forward(x01, g, th, 2);
+    nn::gelu_backward(x01, th, ones, d, 2);
+    CHECK(g[0] == 0.0);
+    CHECK(th[0] == 0.0);
+    CHECK(d[0] == 0.5);
+    const double k = std::sqrt(2.0 / M_PI), t = std::tanh(k * 1.044715);
+    CHECK(th[1] == doctest::Approx(t).epsilon(1e-15));
+    CHECK(g[1] == doctest::Approx(0.5 * (1.0 + t)).epsilon(1e-15));
+    CHECK(d[1] == doctest::Approx(0.5 * (1.0 + t) + 0.5 * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715)).epsilon(1e-14));
     // logits [0, ln 3] with target 1: softmax [1/4, 3/4], loss = ln(4/3); a row not scored adds nothing
     const double logits[4] = {0.0, std::log(3.0), 5.0, -5.0};
     double d_logits[4];

@@ -59,20 +59,20 @@ constexpr T kGeluScale = static_cast<T>(0.7978845608028654);  // sqrt(2 / pi)
 }
 
 template <class T>
-void gelu_forward(const T* x, T* out, std::size_t n)
+void gelu_forward(const T* x, T* out, T* th, std::size_t n)
 {
     for (std::size_t i = 0; i < n; ++i) {
         const T u = kGeluScale<T> * (x[i] + static_cast<T>(0.044715) * x[i] * x[i] * x[i]);
-        out[i] = static_cast<T>(0.5) * x[i] * (T(1) + std::tanh(u));
+        th[i] = std::tanh(u);
+        out[i] = static_cast<T>(0.5) * x[i] * (T(1) + th[i]);
     }
 }
 
 template <class T>
-void gelu_backward(const T* x, const T* d_out, T* d_x, std::size_t n)
+void gelu_backward(const T* x, const T* tanh_u, const T* d_out, T* d_x, std::size_t n)
 {
     for (std::size_t i = 0; i < n; ++i) {
-        const T u = kGeluScale<T> * (x[i] + static_cast<T>(0.044715) * x[i] * x[i] * x[i]);
-        const T th = std::tanh(u);
+        const T th = tanh_u[i];
         const T du = kGeluScale<T> * (T(1) + static_cast<T>(3.0 * 0.044715) * x[i] * x[i]);
         // d/dx 0.5 x (1 + tanh u) = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx
         d_x[i] += d_out[i] * (static_cast<T>(0.5) * (T(1) + th) + static_cast<T>(0.5) * x[i] * (T(1) - th * th) * du);
@@ -141,8 +141,8 @@ void adamw_step(T* p, const T* g, T* m, T* v, std::size_t n, long t, const AdamW
 #define ATTNLAB_NN_INSTANTIATE(T)                                                                                          \
     template void layernorm_forward<T>(const T*, const T*, const T*, T*, T*, T*, std::size_t, std::size_t);               \
     template void layernorm_backward<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, T*, std::size_t, std::size_t); \
-    template void gelu_forward<T>(const T*, T*, std::size_t);                                                              \
-    template void gelu_backward<T>(const T*, const T*, T*, std::size_t);                                                   \
+    template void gelu_forward<T>(const T*, T*, T*, std::size_t);                                                          \
+    template void gelu_backward<T>(const T*, const T*, const T*, T*, std::size_t);                                         \
     template void linear_forward<T>(const T*, const T*, const T*, T*, std::size_t, std::size_t, std::size_t);              \
     template void linear_backward<T>(const T*, const T*, const T*, T*, T*, T*, std::size_t, std::size_t, std::size_t);    \
     template double cross_entropy<T>(const T*, const std::vector<long>&, T*, std::size_t, std::size_t);                   \

@@ -21,11 +21,12 @@ void layernorm_backward(const T* d_out, const T* x, const T* w, const T* mean, c
                         std::size_t C);
 
 // GELU, tanh approximation (GPT-2's; torch's gelu(approximate='tanh')): 0.5 x (1 + tanh(k (x + 0.044715 x^3))),
-// k = sqrt(2 / pi).
+// k = sqrt(2 / pi). The forward keeps tanh(u) of each element in th, which the backward reads
+// rather than computing it again (the same values: tanh is most of the MLP's time).
 template <class T>
-void gelu_forward(const T* x, T* out, std::size_t n);
+void gelu_forward(const T* x, T* out, T* th, std::size_t n);
 template <class T>
-void gelu_backward(const T* x, const T* d_out, T* d_x, std::size_t n);
+void gelu_backward(const T* x, const T* th, const T* d_out, T* d_x, std::size_t n);
 
 // out [N, out] = x [N, in] W [in, out] (+ b [out]); b may be null.
 template <class T>

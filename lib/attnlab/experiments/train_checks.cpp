@@ -25,8 +25,8 @@ double train_memory(const TrainParams& p)
     for (long n : eval_lengths(p)) worst = std::max(worst, dsize(task_positions(p.task, n)));
     const double T_train = dsize(task_positions(p.task, p.train_len));
     const double params = layers * 12.0 * C * C + 2.0 * V * C + T_train * C + 4.0 * C;
-    // a forward's caches per layer: 12 rows of C, 3 of 4C, the weights [H, T, T]; logits twice
-    auto caches = [&](double sequences, double T) { return sequences * T * (layers * (12.0 * C + 12.0 * C + H * T) + 4.0 * C + 2.0 * V); };
+    // a forward's caches per layer: 12 rows of C, 4 of 4C, the weights [H, T, T]; logits twice
+    auto caches = [&](double sequences, double T) { return sequences * T * (layers * (12.0 * C + 16.0 * C + H * T) + 4.0 * C + 2.0 * V); };
     const double training = caches(dsize(p.batch), T_train), evaluation = caches(dsize(kEvalSequences), worst);
     // params, grads and two moments, in float64 (the gradient check) and in the run's type; a
     // checkpoint read back (three such vectors, an NPY parse costing about 9 bytes a byte)

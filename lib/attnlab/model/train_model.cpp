@@ -302,10 +302,10 @@ void block_forward(const Model<T>& m, long layer, const Dims& z, std::vector<T>&
     nn::linear_forward(c.att.data(), m.p(p + "w_o"), static_cast<const T*>(nullptr), proj.data(), z.N, z.C, z.C);
     for (std::size_t i = 0; i < NC; ++i) x[i] += proj[i];
     c.x_mid = x;
-    c.ln2.resize(NC), c.mean2.resize(z.N), c.rstd2.resize(z.N), c.h1.resize(z.N * z.F), c.g.resize(z.N * z.F);
+    c.ln2.resize(NC), c.mean2.resize(z.N), c.rstd2.resize(z.N), c.h1.resize(z.N * z.F), c.g.resize(z.N * z.F), c.tanh_u.resize(z.N * z.F);
     nn::layernorm_forward(x.data(), m.p(p + "ln2_w"), m.p(p + "ln2_b"), c.ln2.data(), c.mean2.data(), c.rstd2.data(), z.N, z.C);
     nn::linear_forward(c.ln2.data(), m.p(p + "w_1"), m.p(p + "b_1"), c.h1.data(), z.N, z.C, z.F);
-    nn::gelu_forward(c.h1.data(), c.g.data(), z.N * z.F);
+    nn::gelu_forward(c.h1.data(), c.g.data(), c.tanh_u.data(), z.N * z.F);
     nn::linear_forward(c.g.data(), m.p(p + "w_2"), m.p(p + "b_2"), proj.data(), z.N, z.F, z.C);
     for (std::size_t i = 0; i < NC; ++i) x[i] += proj[i];
 }
@@ -360,7 +360,7 @@ void block_backward(const Model<T>& m, const Layout& lay, long layer, const Dims
     // the MLP: x += GELU(LN2(x) W_1 + b_1) W_2 + b_2
     std::vector<T> d_g(z.N * z.F, T(0)), d_h1(z.N * z.F, T(0)), d_ln(NC, T(0));
     nn::linear_backward(d_x.data(), c.g.data(), m.p(p + "w_2"), d_g.data(), g("w_2"), g("b_2"), z.N, z.F, z.C);
-    nn::gelu_backward(c.h1.data(), d_g.data(), d_h1.data(), z.N * z.F);
+    nn::gelu_backward(c.h1.data(), c.tanh_u.data(), d_g.data(), d_h1.data(), z.N * z.F);
     nn::linear_backward(d_h1.data(), c.ln2.data(), m.p(p + "w_1"), d_ln.data(), g("w_1"), g("b_1"), z.N, z.C, z.F);
     nn::layernorm_backward(d_ln.data(), c.x_mid.data(), m.p(p + "ln2_w"), c.mean2.data(), c.rstd2.data(), d_x.data(), g("ln2_w"), g("ln2_b"), z.N, z.C);
     // attention: x += a W_o

@@ -100,7 +100,7 @@ struct Activations {
     long B = 0, T_len = 0;
     std::vector<T> x0;
     struct LayerCache {
-        std::vector<T> x_in, ln1, mean1, rstd1, q, k, v, q_rot, k_rot, probs, att, x_mid, ln2, mean2, rstd2, h1, g;
+        std::vector<T> x_in, ln1, mean1, rstd1, q, k, v, q_rot, k_rot, probs, att, x_mid, ln2, mean2, rstd2, h1, g, tanh_u;
     };
     std::vector<LayerCache> layers;
     std::vector<T> x_final, lnf, meanf, rstdf, logits, d_logits;
