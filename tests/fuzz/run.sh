@@ -22,14 +22,17 @@ for src in lib/attnlab/io/npy.cpp lib/attnlab/io/read.cpp lib/attnlab/io/files.c
   objects+=("$obj")
 done
 wait
-# The targets are built, then run side by side (one core each), each on its own corpus copy.
+# The targets are built side by side, then run side by side (one core each), each on its own corpus copy.
 targets=(fuzz_readers:corpus fuzz_exercise_file:corpus_exercise)
 pids=()
+builds=()
 for target in "${targets[@]}"; do
   name=${target%%:*} corpus=tests/fuzz/${target#*:}
-  "$cxx" "${flags[@]}" -fsanitize=fuzzer "tests/fuzz/$name.cpp" "${objects[@]}" -lfmt -o "$out/$name"
+  "$cxx" "${flags[@]}" -fsanitize=fuzzer "tests/fuzz/$name.cpp" "${objects[@]}" -lfmt -o "$out/$name" &
+  builds+=($!)
   rm -rf "$out/$name.corpus" && mkdir -p "$out/$name.corpus" && cp "$corpus"/* "$out/$name.corpus/"
 done
+for pid in "${builds[@]}"; do wait "$pid"; done
 for target in "${targets[@]}"; do
   name=${target%%:*}
   echo "fuzz: $name for $seconds s" >&2
