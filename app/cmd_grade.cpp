@@ -17,6 +17,7 @@
 #include <csignal>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 namespace attnlab::app {
@@ -175,11 +176,14 @@ void run_grade(GradeOpts o)
     s.run = run.empty() ? kExerciseRun : run;
     const std::vector<PreparedCase> cases = grade_cases(o.name, visible, o.hidden, seeds);
     case_points(cases, s);  // a points file naming no case is refused before anything runs
+    std::optional<RunHost> host;
+    s.limits.host = &host.emplace(AccountLimits{s.limits.memory_bytes, s.limits.processes}, thread_count(static_cast<unsigned>(s.jobs)));
     std::vector<SubmissionResult> results;
     try {
         results = grade_submissions(o.name, o.submissions, cases, s);
     } catch (const Interrupted& e) {
-        // every run is killed and the temporary folders are gone: end as the signal would
+        // every run is killed and the temporary folders and cgroups are gone: end as the signal would
+        host.reset();
         std::signal(e.signal, SIG_DFL);
         std::raise(e.signal);
         throw;
@@ -215,6 +219,12 @@ void setup_grade(CLI::App& exercise, Runners& runners)
     g->add_option("--disk", o->disk_gib, "Disk a run may write, all its files together (its copy included), in GiB")
         ->check(number_in(kDiskRange.lo, kDiskRange.hi, "GiB"))
         ->default_str("1");
+    g->add_option("--cpu-time", o->settings.limits.cpu_seconds, "CPU seconds a run may use, all its processes together")
+        ->check(number_in(kCpuRange.lo, kCpuRange.hi, "seconds"))
+        ->default_str("the timeout");
+    g->add_option("--processes", o->settings.limits.processes, "Processes and threads a run may have at once (under a cgroup, or as root)")
+        ->check(whole_in(static_cast<long>(kProcessRange.lo), static_cast<long>(kProcessRange.hi)))
+        ->default_str("256");
     g->add_option("--sandbox", o->sandbox, "auto: bubblewrap where it works, else none; bwrap: refuse without it; none: process group and limits only")
         ->check(CLI::IsMember({"auto", "bwrap", "none"}))
         ->default_str("auto");
@@ -233,10 +243,13 @@ void setup_grade(CLI::App& exercise, Runners& runners)
     g->add_flag("--isolate", o->isolate, "No network for the programs (always so under bubblewrap; else root or user namespaces)");
     add_optional_enum(*g, "--lang", o->lang, "Language of the text gradebook, en or zh (default: from the locale)");
     runners.emplace_back(g, [o] { return run_grade(*o), 0; });
-    g->footer("Each run has a time limit and, for all its processes together, a memory and a disk limit; nothing it starts outlives it.\n"
-              "Under bubblewrap (--sandbox auto where installed, Debian: bubblewrap) it has PID, network and mount namespaces of its own\n"
-              "and sees /usr and /etc read-only, not your files. With --sandbox none it runs as you and can read what you can: that is\n"
-              "not a security sandbox. The gradebook says which isolation the runs had. Hidden cases show their name and verdict\n"
+    g->footer("Each run has a time limit and, for all its processes together, a memory, a disk, a CPU-time and a process limit;\n"
+              "nothing it starts outlives it. Where the grader can make cgroups (v2 delegated, or v1 as root), the kernel counts each\n"
+              "run's memory (shared memory and tmpfs files included), processes and CPU time, and shares the CPU equally between\n"
+              "runs; elsewhere they are polled. Run as root, the grader gives each run a uid of its own.\n"
+              "Under bubblewrap (--sandbox auto where installed, Debian: bubblewrap) it has PID, network, mount and cgroup namespaces of\n"
+              "its own and sees /usr, /etc and the interpreter read-only, not your files. With --sandbox none it can read what its uid\n"
+              "can: that is not a security sandbox. The gradebook says which isolation the runs had. Hidden cases show their name and verdict\n"
               "only, except in --format json, --teacher-report and with --show-hidden.\n"
               "Exit status: 0 when the grading ran, whatever the grades; 2 for a usage error, an unreadable exercise or an interpreter\n"
               "without numpy; a SIGINT or SIGTERM kills every run, removes the temporary folders and ends as the signal does.\n"

@@ -4,6 +4,7 @@
 #include "attnlab/core/error_model.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -297,5 +298,7 @@ ArticleCount count_article_claims(const TourReport& t)
     }
     return n;
 }
+
+std::string shape_text(const std::vector<std::size_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 }  // namespace attnlab

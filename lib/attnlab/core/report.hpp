@@ -124,6 +124,9 @@ struct TensorInfo {
     bool saved = false;                 // computed for --save (or when named), printed only when named
 };
 
+// A shape as the reports write it: "[2, 8, 16]".
+std::string shape_text(const std::vector<std::size_t>& shape);
+
 // "pe [pos, dim] (main)" lines for --help: one per tensor, on-demand ones marked.
 std::string tensors_help(const std::vector<TensorInfo>& infos);
 // The manual's table (docs/experiments.md): one row per tensor of every command.

@@ -63,7 +63,6 @@ std::string with_sizes(const std::string& text, const MadeExercise& m)
     return fmt::vformat(text, args);
 }
 
-std::string shape_text(const std::vector<std::size_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 std::string dtype_text(const Tensor& t) { return t.elem == Elem::boolean ? "bool" : t.elem == Elem::index ? "int64" : "float64"; }
 

@@ -14,9 +14,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 namespace attnlab {
 
@@ -34,9 +36,11 @@ void write_bytes(const fs::path& path, const std::string& bytes)
 }
 
 // The case's folder: a copy of the submission, then the case's inputs/ (and params.json).
-void lay_out(const PreparedCase& c, const std::string& submission, const fs::path& dir, SubmissionResult* result)
+void lay_out(const PreparedCase& c, const std::string& submission, const fs::path& dir, double disk_bytes, SubmissionResult* result)
 {
-    const auto left_out = copy_submission(submission, dir.string(), {c.made.answer_file, "inputs"});
+    // the copy counts against the run's disk: no more bytes than its limit, and entries capped
+    const auto max_bytes = static_cast<std::size_t>(std::min(disk_bytes, 256.0 * 1024 * 1024));
+    const auto left_out = copy_submission(submission, dir.string(), {c.made.answer_file, "inputs"}, max_bytes);
     if (result && result->left_out.empty()) result->left_out = left_out;
     fs::create_directories(dir / "inputs");
     for (const auto& in : c.made.inputs) {
@@ -62,6 +66,11 @@ bool ended_badly(const ProgramOutcome& run, const ProgramLimits& limits, Lang la
         r.detail = fmt::format(zh ? "所有进程合计使用的内存超过 {:g} GiB，已终止{}" : "its processes together used more than {:g} GiB of memory, killed{}",
                                limits.memory_bytes / gib, tail);
         return true;
+    case ProgramOutcome::End::cpu_exceeded:
+        r.verdict = CaseVerdict::timeout;
+        r.detail = fmt::format(zh ? "所有进程合计用了超过 {:g} s 的 CPU 时间，已终止{}" : "its processes together used more than {:g} s of CPU time, killed{}",
+                               limits.cpu_seconds > 0 ? limits.cpu_seconds : limits.timeout_s, tail);
+        return true;
     case ProgramOutcome::End::disk_exceeded:
         r.verdict = CaseVerdict::crash;
         r.detail = fmt::format(zh ? "写入磁盘超过 {:g} GiB，已终止{}" : "it wrote more than {:g} GiB to disk, killed{}", limits.disk_bytes / gib, tail);
@@ -80,11 +89,19 @@ bool ended_badly(const ProgramOutcome& run, const ProgramLimits& limits, Lang la
         // the run command's shell reports a program a signal ended as 128 + the signal
         const bool by_signal = run.end == ProgramOutcome::End::signaled || (run.code > 128 && run.code < 128 + 65);
         const int sig = run.end == ProgramOutcome::End::signaled ? run.code : run.code - 128;
+        if (by_signal && sig == SIGXCPU) {  // one process's CPU limit (RLIMIT_CPU), inside the sandbox
+            ProgramOutcome cpu = run;
+            cpu.end = ProgramOutcome::End::cpu_exceeded;
+            return ended_badly(cpu, limits, lang, r);
+        }
         r.verdict = CaseVerdict::crash;
         const char* text = sigdescr_np(sig);
         // (the shell's own "Killed" line says nothing more)
         r.detail = by_signal ? fmt::format(zh ? "被信号 {}（{}）终止{}" : "killed by signal {} ({}){}", sig, text ? text : "?", run.output_tail == "Killed" ? "" : tail)
                              : fmt::format(zh ? "退出码 {}{}" : "exit status {}{}", run.code, tail);
+        if (run.process_cap) r.detail += fmt::format(zh ? "；进程数达到上限 {}" : "; it reached the cap of {} processes", limits.processes);
+        if (run.output_tail.find("ModuleNotFoundError") != std::string::npos)
+            r.detail += zh ? "（评分所用的解释器没有这个模块）" : " (the grading's interpreter does not have that module)";
         return true;
     }
     }
@@ -98,7 +115,6 @@ bool stored_below(Elem elem, DType judged_at)
     return stored && unit_roundoff(*stored) > unit_roundoff(judged_at);
 }
 
-std::string shape_text(const std::vector<std::size_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 // The answer file held against the reference, as check.sh would hold it.
 void judge_answer(const PreparedCase& c, const ProgramOutcome& run, Lang lang, CaseResult& r)
@@ -166,14 +182,18 @@ struct Grader {
     const GradeSettings& s;
     fs::path work;
 
-    CaseResult run_case(const PreparedCase& c, const std::string& submission, const std::string& folder, SubmissionResult* result) const
+    CaseResult run_case(const PreparedCase& c, const std::string& submission, SubmissionResult* result) const
     {
         CaseResult r;
         r.config = c.config;
         if (GradingSignals::received() != 0) return r;  // the grading ends; nothing more starts
-        const fs::path dir = work / folder;
-        fs::create_directories(dir);
-        lay_out(c, submission, dir / "run", result);
+        // a random name: a program that reads its own path or /proc/self/mountinfo cannot
+        // tell a hidden case from the visible one
+        std::string pattern = (work / "run-XXXXXX").string();
+        if (mkdtemp(pattern.data()) == nullptr) throw OutputError(fmt::format("cannot make a folder in {}: {}", work.string(), std::strerror(errno)));
+        const fs::path dir = pattern;
+        ::chmod(dir.c_str(), 0711);
+        lay_out(c, submission, dir / "run", s.limits.disk_bytes, result);
         const ProgramRun how{s.run, (dir / "run").string(), (dir / "output.log").string(), c.made.answer_file, (dir / "answer.out").string()};
         const ProgramOutcome run = run_program(how, s.limits);
         r.time_s = run.seconds;
@@ -185,7 +205,7 @@ struct Grader {
 
     // From a failing hidden case, smaller sizes (the range's low end, halfway, one less) with
     // the same seed, one size at a time, while one still fails; at most 16 runs.
-    std::optional<Shrunk> shrink(const CaseResult& failing, const std::string& submission, std::size_t index) const
+    std::optional<Shrunk> shrink(const CaseResult& failing, const std::string& submission) const
     {
         const ExerciseInfo& info = find_exercise(exercise);
         Shrunk best{failing.config, failing.verdict, "", 0};
@@ -201,7 +221,7 @@ struct Grader {
                     c.sizes[key] = v;
                     const std::optional<PreparedCase> made = prepare_case(exercise, c);
                     if (!made) continue;
-                    const CaseResult r = run_case(*made, submission, fmt::format("s{}-shrink-{}", index, best.runs), nullptr);
+                    const CaseResult r = run_case(*made, submission, nullptr);
                     ++best.runs;
                     if (r.verdict != CaseVerdict::match) best.config = c, best.verdict = r.verdict, smaller = true;
                 }
@@ -221,74 +241,89 @@ bool system_folder(const fs::path& p)
     return false;
 }
 
+// The path to call the interpreter by: a virtual environment's python (a link beside
+// ../pyvenv.cfg) by its own path, since that is how it finds its environment; any other link
+// by what it resolves to, so that the link's folder need not be shown to the runs.
+fs::path python_to_call(const fs::path& given)
+{
+    std::error_code ec;
+    fs::path p = fs::absolute(given, ec);
+    for (int hop = 0; hop < 40; ++hop) {
+        if (fs::exists(p.parent_path() / "pyvenv.cfg", ec) || fs::exists(p.parent_path().parent_path() / "pyvenv.cfg", ec)) return p;
+        if (!fs::is_symlink(p, ec)) break;
+        const fs::path target = fs::read_symlink(p, ec);
+        if (ec) break;
+        p = target.is_absolute() ? target : p.parent_path() / target;
+    }
+    const fs::path resolved = fs::canonical(given, ec);
+    return ec ? fs::absolute(given) : resolved;
+}
+
+// The interpreter's installation as it reports it: sys.prefix (a virtual environment's own
+// folder) and sys.base_prefix, run here in isolated mode. Nothing where it does not run.
+std::vector<std::string> python_prefixes(const fs::path& python)
+{
+    const std::string command = shell_word(python.string()) + " -I -c 'import sys; print(sys.prefix); print(sys.base_prefix)' 2>/dev/null";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return {};
+    std::vector<std::string> out;
+    char line[4096];
+    while (std::fgets(line, sizeof line, pipe) != nullptr) {
+        std::string text = line;
+        while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+        if (!text.empty() && text.front() == '/') out.push_back(text);
+    }
+    ::pclose(pipe);
+    return out;
+}
+
 // `python3` and `python` in the run command mean --python: a two-line script of each name in
 // WORK/bin (a script, not a link, so that a virtual environment's python finds its
-// pyvenv.cfg). The sandbox shows the interpreter's prefix (the folder above its bin/), as
-// given and with links followed, read-only.
+// pyvenv.cfg). The sandbox shows exactly the interpreter's installation, read-only: its
+// sys.prefix and sys.base_prefix where they are not the system's folders, never the folder a
+// link to it happens to be in.
 void use_python(GradeSettings& s, const std::string& work)
 {
-    const fs::path python = fs::absolute(s.python), bin = fs::path(work) / "bin";
+    const fs::path python = python_to_call(s.python), bin = fs::path(work) / "bin";
     fs::create_directories(bin);
     for (const char* name : {"python3", "python"}) {
         const fs::path script = bin / name;
         write_bytes(script, fmt::format("#!/bin/sh\nexec {} \"$@\"\n", shell_word(python.string())));
         fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
     }
+    ::chmod(bin.c_str(), 0755);
     s.limits.bin_dir = bin.string();
-    std::error_code ec;
-    for (const fs::path& p : {python, fs::canonical(python, ec)}) {
-        const fs::path prefix = p.parent_path().parent_path();
-        if (prefix.empty() || prefix == "/" || system_folder(prefix)) continue;
+    for (const fs::path prefix : python_prefixes(python)) {
+        if (prefix == "/" || system_folder(prefix)) continue;
         if (std::find(s.limits.read_only.begin(), s.limits.read_only.end(), prefix.string()) == s.limits.read_only.end())
             s.limits.read_only.push_back(prefix.string());
     }
 }
 
-// Whether one of the submissions' .py files imports torch (a line that starts "import torch"
-// or "from torch"); at most 1000 files of at most 1 MiB each are read per submission.
-bool imports_torch(const std::vector<std::string>& submissions)
-{
-    for (const auto& sub : submissions) {
-        std::error_code ec;
-        int files = 0;
-        for (fs::recursive_directory_iterator it(sub, ec), end; !ec && it != end && files < 1000; it.increment(ec)) {
-            if (it->path().extension() != ".py" || !it->is_regular_file(ec) || it->file_size(ec) > (1u << 20)) continue;
-            ++files;
-            std::ifstream in(it->path());
-            for (std::string line; std::getline(in, line);) {
-                const auto first = line.find_first_not_of(" \t");
-                if (first == std::string::npos) continue;
-                const std::string_view l = std::string_view(line).substr(first);
-                if (l.rfind("import torch", 0) == 0 || l.rfind("from torch", 0) == 0) return true;
-            }
-        }
-    }
-    return false;
-}
-
-// Before any grading: the interpreter the submissions will run imports what they need, run as
-// they will be run (the same limits and sandbox), so that a class is never given 0 for the
-// teacher's interpreter.
-void check_interpreter(const GradeSettings& s, const std::vector<std::string>& submissions, const std::string& work)
+// Before any grading: the interpreter the submissions will run imports numpy, run as they will
+// be run (the same limits, sandbox and uid), so that a class is never given 0 for the
+// teacher's interpreter. Other modules (torch) are each submission's own affair: one that
+// imports what the interpreter lacks crashes with the import error, alone.
+void check_interpreter(const GradeSettings& s, const std::string& work)
 {
     if (s.python.empty() && s.run.find("python") == std::string::npos) return;
-    std::vector<std::string> modules{"numpy"};
-    if (imports_torch(submissions)) modules.emplace_back("torch");
     const fs::path dir = fs::path(work) / "interpreter";
     fs::create_directories(dir / "run");
+    ::chmod(dir.c_str(), 0711);
     const std::string who = s.python.empty() ? "python3 (the first on PATH; name another with --python)" : "--python " + excerpt(s.python);
-    for (const auto& module : modules) {
-        ProgramLimits limits = s.limits;
-        limits.timeout_s = std::max(limits.timeout_s, 60.0);  // torch's first import on a cold disk
-        const ProgramRun how{"python3 -c 'import " + module + "'", (dir / "run").string(), (dir / "output.log").string(), "none", (dir / "none").string()};
-        const ProgramOutcome run = run_program(how, limits);
-        if (GradingSignals::received() != 0) throw Interrupted(GradingSignals::received());
-        if (run.end == ProgramOutcome::End::exited && run.code == 0) continue;
-        throw InputError(fmt::format("{} cannot import {} as the submissions run ({}){}; install it (Debian: python3-{}) or name an interpreter "
-                                     "that has it",
-                                     who, module, s.limits.sandbox == Sandbox::bwrap ? "in the sandbox" : "under the grading's limits",
-                                     run.output_tail.empty() ? "" : ": " + run.output_tail, module));
-    }
+    ProgramLimits limits = s.limits;
+    limits.timeout_s = std::max(limits.timeout_s, 60.0);  // a first import on a cold disk
+    limits.cpu_seconds = std::max(limits.cpu_seconds, 60.0);
+    const ProgramRun how{"python3 -c 'import numpy'", (dir / "run").string(), (dir / "output.log").string(), "none", (dir / "none").string()};
+    const ProgramOutcome run = run_program(how, limits);
+    if (GradingSignals::received() != 0) throw Interrupted(GradingSignals::received());
+    if (run.end == ProgramOutcome::End::exited && run.code == 0) return;
+    if (run.output_tail.rfind("bwrap:", 0) == 0)  // the sandbox itself could not be made
+        throw InputError(fmt::format("{}: the sandbox cannot be set up for the runs: {}", who, run.output_tail));
+    throw InputError(fmt::format("{} cannot import numpy as the submissions run ({}){}; install it (Debian: python3-numpy) or name an interpreter "
+                                 "that has it",
+                                 who, s.limits.sandbox == Sandbox::bwrap ? "in the sandbox" : "under the grading's limits",
+                                 run.output_tail.empty() ? "" : ": " + run.output_tail));
 }
 
 }  // namespace
@@ -297,17 +332,19 @@ std::vector<SubmissionResult> grade_submissions(const std::string& exercise, con
                                                 const std::vector<PreparedCase>& cases, const GradeSettings& settings)
 {
     const GradingSignals signals;
-    TempFolder work("attnlab-grade-");
     GradeSettings s = settings;
+    std::optional<RunHost> own_host;  // where the caller gave none
+    if (s.limits.host == nullptr) s.limits.host = &own_host.emplace(AccountLimits{s.limits.memory_bytes, s.limits.processes}, thread_count(static_cast<unsigned>(s.jobs)));
+    TempFolder work("attnlab-grade-", s.limits.host->own_uids() ? TempFolder::Reach::others : TempFolder::Reach::owner);
     if (!s.python.empty()) use_python(s, work.path());
-    check_interpreter(s, submissions, work.path());
+    check_interpreter(s, work.path());
     const Grader grader{exercise, s, work.path()};
     const std::vector<double> points = case_points(cases, s);
     std::vector<SubmissionResult> results(submissions.size());
     for (auto& r : results) r.cases.resize(cases.size());
     parallel_for(submissions.size() * cases.size(), thread_count(static_cast<unsigned>(s.jobs)), [&](std::size_t t) {
         const std::size_t i = t / cases.size(), k = t % cases.size();
-        CaseResult r = grader.run_case(cases[k], submissions[i], fmt::format("s{}-{}", i, cases[k].config.name), k == 0 ? &results[i] : nullptr);
+        CaseResult r = grader.run_case(cases[k], submissions[i], k == 0 ? &results[i] : nullptr);
         r.max_points = points[k];
         r.points = r.verdict == CaseVerdict::match ? points[k] : 0.0;
         results[i].cases[k] = std::move(r);
@@ -318,7 +355,7 @@ std::vector<SubmissionResult> grade_submissions(const std::string& exercise, con
         for (const auto& c : sub.cases) sub.score += c.points, sub.max_score += c.max_points, sub.time_s += c.time_s;
         for (const auto& c : sub.cases) {
             if (!c.config.hidden || c.verdict == CaseVerdict::match) continue;
-            if (c.verdict != CaseVerdict::timeout) sub.smallest = grader.shrink(c, submissions[i], i);
+            if (c.verdict != CaseVerdict::timeout) sub.smallest = grader.shrink(c, submissions[i]);
             break;
         }
     });

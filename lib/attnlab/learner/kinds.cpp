@@ -21,7 +21,6 @@ void add(Comparison& c, const std::string& kind, std::string note)
     c.notes.push_back(std::move(note));
 }
 
-std::string shape_text(const std::vector<std::size_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 bool all_within(const std::vector<double>& e, const std::vector<double>& g, const Tolerance& tol)
 {

@@ -263,7 +263,6 @@ std::string check_line(const Check& c, bool color, Lang lang)
 
 namespace {
 
-std::string shape_text(const std::vector<std::size_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 // "they differ in head 1 only; query 3-7; every key", from the ranges along every axis.
 std::string where_text_of(const Comparison& c, Lang lang)
