@@ -132,6 +132,18 @@ EXPECTED = {
     "holds_memory": [C, C, C, C],
     "float16": [D, D, D, D],
     "finds_grader": [C, C, C, C],
+    # hostile, against the limits and the isolation: 2 GiB written to /dev/shm, ten memfds of
+    # 200 MiB, a fork bomb of 1,023 processes (each stops the program before its answer);
+    # reading a root-only file or telling a hidden case from its path or mounts, a fork chain
+    # left behind, and 50,000 files beside the program (each writes the right answer, and must
+    # not be able to do harm)
+    "fills_shm": [C, C, C, C],
+    "memfds": [C, C, C, C],
+    "fork_bomb": [C, C, C, C],
+    "reads_root_file": [M, M, M, M],
+    "tells_hidden": [M, M, M, M],
+    "fork_chain": [M, M, M, M],
+    "many_files": [M, M, M, M],
 }
 # Right answers, so that the class holds 30 submissions.
 for i in range(2, 13):
@@ -180,11 +192,59 @@ BODIES.update({
     raise SystemExit("no grader found")
 """,
 })
+BODIES.update({
+    "fills_shm": """
+    for i in range(10):  # 2 GiB in files of 200 MiB, each under the file size limit
+        with open(f"/dev/shm/filler{i}", "wb") as f:
+            for _ in range(200):
+                f.write(b"x" * (1 << 20))
+                f.flush()
+""" + CORRECT.lstrip("\n"),
+    "memfds": """
+    fds = []
+    for i in range(10):
+        fd = os.memfd_create(f"hold{i}")
+        for _ in range(200):
+            os.write(fd, b"x" * (1 << 20))
+        fds.append(fd)
+""" + CORRECT.lstrip("\n"),
+    "fork_bomb": """
+    import time
+    for _ in range(1023):
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+""" + CORRECT.lstrip("\n"),
+    "reads_root_file": """
+    for secret in ("/etc/shadow", ROOT_ONLY):
+        try:
+            open(secret, "rb").read(1)
+        except OSError:
+            continue
+        raise SystemExit("read " + secret)
+""" + CORRECT.lstrip("\n"),
+    "tells_hidden": """
+    seen = os.getcwd() + open("/proc/self/mountinfo").read() + os.environ.get("TMPDIR", "")
+    if "hidden" in seen:
+        return np.zeros_like(q)
+""" + CORRECT.lstrip("\n"),
+    # each generation sleeps, starts the next in the background and exits: the chain is nobody's
+    # child for long; 31.93 marks its processes for leftovers()
+    "fork_chain": """
+    import subprocess
+    chain = 'sleep 0.02; sh -c "$0" "$0" "$1" & exit'
+    subprocess.Popen(["sh", "-c", chain, chain, "31.93"], start_new_session=True)
+""" + CORRECT.lstrip("\n"),
+    "many_files": CORRECT,
+})
 for i in range(2, 13):
     BODIES[f"numpy_{i}"] = CORRECT
-EXPECTED_NAMES = [n for n in EXPECTED if n != "torch" or HAVE_TORCH]
+EXPECTED_NAMES = list(EXPECTED)
 MISTAKES = ["pairing_half", "rotation_reversed", "missing_factor_2", "positions_from_1", "heads_and_positions_swapped"]
-HOSTILE = ["not_utf8", "daemon", "fills_disk", "holds_memory", "float16", "finds_grader"]
+HOSTILE = ["not_utf8", "daemon", "fills_disk", "holds_memory", "float16", "finds_grader", "fills_shm", "memfds", "fork_bomb",
+           "reads_root_file", "tells_hidden", "fork_chain", "many_files", "torch"]
+# A file only root may read, in a folder anyone may pass: a run must not read it.
+ROOT_ONLY = "/var/tmp/attnlab-grade-test-root-only"
 # The smaller class the other formats are checked on.
 SMALL = ["numpy", "positions_from_1", "heads_and_positions_swapped", "crash", "nan", "copies_visible", "not_utf8"]
 CONFIGS = [(8, 8, 2), (2, 4, 1), (10, 4, 2), (2, 10, 1)]  # (len, dim, heads) of each case
@@ -218,10 +278,14 @@ def make_submissions(attnlab, tmp):
         program = TORCH_PROGRAM if name == "torch" else re.sub(
             r"(# --- your code: start ---\n).*?(    # --- your code: end ---)",
             lambda m: m.group(1) + BODIES[name].lstrip("\n") + m.group(2), starter, flags=re.S)
-        program = program.replace("EXERCISE_NAME", repr(EXERCISE))
+        program = program.replace("EXERCISE_NAME", repr(EXERCISE)).replace("ROOT_ONLY", repr(ROOT_ONLY))
         open(os.path.join(folder, "starter.py"), "w").write(program)
         if name == "copies_visible":
             shutil.copy(os.path.join(hw, "solution", "answer.npy"), os.path.join(folder, "saved.npy"))
+        if name == "many_files":
+            os.mkdir(os.path.join(folder, "junk"))
+            for i in range(50000):
+                open(os.path.join(folder, "junk", f"{i:05d}"), "w").close()
     # a stale answer in the folder is never graded: the grader leaves it out of the copy
     shutil.copy(os.path.join(hw, "solution", "answer.npy"), os.path.join(subs, "crash", "answer.npy"))
     return [os.path.join(subs, n) for n in names]
@@ -236,14 +300,25 @@ def grade(attnlab, submissions, fmt, *extra):
     return done.stdout
 
 
+def expected(name, isolation):
+    """The verdicts, where they depend on the interpreter or on what the machine lets the grader do."""
+    if name == "torch" and not HAVE_TORCH:
+        return [C, C, C, C]  # its import fails: that submission alone crashes
+    if name == "fork_bomb" and "processes not capped" in isolation:
+        return [M, M, M, M]  # neither a cgroup nor a uid of its own to cap it
+    if name == "fills_shm" and "polled" in isolation and "uid of its own" not in isolation and isolation.startswith("none"):
+        return [M, M, M, M]  # the host's /dev/shm, owned by the grader's uid: not counted
+    return EXPECTED[name]
+
+
 def check_json(book, submissions):
     if [s["path"] for s in book["submissions"]] != submissions:
         fail("the gradebook is not in argument order")
     for sub in book["submissions"]:
         name = os.path.basename(sub["path"])
         got = [c["verdict"] for c in sub["cases"]]
-        if got != EXPECTED[name]:
-            fail(f"{name}: verdicts {got}, expected {EXPECTED[name]}")
+        if got != expected(name, book["isolation"]):
+            fail(f"{name}: verdicts {got}, expected {expected(name, book['isolation'])}")
         if [c["name"] for c in sub["cases"]] != ["visible"] + [f"hidden-{i}" for i in range(1, HIDDEN + 1)]:
             fail(f"{name}: case names {[c['name'] for c in sub['cases']]}")
         for case, (length, dim, heads) in zip(sub["cases"], CONFIGS):
@@ -251,13 +326,28 @@ def check_json(book, submissions):
                 fail(f"{name}: {case['name']} has config {case['config']}")
             if case["points"] != (1 if case["verdict"] == M else 0) or case["max_points"] != 1:
                 fail(f"{name}: {case['name']} points {case['points']}/{case['max_points']}")
-        if sub["score"] != EXPECTED[name].count(M) or sub["max_score"] != HIDDEN + 1:
+        if sub["score"] != expected(name, book["isolation"]).count(M) or sub["max_score"] != HIDDEN + 1:
             fail(f"{name}: score {sub['score']}/{sub['max_score']}")
         if name in MISTAKES:
             first = sub["cases"][0]["diagnosis"]
             if not first or first[0]["id"] != name or first[0]["certainty"] != "matches":
                 fail(f"{name}: the visible case's diagnosis is {first}")
         check_smallest(name, sub)
+        check_hostile(name, sub, book["isolation"])
+
+
+def check_hostile(name, sub, isolation):
+    """What the gradebook says of the hostile submissions beyond their verdicts."""
+    detail = sub["cases"][0]["detail"]
+    if name == "fork_bomb" and "a cgroup per run" in isolation and "it reached the cap of 256 processes" not in detail:
+        fail(f"fork_bomb: the process cap is not named: {detail}")
+    if name == "torch" and not HAVE_TORCH and ("ModuleNotFoundError" not in detail or "does not have that module" not in detail):
+        fail(f"torch: the import error is not said: {detail}")
+    if name == "many_files":
+        counted = [n for n in sub["not_copied"] if "more files and folders" in n]
+        # the four files and junk/ first, then 4,091 of junk's 50,000: 45,909 left out
+        if counted != ["45909 more files and folders (at most 4096 are copied)"]:
+            fail(f"many_files: not copied {sub['not_copied'][-3:]}")
 
 
 def check_smallest(name, sub):
@@ -353,7 +443,15 @@ def check_gradescope(results, sub):
 
 
 def leftovers(tmp):
-    """What grading left: a process of the daemon's, or a temporary folder in TMPDIR."""
+    """Fails on what grading left."""
+    left = left_after(tmp)
+    if left:
+        fail(f"left after grading: {left}")
+
+
+def left_after(tmp):
+    """What grading left: a process of the daemon's or the fork chain's, a process of a run's
+    own uid, a temporary folder, a cgroup, a file in /dev/shm."""
     alive = []
     for pid in os.listdir("/proc"):
         try:
@@ -363,20 +461,159 @@ def leftovers(tmp):
             continue
         if (b"31.93" in cmdline or b"400 << 20" in cmdline) and state != "Z":
             alive.append(pid)
+        try:
+            uid = int(open(f"/proc/{pid}/status").read().split("Uid:")[1].split()[0])
+        except (OSError, IndexError, ValueError):
+            continue
+        if RUN_UIDS[0] <= uid < RUN_UIDS[1] and state != "Z":
+            alive.append(f"{pid} (uid {uid})")
     left = [n for n in os.listdir(tmp) if n.startswith("attnlab-grade-")]
-    if alive or left:
-        fail(f"left after grading: processes {alive}, folders {left}")
+    left += [n for n in os.listdir("/tmp") if n.startswith("attnlab-grade-")]
+    left += cgroups_left()
+    if os.geteuid() == 0:  # a root grader's runs have uids of their own: what they leave is removed
+        left += [f"/dev/shm/{n}" for n in os.listdir("/dev/shm") if n.startswith("filler")]
+    return ([f"processes {alive}"] if alive else []) + left
 
 
-def sandboxes(attnlab, tmp):
+# The uids a root grader gives its runs (accounting.hpp: kUidBase, 256 per grading).
+RUN_UIDS = (0x5A000000, 0x5B000000)
+
+
+def cgroups_left():
+    """The graders' cgroup folders (attnlab-grade-PID) still under this process's own cgroups."""
+    import glob
+    left = []
+    for line in open("/proc/self/cgroup"):
+        _, controllers, path = line.rstrip("\n").split(":", 2)
+        bases = ["/sys/fs/cgroup"] if controllers == "" else [f"/sys/fs/cgroup/{c}" for c in controllers.split(",")]
+        for base in bases:
+            left += glob.glob(os.path.join(base, path.lstrip("/"), "attnlab-grade-*"))
+    return sorted(set(left))
+
+
+def check_interpreter_folders(attnlab, tmp, numpy_sub):
+    """Under bubblewrap the runs see the interpreter's installation and nothing beside it.
+
+    A link to the interpreter in the teacher's own folder (~/bin/python3) does not show that
+    folder: a submission that reads the teacher's grading file there finds nothing. A virtual
+    environment made under /tmp is shown, and works. One in a folder the runs' uid cannot pass
+    is refused before any grading, with bubblewrap's own words.
+    """
+    teacher = os.path.join(tmp, "teacher")
+    os.makedirs(os.path.join(teacher, "bin"))
+    os.symlink(os.path.realpath(sys.executable), os.path.join(teacher, "bin", "python3"))
+    secret = os.path.join(teacher, "hw1.grading.json")
+    open(secret, "w").write('{"hidden_seeds": [1]}')
+    peek = os.path.join(tmp, "subs", "peeks")
+    shutil.copytree(numpy_sub, peek)
+    program = open(os.path.join(peek, "starter.py")).read()
+    program = program.replace("    # --- your code: start ---\n", "    # --- your code: start ---\n    if os.path.exists(%r):\n        return np.zeros_like(q)\n" % secret)
+    open(os.path.join(peek, "starter.py"), "w").write(program)
+    link = os.path.join(teacher, "bin", "python3")
+    book = json.loads(grade_with(attnlab, [peek], link))
+    if [c["verdict"] for c in book["submissions"][0]["cases"]] != [M, M]:
+        fail(f"--python {link}: the run saw the teacher's folder: {book['submissions'][0]['cases']}")
+    venv = tempfile.mkdtemp(prefix="attnlab-test-venv-", dir="/tmp")
+    try:
+        os.chmod(venv, 0o755)
+        made = run([os.path.realpath(sys.executable), "-m", "venv", "--system-site-packages", "--without-pip", os.path.join(venv, "v")])
+        if made.returncode != 0:
+            print(f"note: no virtual environment here ({made.stderr.strip()}): the venv under /tmp is not graded")
+        else:
+            book = json.loads(grade_with(attnlab, [numpy_sub], os.path.join(venv, "v", "bin", "python3")))
+            if [c["verdict"] for c in book["submissions"][0]["cases"]] != [M, M]:
+                fail(f"a venv under /tmp: {book['submissions'][0]['cases']}")
+            if os.geteuid() == 0:
+                os.chmod(venv, 0o700)  # the runs' own uids cannot pass it
+                done = run([attnlab, "exercise", "grade", EXERCISE, numpy_sub, "--seed", "7", "--hidden", "1", "--sandbox", "bwrap",
+                            "--python", os.path.join(venv, "v", "bin", "python3"), "--format", "json"])
+                if done.returncode != 2 or done.stdout or "the sandbox cannot be set up for the runs: bwrap:" not in done.stderr:
+                    fail(f"an interpreter the runs cannot reach: exit {done.returncode}, {done.stderr!r}")
+    finally:
+        shutil.rmtree(venv)
+
+
+def grade_with(attnlab, submissions, python):
+    done = run([attnlab, "exercise", "grade", EXERCISE, *submissions, "--seed", "7", "--hidden", "1", "--sandbox", "bwrap",
+                "--python", python, "--timeout", TIMEOUT, "--format", "json"])
+    if done.returncode != 0 or done.stderr:
+        fail(f"grade --python {python} exited {done.returncode}: {done.stderr}")
+    return done.stdout
+
+
+def check_cpu_share(attnlab, tmp, numpy_sub):
+    """With a cgroup per run, the CPU is shared between runs, not between processes: a correct
+    program that needs 1 s of CPU finishes within a 4 s timeout beside a neighbour that spins
+    15 processes on this machine's cores (shared between processes, it would get a sixteenth
+    of them: 1 s of CPU in 8 s at best on two cores). The neighbour is ended by its timeout."""
+    spinner, busy = os.path.join(tmp, "subs", "spinner"), os.path.join(tmp, "subs", "busy")
+    for folder, code in ((spinner, "    for _ in range(15):\n        if os.fork() == 0:\n            break\n    while True:\n        pass\n"),
+                         (busy, "    import time\n    start = time.process_time()\n    while time.process_time() - start < 1.0:\n        pass\n")):
+        shutil.copytree(numpy_sub, folder)
+        program = open(os.path.join(folder, "starter.py")).read()
+        open(os.path.join(folder, "starter.py"), "w").write(program.replace("    # --- your code: start ---\n", "    # --- your code: start ---\n" + code))
+    for box in sandboxes(attnlab, tmp, quiet=True):
+        done = run([attnlab, "exercise", "grade", EXERCISE, spinner, busy, "--seed", "7", "--hidden", "0", "--python", sys.executable,
+                    "--timeout", "4", "--cpu-time", "1000", "--jobs", "2", "--sandbox", box, "--format", "json"])
+        book = json.loads(done.stdout)
+        verdicts = [s["cases"][0]["verdict"] for s in book["submissions"]]
+        if "a cgroup per run" not in book["isolation"]:
+            print(f"note: no cgroup here ({book['isolation']}): the CPU is not shared between runs, not tested")
+            return
+        if verdicts != [T, M]:
+            fail(f"{box}: a spinning neighbour and a correct program: {verdicts}, expected [timeout, match]: "
+                 f"{[s['cases'][0]['detail'] for s in book['submissions']]}")
+        leftovers(tmp)
+
+
+def check_sigkill(attnlab, tmp, daemon):
+    """A grader killed by SIGKILL takes its runs with it: its watchdog kills what they left
+    (a double-forked daemon, without a sandbox), removes their cgroups and its temporary folder."""
+    sleeper = os.path.join(tmp, "subs", "sleeper")
+    shutil.copytree(daemon[0], sleeper)
+    program = open(os.path.join(sleeper, "starter.py")).read()
+    # a daemon in a session of its own whose command line carries the mark, and a long wait
+    stay = ("    import subprocess, time\n    subprocess.Popen(['sh', '-c', 'sleep 60; exit 0', '31.93'], start_new_session=True)\n"
+            "    time.sleep(60)\n")
+    open(os.path.join(sleeper, "starter.py"), "w").write(program.replace("    # --- your code: start ---\n", "    # --- your code: start ---\n" + stay))
+    grader = subprocess.Popen([attnlab, "exercise", "grade", EXERCISE, sleeper, "--seed", "7", "--hidden", "1", "--sandbox", "none",
+                               "--python", sys.executable, "--timeout", "120", "--format", "json"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import time
+    deadline = time.time() + 60
+    while time.time() < deadline and not marked_running():
+        time.sleep(0.1)
+    if not marked_running():
+        fail("the daemon did not start within 60 s")
+    grader.kill()
+    grader.wait()
+    for _ in range(100):  # the watchdog's work takes a moment
+        if not left_after(tmp):
+            return
+        time.sleep(0.1)
+    fail(f"left after a SIGKILL to the grader: {left_after(tmp)}")
+
+
+def marked_running():
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and b"31.93" in open(f"/proc/{pid}/cmdline", "rb").read():
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def sandboxes(attnlab, tmp, quiet=False):
     """bubblewrap where it works here, and none (the fallback) always."""
     probe = os.path.join(tmp, "probe")
-    os.makedirs(probe)
+    os.makedirs(probe, exist_ok=True)
     open(os.path.join(probe, "run.sh"), "w").write("exit 0\n")
     done = run([attnlab, "exercise", "grade", EXERCISE, probe, "--hidden", "0", "--run", "sh run.sh", "--sandbox", "bwrap", "--format", "json"])
     if done.returncode == 0:
         return ["bwrap", "none"]
-    print(f"note: bubblewrap is not usable here ({done.stderr.strip()}); the fallback alone is graded")
+    if not quiet:
+        print(f"note: bubblewrap is not usable here ({done.stderr.strip()}); the fallback alone is graded")
     return ["none"]
 
 
@@ -384,6 +621,20 @@ def main():
     attnlab, quick = os.path.abspath(sys.argv[1]), sys.argv[2:] == ["quick"]
     if shutil.which("xmllint") is None:
         fail("xmllint is missing (Debian: libxml2-utils; setup.sh installs it)")
+    global LIMITS
+    if os.geteuid() == 0:
+        with open(ROOT_ONLY, "w") as f:
+            f.write("root's")
+        os.chmod(ROOT_ONLY, 0o600)
+    try:
+        grade_class(attnlab, quick)
+    finally:
+        for path in [ROOT_ONLY] + [f"/dev/shm/filler{i}" for i in range(10)]:
+            if os.path.exists(path):
+                os.remove(path)
+
+
+def grade_class(attnlab, quick):
     global LIMITS
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["TMPDIR"] = tmp  # the grader's temporary folders, looked for afterwards
@@ -422,6 +673,12 @@ def main():
         check_junit(grade(attnlab, loop, "junit"), loop_book, tmp)  # errors, not failures
         one = json.loads(grade(attnlab, small[-1:], "gradescope"))
         check_gradescope(one, book["submissions"][-1])
+        leftovers(tmp)
+        numpy_sub = [s for s in submissions if os.path.basename(s) == "numpy"]
+        if "bwrap" in boxes:
+            check_interpreter_folders(attnlab, tmp, numpy_sub[0])
+        check_cpu_share(attnlab, tmp, numpy_sub[0])
+        check_sigkill(attnlab, tmp, [s for s in submissions if os.path.basename(s) == "daemon"])
         leftovers(tmp)
     print(f"ok: {len(submissions)} submissions graded on {HIDDEN + 1} cases under {' and '.join(boxes)}; "
           "json, text, csv, junit and gradescope agree")

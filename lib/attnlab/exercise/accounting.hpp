@@ -26,7 +26,10 @@
 //
 // The watchdog. A small process forked when the grading starts outlives a grader killed by
 // SIGKILL, and then kills every process of its runs (by cgroup, and by uid) and removes the
-// cgroups.
+// cgroups and the grading's temporary folder. Without a cgroup or a uid of its own, a run's
+// processes that left its process group are the grader's to reap while it lives; after a
+// SIGKILL to it, only the watchdog's reach (cgroup, uid) and PR_SET_PDEATHSIG on each run's
+// first process remain.
 #pragma once
 
 #include "attnlab/core/enums.hpp"
@@ -116,6 +119,8 @@ public:
     // A free slot's uid and a fresh cgroup; give it back with release.
     RunAccount lease() const;
     void release(RunAccount& account) const;
+    // FOLDER (the grading's temporary folder) is removed by the watchdog if the grader dies.
+    void remove_on_death(const std::string& folder) const;
     // The watchdog's pid (a child of the grader that is no run), or 0.
     pid_t watchdog() const { return watchdog_; }
     // One line for the gradebook: the accounting and the identity.

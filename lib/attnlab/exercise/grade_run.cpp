@@ -336,6 +336,7 @@ std::vector<SubmissionResult> grade_submissions(const std::string& exercise, con
     std::optional<RunHost> own_host;  // where the caller gave none
     if (s.limits.host == nullptr) s.limits.host = &own_host.emplace(AccountLimits{s.limits.memory_bytes, s.limits.processes}, thread_count(static_cast<unsigned>(s.jobs)));
     TempFolder work("attnlab-grade-", s.limits.host->own_uids() ? TempFolder::Reach::others : TempFolder::Reach::owner);
+    s.limits.host->remove_on_death(work.path());
     if (!s.python.empty()) use_python(s, work.path());
     check_interpreter(s, work.path());
     const Grader grader{exercise, s, work.path()};

@@ -175,6 +175,36 @@ double process_cpu(pid_t pid)
     return ticks / hz;
 }
 
+// The shared folders anyone may write to; without a sandbox, a run with a uid of its own can
+// leave files there, which outlive it (and /dev/shm's are memory).
+constexpr const char* kSharedFolders[] = {"/dev/shm", "/tmp", "/var/tmp"};
+
+// The bytes of the entries UID owns at the top of /dev/shm (memory, not disk).
+double shm_files_bytes(uid_t uid)
+{
+    double sum = 0.0;
+    std::error_code ec;
+    for (fs::directory_iterator it("/dev/shm", ec), end; !ec && it != end; it.increment(ec)) {
+        struct stat st {};
+        if (::lstat(it->path().c_str(), &st) == 0 && st.st_uid == uid) sum += static_cast<double>(st.st_blocks) * 512.0;
+    }
+    return sum;
+}
+
+// Removes what UID left at the top of the shared folders.
+void remove_owned(uid_t uid)
+{
+    for (const char* dir : kSharedFolders) {
+        std::error_code ec;
+        std::vector<fs::path> doomed;
+        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+            struct stat st {};
+            if (::lstat(it->path().c_str(), &st) == 0 && st.st_uid == uid) doomed.push_back(it->path());
+        }
+        for (const auto& p : doomed) fs::remove_all(p, ec);
+    }
+}
+
 // What a run holds and has used, polled where no cgroup counts it.
 struct Usage {
     double bytes = 0.0, cpu_seconds = 0.0;
@@ -194,6 +224,7 @@ Usage polled_usage(pid_t root, const RunAccount& a, std::set<pid_t>& seen)
     }
     for (const auto& [id, bytes] : memfds) u.bytes += bytes;
     for (const auto& seg : shm_segments(a, seen)) u.bytes += seg.bytes;
+    if (a.own_uid) u.bytes += shm_files_bytes(a.uid);
     return u;
 }
 
@@ -727,6 +758,7 @@ ProgramOutcome run_with(const ProgramRun& run, const ProgramLimits& limits, cons
     outcome.answer_path = run.answer_out;
     outcome.accounting = account.cgroup ? limits.host->accounting() : Accounting::polled;
     fs::remove_all(tmp, ec);
+    if (!boxed && account.own_uid) remove_owned(account.uid);
     return outcome;
 }
 
@@ -853,27 +885,40 @@ struct Copier {
         }
         copied += size;
     }
+    // One entry of a folder, copied as what it is.
+    void entry(const fs::path& p, const fs::file_status& st, const fs::path& to, const std::string& name, int depth)
+    {
+        std::error_code ec;
+        if (fs::is_directory(st) && depth >= 32) left_out.push_back(name + "/ (more than 32 folders deep)");
+        else if (fs::is_directory(st)) folder(p, to / p.filename(), name + "/", depth + 1);
+        else if (fs::is_regular_file(st)) file(p, to / p.filename(), name);
+        else if (fs::is_symlink(st)) {
+            const fs::path target = fs::canonical(p, ec);
+            if (!ec && inside(target) && fs::is_regular_file(target, ec)) file(target, to / p.filename(), name);
+            else left_out.push_back(name);
+        } else left_out.push_back(name);
+    }
+    // A folder's files before its subfolders, each in name order, so that a folder of many
+    // files beside the program never crowds the program out of the entry cap, and what is
+    // left out is the same on every run.
     void folder(const fs::path& from, const fs::path& to, const std::string& prefix, int depth)
     {
         std::error_code ec;
         fs::create_directory(to, ec);
         if (ec) return;
+        std::vector<std::pair<fs::path, fs::file_status>> listed;
         for (fs::directory_iterator it(from, ec), end; !ec && it != end; it.increment(ec)) {
-            const fs::path& p = it->path();
-            const std::string name = prefix + p.filename().string();
+            const std::string name = prefix + it->path().filename().string();
             if (depth == 0 && std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
-            if (!room()) continue;
-            const auto st = fs::symlink_status(p, ec);
-            if (ec) break;
-            if (fs::is_directory(st) && depth >= 32) left_out.push_back(name + "/ (more than 32 folders deep)");
-            else if (fs::is_directory(st)) folder(p, to / p.filename(), name + "/", depth + 1);
-            else if (fs::is_regular_file(st)) file(p, to / p.filename(), name);
-            else if (fs::is_symlink(st)) {
-                const fs::path target = fs::canonical(p, ec);
-                if (!ec && inside(target) && fs::is_regular_file(target, ec)) file(target, to / p.filename(), name);
-                else left_out.push_back(name), ec.clear();
-            } else left_out.push_back(name);
+            std::error_code st_ec;
+            listed.emplace_back(it->path(), fs::symlink_status(it->path(), st_ec));
         }
+        std::sort(listed.begin(), listed.end(), [](const auto& a, const auto& b) {
+            const bool da = fs::is_directory(a.second), db = fs::is_directory(b.second);
+            return da != db ? db : a.first.filename() < b.first.filename();
+        });
+        for (const auto& [p, st] : listed)
+            if (room()) entry(p, st, to, prefix + p.filename().string(), depth);
     }
 };
 
