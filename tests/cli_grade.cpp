@@ -297,6 +297,38 @@ TEST_CASE("exercise grade: output that is not UTF-8 and hostile folder names lea
     CHECK(not_copied[0] == "pipe\xef\xbf\xbd");
 }
 
+TEST_CASE("exercise grade: names with separators, tabs, bidirectional and line-separator characters are data in every format")
+{
+    const std::string dir = grade_dir("names");
+    const std::string rlo = "\xe2\x80\xae", ls = "\xe2\x80\xa8";  // U+202E, U+2028
+    const std::vector<std::string> subs = {
+        submission(dir, "x;=1+1", "exit 1"),
+        submission(dir, "tab\tname", "exit 1"),
+        submission(dir, "evil" + rlo + "txt.exe", "printf 'esc \\033[31m and " + rlo + " and " + ls + " end\\n'; exit 1"),
+    };
+    std::vector<std::string> args = {"exercise", "grade", "causal-mask"};
+    args.insert(args.end(), subs.begin(), subs.end());
+    for (const char* a : {"--run", "sh run.sh", "--hidden", "0", "--out", ""}) args.emplace_back(a);
+    args.back() = dir + "/out";
+    const auto r = run_cli(args);
+    REQUIRE(r.status == 0);
+    const std::string csv = slurp(dir + "/out/grades.csv");
+    // after a separator a spreadsheet may split on, a formula character is text, and the cell is quoted
+    CHECK(csv.find("\"" + dir + "/x;'=1+1\",0,1,0,crash\n") != std::string::npos);
+    CHECK(csv.find(dir + "/tab\\x09name,0,1,0,crash\n") != std::string::npos);
+    CHECK(csv.find(rlo) == std::string::npos);
+    const std::string text = slurp(dir + "/out/grades.txt");
+    CHECK(text.find(rlo) == std::string::npos);
+    CHECK(text.find(ls) == std::string::npos);
+    CHECK(text.find(dir + "/evil\\u202etxt.exe") != std::string::npos);
+    // the program's output escaped once: \x1b, not \\x1b
+    CHECK(text.find("last output line: esc \\x1b[31m and \\u202e and \\u2028 end") != std::string::npos);
+    const std::string gradescope = slurp(dir + "/out/gradescope/evil" + rlo + "txt.exe/results.json");
+    CHECK(gradescope.find(rlo) == std::string::npos);
+    CHECK(gradescope.find(ls) == std::string::npos);
+    CHECK(nlohmann::json::parse(gradescope)["score"] == 0);
+}
+
 TEST_CASE("exercise grade: a folder whose name starts with = lands in the CSV as text, not a formula")
 {
     const std::string dir = grade_dir("formula");

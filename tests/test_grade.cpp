@@ -340,8 +340,13 @@ TEST_CASE("grade: text from a submission is valid UTF-8 in every gradebook, and 
     CHECK(excerpt("line\nforged") == "line\\x0aforged");
     CHECK(excerpt("\xc2\x9b" "31m") == "\\u009b31m");  // a C1 control (CSI)
     CHECK(csv_text_cell("=HYPERLINK(\"http://x\")") == "\"'=HYPERLINK(\"\"http://x\"\")\"");
-    for (const char* lead : {"+1", "-1", "@SUM(A1)", "\tx"}) CHECK(csv_text_cell(lead).find('\'') != std::string::npos);
+    for (const char* lead : {"+1", "-1", "@SUM(A1)"}) CHECK(csv_text_cell(lead).find('\'') != std::string::npos);
+    CHECK(csv_text_cell("\tx") == "\\x09x");  // no tab or carriage return reaches a cell: escaped
+    CHECK(csv_text_cell("a;=1+1") == "\"a;'=1+1\"");
+    CHECK(csv_text_cell("a|@x") == "\"a|'@x\"");
+    CHECK(csv_text_cell("a,+1") == "\"a,'+1\"");
     CHECK(csv_text_cell("alice") == "alice");
+    CHECK(excerpt("a\xe2\x80\xae" "b\xe2\x80\xa8" "c\xe2\x81\xa6" "d") == "a\\u202eb\\u2028c\\u2066d");
 }
 
 TEST_CASE("grade: CSV cells are quoted as RFC 4180 says")

@@ -38,11 +38,13 @@ std::string diagnosis_text(const std::vector<Diagnosis>& diagnosis, Lang lang)
 bool shown(const Gradebook& g, const CaseResult& c) { return g.show_hidden || !c.config.hidden; }
 
 // One line for a case: its verdict, why, and the catalogued mistake it matches; a hidden one's
-// name and verdict only, unless the gradebook shows hidden cases.
+// name and verdict only, unless the gradebook shows hidden cases. A detail is one line already,
+// its program's output escaped where it was read (ProgramOutcome::output_tail): escaped again,
+// a terminal escape would read \\x1b.
 std::string case_line(const Gradebook& g, const CaseResult& c)
 {
     if (!shown(g, c)) return fmt::format("{}: {}", c.config.name, verdict_text(c.verdict, g.lang));
-    return fmt::format("{} ({}): {}: {}{}", c.config.name, config_text(g, c.config), verdict_text(c.verdict, g.lang), excerpt(c.detail, std::string::npos),
+    return fmt::format("{} ({}): {}: {}{}", c.config.name, config_text(g, c.config), verdict_text(c.verdict, g.lang), c.detail,
                        diagnosis_text(c.diagnosis, g.lang));
 }
 
@@ -106,19 +108,33 @@ std::string junit_suite(const Gradebook& g, const SubmissionResult& s, std::size
 
 }  // namespace
 
-std::string csv_cell(const std::string& s)
+namespace {
+
+std::string quoted_cell(const std::string& s)
 {
-    if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
     std::string out = "\"";
     for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
     return out + "\"";
 }
 
+}  // namespace
+
+std::string csv_cell(const std::string& s) { return s.find_first_of(",\"\r\n") == std::string::npos ? s : quoted_cell(s); }
+
 std::string csv_text_cell(const std::string& s)
 {
-    std::string text = valid_utf8(s);
-    if (!text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos) text.insert(0, "'");
-    return csv_cell(text);
+    // one line, no control, bidirectional or separator character: escaped as in text
+    const std::string text = excerpt(s, std::string::npos);
+    // a formula character at the start of what any spreadsheet may take for a cell (after a
+    // comma, or the semicolon or bar some locales split on) is put behind a '
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const bool cell_start = i == 0 || std::string_view(",;|").find(text[i - 1]) != std::string_view::npos;
+        if (cell_start && std::string_view("=+-@").find(text[i]) != std::string_view::npos) out += '\'';
+        out += text[i];
+    }
+    // quoted also where a semicolon or a bar might split it
+    return out.find_first_of(",;|\"\r\n") == std::string::npos ? out : quoted_cell(out);
 }
 
 std::string json_text(const nlohmann::ordered_json& j) { return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"; }

@@ -38,6 +38,20 @@ namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
+// The code point of the valid three-byte sequence at I.
+char32_t code_point3(std::string_view bytes, std::size_t i)
+{
+    const auto b = [&](std::size_t k) { return static_cast<char32_t>(static_cast<unsigned char>(bytes[i + k])); };
+    return ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+}
+
+// LRM, RLM, the line and paragraph separators, the embeddings and overrides (U+202A..U+202E),
+// the isolates (U+2066..U+2069) and the byte order mark.
+bool is_format_control(char32_t cp)
+{
+    return cp == 0x200E || cp == 0x200F || (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF;
+}
+
 }  // namespace
 
 std::string valid_utf8(std::string_view bytes)
@@ -64,6 +78,9 @@ std::string excerpt(std::string_view bytes, std::size_t max)
         else if (n == 0) out += kReplacement;
         // C1 controls (U+0080..U+009F) drive a terminal as ESC sequences do
         else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(bytes[i + 1]) < 0xA0) out += fmt::format("\\u{:04x}", static_cast<unsigned char>(bytes[i + 1]));
+        // bidirectional controls reorder what a reader sees, line and paragraph separators break
+        // a line where no newline is
+        else if (const char32_t cp = n == 3 ? code_point3(bytes, i) : 0; is_format_control(cp)) out += fmt::format("\\u{:04x}", static_cast<unsigned>(cp));
         else out.append(bytes.substr(i, n));
         i += n == 0 ? 1 : n;
     }
