@@ -267,6 +267,14 @@ Tensor read_input(const std::string& path, double budget)
     std::vector<std::string> notes;
     Tensor t = read_tensor_file(path, "", budget, &notes);
     for (const auto& n : notes) note_on_stderr(n);
+    // NaN is no input of any experiment (-inf is: a mask); a run on it would blame the kernel
+    for (std::size_t i = 0; i < t.values.size(); ++i) {
+        if (!std::isnan(t.values[i])) continue;
+        std::vector<std::size_t> index(t.shape.size());
+        std::size_t flat = i;
+        for (std::size_t k = t.shape.size(); k-- > 0;) index[k] = flat % t.shape[k], flat /= t.shape[k];
+        throw InputError(fmt::format("--input {}: element {} is NaN; an input must hold numbers (or -inf in a mask)", excerpt(path), shape_text(index)));
+    }
     return t;
 }
 
@@ -306,7 +314,7 @@ std::set<std::string> touched_files(const Report& report, const OutputFolder& fo
 
 // Each tensor as NAME.npy, then run.json: the command, its argv and params, and each tensor's
 // file, shape, axes and dtype.
-void write_saved_run(const Report& report, OutputFolder& folder)
+void write_saved_run(const Report& report, const OutputFolder& folder)
 {
     nlohmann::ordered_json run;
     run["command"] = report.command;
@@ -328,12 +336,12 @@ void write_saved_run(const Report& report, OutputFolder& folder)
 // what the output asks for.
 void save_run(Report& report, const std::string& dir, RunContext ctx, const std::vector<FileId>& read)
 {
-    OutputFolder folder(dir, "--save", true);
-    std::set<std::string> fresh;
+    FileSet set(dir, "--save");  // locked: no other save mixes its files in
+    std::set<std::string> fresh = {"run.json"};
     for (const auto& t : report.tensors) fresh.insert(t.name + ".npy");
-    for (const auto& name : touched_files(report, folder, dir, read))
-        if (!fresh.count(name)) folder.remove(name);  // run.json, and the earlier run's tensors
-    write_saved_run(report, folder);
+    const std::set<std::string> old = touched_files(report, set.current(), dir, read);  // run.json, and the earlier run's tensors
+    write_saved_run(report, set.target());
+    set.commit(old, fresh);
     ctx.keep_all = false;
     auto saved_only = [&](const std::string& name) {
         return std::find(report.saved_only.begin(), report.saved_only.end(), name) != report.saved_only.end();

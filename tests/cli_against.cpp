@@ -131,6 +131,11 @@ TEST_CASE("--input replaces an input with the learner's own: the saved inputs un
     expect_usage_error({"attend", "--input", "nope=" + dir + "/x.npy"}, "attend takes no such input here; it takes x, x_kv, w_q, w_k, w_v");
     expect_usage_error({"attend", "--input", "x"}, "--input takes NAME=FILE");
     expect_usage_error({"pe", "--input", "x=" + dir + "/x.npy"}, "--input x: pe takes no such input here");  // x needs --embed
+    // NaN is an input error naming the file and the element, not a kernel's failed check
+    std::vector<double> values(48, 0.5);
+    values[1 * 8 + 3] = std::nan("");
+    write_npy(dir + "/x_nan.npy", {1, 6, 8}, values);
+    expect_usage_error({"attend", "--input", "x=" + dir + "/x_nan.npy"}, "--input " + dir + "/x_nan.npy: element [0, 1, 3] is NaN");
 }
 
 TEST_CASE("against: a PyTorch file, a pickle and space-separated text are named, with how to save what attnlab reads")

@@ -4,6 +4,7 @@
 #include "cli_support.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <signal.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <system_error>
 #include <fstream>
+#include <algorithm>
 #include <iomanip>
 #include <sstream>
 #include <string>
@@ -171,9 +173,9 @@ namespace {
 // program starts with SIGINT, SIGTERM and SIGHUP at their default disposition, or with `ignored`
 // set to SIG_IGN (as nohup leaves SIGHUP, and a shell's background job SIGINT), whatever the
 // test runner itself was started with.
-bool interrupt_a_save(int sig, const std::string& dir, int& status, int ignored = 0)
+bool interrupt_a_save(int sig, const std::string& dir, int& status, int ignored = 0, bool into_earlier = false)
 {
-    fs::remove_all(dir + "/s");
+    if (!into_earlier) fs::remove_all(dir + "/s");
     const pid_t pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
@@ -219,6 +221,73 @@ TEST_CASE("files: SIGINT, SIGTERM or SIGHUP during a large --save leaves no temp
             CAPTURE(name);
             CHECK(run_cli({"pe", "--against", dir + "/s/" + name, "--quiet"}).status != 2);  // read whole: not a cut NPY
         }
+    }
+}
+
+namespace {
+
+// The files of DIR and the command its run.json names, for telling one saved run from another.
+struct SavedSet {
+    std::vector<std::string> files;
+    std::string command;
+};
+SavedSet saved_set(const std::string& dir)
+{
+    SavedSet out{tree(dir), ""};
+    const auto j = nlohmann::json::parse(slurp(dir + "/run.json"), nullptr, false);
+    if (j.is_object() && j.contains("command")) out.command = j["command"].get<std::string>();
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("files: a signal during --save into an earlier run's folder leaves one run's set whole, never a mix")
+{
+    const std::string dir = fresh("signal-set");
+    REQUIRE(run_cli({"pe", "--len", "4", "--dim", "4", "--quiet", "--save", dir + "/s"}).status == 0);
+    std::ofstream(dir + "/s/notes.txt") << "mine";  // not the run's: kept either way
+    const SavedSet before = saved_set(dir + "/s");
+    REQUIRE(before.command == "pe");
+    REQUIRE(run_cli({"attend", "--len", "1024", "--dim", "64", "--heads", "8", "--dtype", "float64", "--quiet", "--save", dir + "/whole"}).status == 0);
+    std::ofstream(dir + "/whole/notes.txt") << "mine";
+    const SavedSet after = saved_set(dir + "/whole");
+    int caught = 0;
+    for (int attempt = 0; attempt < 12; ++attempt) {
+        int status = 0;
+        caught += interrupt_a_save(SIGTERM, dir, status, 0, true);
+        CHECK_FALSE(has_temporary(dir));
+        const SavedSet now = saved_set(dir + "/s");
+        CAPTURE(now.command);
+        CHECK(((now.files == before.files && now.command == before.command) || (now.files == after.files && now.command == after.command)));
+        if (now.command == after.command) {  // the new set went in whole: start again from the old one
+            fs::remove_all(dir + "/s");
+            REQUIRE(run_cli({"pe", "--len", "4", "--dim", "4", "--quiet", "--save", dir + "/s"}).status == 0);
+            std::ofstream(dir + "/s/notes.txt") << "mine";
+        }
+    }
+    CHECK(caught > 0);  // interrupted in the middle at least once
+    CHECK(slurp(dir + "/s/notes.txt") == "mine");
+}
+
+TEST_CASE("files: two --save runs into one folder at once leave one run's set, never a mix")
+{
+    const std::string dir = fresh("two-saves");
+    std::vector<std::string> pe_set, rope_set;
+    for (int round = 0; round < 4; ++round) {
+        fs::remove_all(dir + "/s");
+        fs::create_directories(dir + "/s");
+        std::ofstream(dir + "/s/notes.txt") << "mine";
+        const auto r = shell(dir, "$A pe --len 64 --dim 64 --quiet --save s >/dev/null & $A rope --len 64 --dim 64 --quiet --save s >/dev/null & wait");
+        CHECK(r.err.empty());
+        const SavedSet now = saved_set(dir + "/s");
+        CAPTURE(now.command);
+        REQUIRE((now.command == "pe" || now.command == "rope"));
+        // the set is exactly what run.json names, and the other file
+        const auto j = nlohmann::json::parse(slurp(dir + "/s/run.json"));
+        std::vector<std::string> named = {"notes.txt", "run.json"};
+        for (const auto& t : j["tensors"]) named.push_back(t["file"].get<std::string>());
+        std::sort(named.begin(), named.end());
+        CHECK(now.files == named);
     }
 }
 

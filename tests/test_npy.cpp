@@ -90,6 +90,9 @@ TEST_CASE("NPY: hostile files are refused with a message, before anything is all
     refused(npy("{'descr': '<f8', 'fortran_order': False, 'shape': (a,), }", {}), "not a tuple of sizes");
     refused(npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }", {}), "overflows");
     refused(npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000,), }", {}), "holds 1000000000000 elements");
+    // a key given twice: numpy keeps the last value (a Python dict), so no reading is safe
+    refused(npy("{'descr': '<f8', 'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", bytes_of<double>({1})), "gives 'descr' twice");
+    refused(npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), 'shape': (1,), }", bytes_of<double>({1, 2})), "gives 'shape' twice");
     std::vector<unsigned char> bad_version = good;
     bad_version[6] = 9;
     refused(bad_version, "unsupported NPY version 9");

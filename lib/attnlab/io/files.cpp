@@ -4,11 +4,17 @@
 
 #include <fmt/format.h>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <climits>
+#include <thread>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -177,20 +183,48 @@ namespace {
 struct CleanupEntry {
     char path[4096];
     bool folder;
+    bool with_files;  // a folder whose files go with it (a set being made, or the set it replaced)
 };
 constexpr std::size_t kCleanupSlots = 64;
 CleanupEntry g_cleanup[kCleanupSlots];
 volatile std::sig_atomic_t g_cleanup_count = 0;
 
-std::size_t cleanup_push(const std::string& path, bool folder)
+std::size_t cleanup_push(const std::string& path, bool folder, bool with_files = false)
 {
     const auto at = static_cast<std::size_t>(g_cleanup_count);
     if (at >= kCleanupSlots || path.size() >= sizeof g_cleanup[0].path) throw OutputError(fmt::format("cannot write {}: too many files at once", path));
     std::memcpy(g_cleanup[at].path, path.c_str(), path.size() + 1);
     g_cleanup[at].folder = folder;
+    g_cleanup[at].with_files = with_files;
     std::atomic_signal_fence(std::memory_order_seq_cst);
     g_cleanup_count = static_cast<std::sig_atomic_t>(at + 1);
     return at;
+}
+
+// One entry as getdents64 returns it (the kernel's struct linux_dirent64).
+struct linux_dirent64 {
+    std::uint64_t d_ino;
+    std::int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[1];
+};
+
+// Removes the files of the folder PATH (not its subfolders), with system calls alone
+// (async-signal-safe).
+void remove_files_in(const char* path)
+{
+    const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return;
+    alignas(8) char buf[8192];
+    for (long n; (n = ::syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0;) {
+        for (long at = 0; at < n;) {
+            const auto* d = reinterpret_cast<const linux_dirent64*>(buf + at);
+            if (d->d_type != DT_DIR) ::unlinkat(fd, d->d_name, 0);
+            at += d->d_reclen;
+        }
+    }
+    ::close(fd);
 }
 
 // Removes the entries from the top down to `from` (async-signal-safe when remove is true).
@@ -198,6 +232,7 @@ void cleanup_down_to(std::size_t from, bool remove)
 {
     while (static_cast<std::size_t>(g_cleanup_count) > from) {
         const auto at = static_cast<std::size_t>(g_cleanup_count) - 1;
+        if (remove && g_cleanup[at].with_files) remove_files_in(g_cleanup[at].path);
         if (remove) g_cleanup[at].folder ? ::rmdir(g_cleanup[at].path) : ::unlink(g_cleanup[at].path);
         g_cleanup_count = static_cast<std::sig_atomic_t>(at);
     }
@@ -293,11 +328,11 @@ void check_output_file(const std::string& path, const std::string& who)
 }
 
 OutputFolder::OutputFolder(int fd, std::string path, std::string who, bool keep_written)
-    : fd_(fd), path_(std::move(path)), who_(std::move(who)), keep_written_(keep_written)
+    : fd_(fd), path_(std::move(path)), shown_(path_), who_(std::move(who)), keep_written_(keep_written)
 {
 }
 
-OutputFolder::OutputFolder(const std::string& dir, const std::string& who, bool create) : path_(dir), who_(who)
+OutputFolder::OutputFolder(const std::string& dir, const std::string& who, bool create) : path_(dir), shown_(dir), who_(who)
 {
     if (create && ::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) throw OutputError(fmt::format("{}: cannot make {}: {}", who, dir, why(errno)));
     fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -305,7 +340,7 @@ OutputFolder::OutputFolder(const std::string& dir, const std::string& who, bool 
 }
 
 OutputFolder::OutputFolder(OutputFolder&& other) noexcept
-    : fd_(other.fd_), path_(std::move(other.path_)), who_(std::move(other.who_)), keep_written_(other.keep_written_)
+    : fd_(other.fd_), path_(std::move(other.path_)), shown_(std::move(other.shown_)), who_(std::move(other.who_)), keep_written_(other.keep_written_)
 {
     other.fd_ = -1;
 }
@@ -318,7 +353,7 @@ OutputFolder::~OutputFolder()
 void OutputFolder::write(const std::string& name, std::string_view bytes, mode_t mode) const
 {
     plain_name(name, who_);
-    const std::string temp = temp_name(name), shown = path_ + "/" + name;
+    const std::string temp = temp_name(name), shown = shown_ + "/" + name;
     const std::size_t entry = cleanup_push(path_ + "/" + temp, false);
     int err = 0;
     const int fd = ::openat(fd_, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
@@ -340,7 +375,7 @@ void OutputFolder::remove(const std::string& name) const
 {
     plain_name(name, who_);
     if (::unlinkat(fd_, name.c_str(), 0) != 0 && errno != ENOENT)
-        throw OutputError(fmt::format("{}: cannot remove {}/{}: {}", who_, path_, name, why(errno)));
+        throw OutputError(fmt::format("{}: cannot remove {}/{}: {}", who_, shown_, name, why(errno)));
 }
 
 std::optional<FileId> OutputFolder::id_of(const std::string& name) const
@@ -365,16 +400,18 @@ OutputFolder OutputFolder::subfolder(const std::string& name) const
 {
     plain_name(name, who_);
     const bool made = ::mkdirat(fd_, name.c_str(), 0777) == 0;
-    if (!made && errno != EEXIST) throw OutputError(fmt::format("{}: cannot make {}/{}: {}", who_, path_, name, why(errno)));
+    if (!made && errno != EEXIST) throw OutputError(fmt::format("{}: cannot make {}/{}: {}", who_, shown_, name, why(errno)));
     if (made && keep_written_) cleanup_push(path_ + "/" + name, true);
     const int fd = ::openat(fd_, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         const int err = errno;
         struct stat st {};
         const bool link = ::fstatat(fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
-        throw OutputError(fmt::format("{}: cannot write into {}/{}: {}", who_, path_, name, link ? "it is a symbolic link" : why(err)));
+        throw OutputError(fmt::format("{}: cannot write into {}/{}: {}", who_, shown_, name, link ? "it is a symbolic link" : why(err)));
     }
-    return OutputFolder(fd, path_ + "/" + name, who_, keep_written_);
+    OutputFolder sub(fd, path_ + "/" + name, who_, keep_written_);
+    sub.shown_ = shown_ + "/" + name;
+    return sub;
 }
 
 NewFolder::NewFolder(const std::string& dir, const std::string& who) : who_(who)
@@ -384,7 +421,7 @@ NewFolder::NewFolder(const std::string& dir, const std::string& who) : who_(who)
     temp_ = dir_.substr(0, dir_.size() - parts.name.size()) + temp_name(parts.name);  // beside DIR, in its folder
     first_entry_ = static_cast<std::size_t>(g_cleanup_count);
     if (::mkdir(temp_.c_str(), 0777) != 0) throw OutputError(fmt::format("{}: cannot make {}: {}", who, temp_, why(errno)));
-    cleanup_push(temp_, true);
+    cleanup_push(temp_, true, true);
     try {
         root_.emplace(OutputFolder(temp_, who, false));
     } catch (...) {
@@ -392,6 +429,7 @@ NewFolder::NewFolder(const std::string& dir, const std::string& who) : who_(who)
         throw;
     }
     root_->keep_written_ = true;
+    root_->shown_ = dir_;  // messages name the folder being made, not its temporary name
 }
 
 NewFolder::~NewFolder()
@@ -408,6 +446,99 @@ void NewFolder::commit()
                                       dir_, err == ENOTEMPTY || err == EEXIST ? "it is not empty" : why(err)));
     }
     committed_ = true;
+}
+
+void NewFolder::exchange()
+{
+    if (::syscall(SYS_renameat2, AT_FDCWD, temp_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) != 0)
+        throw OutputError(fmt::format("{}: cannot put the new files in place at {}: {}", who_, dir_, why(errno)));
+    // the temporary name now holds the set replaced (and links to the files kept): it goes, as
+    // an uncommitted folder does
+}
+
+namespace {
+
+// Whether DIR holds a folder (a set with folders beside it is replaced file by file).
+bool holds_folder(int dir_fd)
+{
+    const int fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR* d = fd >= 0 ? ::fdopendir(fd) : nullptr;
+    if (d == nullptr) return true;
+    bool folder = false;
+    while (const dirent* e = ::readdir(d)) {
+        if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+        struct stat st {};
+        if (::fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) folder = true;
+    }
+    ::closedir(d);
+    return folder;
+}
+
+// Whether the current folder is DIR or below it: a shell there keeps DIR's inode, which an
+// exchange would take away.
+bool holds_current_folder(const std::string& dir)
+{
+    char real[PATH_MAX], here[PATH_MAX];
+    if (::realpath(dir.c_str(), real) == nullptr || ::getcwd(here, sizeof here) == nullptr) return true;
+    const std::string d = real, h = here;
+    return h == d || (h.rfind(d == "/" ? d : d + "/", 0) == 0);
+}
+
+}  // namespace
+
+FileSet::FileSet(const std::string& dir, const std::string& who) : who_(who)
+{
+    // the folder locked is the one DIR names once the lock is held: an exchange by another
+    // save in between leaves it holding the lock of the folder that went
+    for (int attempt = 0;; ++attempt) {
+        current_.emplace(OutputFolder(dir, who, true));
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (::flock(current_->fd_, LOCK_EX | LOCK_NB) != 0) {
+            if (errno != EWOULDBLOCK || std::chrono::steady_clock::now() > deadline)
+                throw OutputError(fmt::format("{}: another program has been writing into {} for a minute: {}", who, dir, why(errno)));
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        struct stat named {}, held {};
+        if (::stat(dir.c_str(), &named) == 0 && ::fstat(current_->fd_, &held) == 0 && named.st_ino == held.st_ino && named.st_dev == held.st_dev) break;
+        if (attempt > 100) throw OutputError(fmt::format("{}: {} keeps being replaced", who, dir));
+    }
+    if (holds_folder(current_->fd_) || holds_current_folder(dir)) return;  // file by file, in place
+    const PathParts parts = split_path(dir);
+    staged_.emplace(parts.path, who);
+}
+
+FileSet::~FileSet() = default;
+
+const OutputFolder& FileSet::target() const { return staged_ ? staged_->root() : *current_; }
+
+void FileSet::commit(const std::set<std::string>& old_names, const std::set<std::string>& new_names)
+{
+    if (!staged_) {
+        for (const auto& name : old_names)
+            if (!new_names.count(name)) current_->remove(name);
+        return;
+    }
+    const OutputFolder& next = staged_->root();
+    std::vector<std::string> others;
+    {
+        const int fd = ::openat(current_->fd_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR* d = fd >= 0 ? ::fdopendir(fd) : nullptr;
+        if (d == nullptr) throw OutputError(fmt::format("{}: cannot list {}: {}", who_, current_->path(), why(errno)));
+        while (const dirent* e = ::readdir(d)) {
+            const std::string name = e->d_name;
+            if (name != "." && name != ".." && !old_names.count(name) && !new_names.count(name)) others.push_back(name);
+        }
+        ::closedir(d);
+    }
+    for (const auto& name : others)  // DIR's other files, kept: linked, not copied
+        if (::linkat(current_->fd_, name.c_str(), next.fd_, name.c_str(), 0) != 0)
+            throw OutputError(fmt::format("{}: cannot keep {}/{} beside the new files: {}", who_, current_->path(), name, why(errno)));
+    struct stat st {};
+    if (::fstat(current_->fd_, &st) == 0) {
+        (void)!::fchmod(next.fd_, st.st_mode & 07777);
+        if (::geteuid() == 0) (void)!::fchown(next.fd_, st.st_uid, st.st_gid);
+    }
+    staged_->exchange();
 }
 
 void write_file_atomic(const std::string& path, std::string_view bytes, const std::string& who)

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -97,9 +98,10 @@ public:
 private:
     OutputFolder(int fd, std::string path, std::string who, bool keep_written);
     int fd_ = -1;
-    std::string path_, who_;
+    std::string path_, shown_, who_;  // shown_: the path messages name (a folder being made: where it will be)
     bool keep_written_ = false;  // a folder under construction: its files stay registered for cleanup
     friend class NewFolder;
+    friend class FileSet;
 };
 
 // A folder made whole: its files are written into a temporary folder beside DIR, which
@@ -113,12 +115,39 @@ public:
     ~NewFolder();
     const OutputFolder& root() const { return *root_; }
     void commit();
+    // Swaps the folder with DIR (existing) in one rename; what DIR held is then removed with
+    // the temporary folder.
+    void exchange();
 
 private:
     std::string dir_, temp_, who_;
     std::size_t first_entry_ = 0;
     std::optional<OutputFolder> root_;
     bool committed_ = false;
+};
+
+// A set of files in the folder DIR (--save's tensors and run.json) replaced as one. DIR is made
+// when missing and locked (flock) while this lives, so that two programs saving into it never
+// mix their files. The new set is written into a folder beside DIR (target()), which commit()
+// gives a hard link to each of DIR's other files and then swaps with DIR in one rename
+// (RENAME_EXCHANGE): an interruption at any point leaves the old set whole or the new set
+// whole. Where DIR holds a folder, or is the current folder or above it (a shell there would
+// keep the folder that goes), the files are replaced one by one in DIR, each whole.
+class FileSet {
+public:
+    FileSet(const std::string& dir, const std::string& who);
+    FileSet(const FileSet&) = delete;
+    FileSet& operator=(const FileSet&) = delete;
+    ~FileSet();
+    const OutputFolder& current() const { return *current_; }
+    const OutputFolder& target() const;
+    // OLD_NAMES: the set replaced (those not in NEW_NAMES go); NEW_NAMES: what was written.
+    void commit(const std::set<std::string>& old_names, const std::set<std::string>& new_names);
+
+private:
+    std::string who_;
+    std::optional<OutputFolder> current_;
+    std::optional<NewFolder> staged_;
 };
 
 // SIGINT, SIGTERM and SIGHUP remove the temporary files and folders being written, then end

@@ -30,6 +30,9 @@ std::string dict_value(const std::string& dict, const std::string& key, const st
 {
     const auto at = dict.find("'" + key + "'");
     if (at == std::string::npos) throw InputError(fmt::format("{}: the NPY header has no '{}'", what, key));
+    // numpy's reader (a Python dict) keeps a repeated key's last value, this one its first:
+    // the file is refused rather than read otherwise than numpy reads it
+    if (dict.find("'" + key + "'", at + 1) != std::string::npos) throw InputError(fmt::format("{}: the NPY header gives '{}' twice", what, key));
     const auto colon = dict.find(':', at);
     if (colon == std::string::npos) throw InputError(fmt::format("{}: the NPY header is not a dict", what));
     std::size_t end = colon + 1;
