@@ -1,5 +1,6 @@
 // exercise grade's parts: the hidden cases drawn for every exercise, the points, the copy of a
 // submission folder and the limits a program runs under.
+#include "attnlab/exercise/accounting.hpp"
 #include "attnlab/exercise/exercise_file.hpp"
 #include "attnlab/exercise/grade.hpp"
 #include "attnlab/exercise/gradebook.hpp"
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 
 using namespace attnlab;
@@ -278,6 +280,92 @@ TEST_CASE("grade: memory and disk are limited for all of a run's processes and f
         CHECK(run.code == 0);
         CHECK(slurp_log(run.answer_path) == "ok");
     }
+}
+
+TEST_CASE("grade: memory in memfd files counts against a run's limit, polled and under the grading's cgroup")
+{
+    if (std::system("python3 -c 1 >/dev/null 2>&1") != 0) {
+        MESSAGE("python3 is missing: the memfd test needs a program that holds memory");
+        return;
+    }
+    const double limit_bytes = 0.4 * 1024 * 1024 * 1024;
+    // three memfds of 200 MiB, unmapped: no PSS shows them
+    const std::string hold = "python3 -c 'import os, time\nfds = [os.memfd_create(\"m\") for _ in range(3)]\n"
+                             "for fd in fds: os.write(fd, b\"x\" * (200 << 20))\ntime.sleep(30)'";
+    for (Sandbox sandbox : sandboxes()) {
+        for (const bool hosted : {false, true}) {
+            CAPTURE(name_of(sandbox));
+            CAPTURE(hosted);
+            std::optional<RunHost> host;
+            ProgramLimits limits;
+            if (hosted) limits.host = &host.emplace(AccountLimits{limit_bytes, 256}, 1);
+            limits.sandbox = sandbox;
+            limits.timeout_s = 20;
+            limits.memory_bytes = limit_bytes;
+            const TempFolder tmp("attnlab-test-memfd-", TempFolder::Reach::others);
+            const auto run = run_in(hold, tmp.path() + "/m", limits);
+            CHECK(run.end == ProgramOutcome::End::memory_exceeded);
+            CHECK(run.seconds < 15);
+        }
+    }
+}
+
+TEST_CASE("grade: under the grading's cgroup or a uid of its own, a fork bomb stops at the process cap")
+{
+    const RunHost host(AccountLimits{2.0 * 1024 * 1024 * 1024, 32}, 1);
+    if (host.accounting() == Accounting::polled && !host.own_uids()) {
+        MESSAGE("no cgroup can be made here and the tests do not run as root: nothing caps a run's processes");
+        return;
+    }
+    for (Sandbox sandbox : sandboxes()) {
+        CAPTURE(name_of(sandbox));
+        ProgramLimits limits;
+        limits.sandbox = sandbox;
+        limits.host = &host;
+        limits.processes = 32;
+        limits.timeout_s = 20;
+        const TempFolder tmp("attnlab-test-forks-", TempFolder::Reach::others);
+        const auto run = run_in("i=0; while [ $i -lt 100 ]; do sleep " + sleep_marker("005") + " & i=$((i+1)); done; echo all forked", tmp.path() + "/f", limits);
+        const std::string log = slurp_log(tmp.path() + "/f.log");
+        CAPTURE(log);
+        CHECK(log.find("all forked") == std::string::npos);
+        CHECK(log.find("fork") != std::string::npos);  // dash: "Cannot fork"
+        CHECK(run.code != 0);
+        if (host.accounting() != Accounting::polled) CHECK(run.process_cap);
+        CHECK_FALSE(process_alive("sleep " + sleep_marker("005")));
+    }
+}
+
+TEST_CASE("grade: a root grader runs each program as a uid of its own, which reads no root-only file")
+{
+    if (geteuid() != 0) {
+        MESSAGE("the tests do not run as root: runs have the grader's uid, as the gradebook says");
+        return;
+    }
+    const RunHost host(AccountLimits{2.0 * 1024 * 1024 * 1024, 256}, 2);
+    CHECK(host.own_uids());
+    CHECK(host.text(Lang::en).find("each run as a uid and gid of its own") != std::string::npos);
+    const std::string secret = "/var/tmp/attnlab-test-root-only-" + std::to_string(getpid());
+    std::ofstream(secret) << "root's";
+    ::chmod(secret.c_str(), 0600);
+    for (Sandbox sandbox : sandboxes()) {
+        CAPTURE(name_of(sandbox));
+        ProgramLimits limits;
+        limits.sandbox = sandbox;
+        limits.host = &host;
+        const TempFolder tmp("attnlab-test-uid-", TempFolder::Reach::others);
+        const auto run = run_in("id -u > answer.npy; cat /etc/shadow >/dev/null 2>&1 && echo read /etc/shadow; cat " + secret +
+                                    " >/dev/null 2>&1 && echo read the secret; exit 0",
+                                tmp.path() + "/u", limits);
+        CHECK(run.code == 0);
+        const std::string uid = slurp_log(run.answer_path);
+        CAPTURE(uid);
+        const auto number = std::stoull(uid);
+        CHECK(number >= kUidBase);
+        CHECK(number < std::uint64_t{kUidBase} + 65536ull * kUidsPerGrading);
+        CHECK(slurp_log(tmp.path() + "/u.log").find("read") == std::string::npos);
+    }
+    fs::remove(secret);
 }
 
 TEST_CASE("grade: the answer a run leaves is found: a regular file, something else, or nothing")

@@ -87,35 +87,40 @@ void remove_cgroup(const std::string& dir)
 
 // The grader's own cgroup folder for each controller under v1 (empty where that controller's
 // hierarchy is not mounted), from /proc/self/mountinfo and /proc/self/cgroup.
-std::array<std::string, 4> own_v1_folders()
+// controller -> the grader's path in that controller's hierarchy, from /proc/self/cgroup.
+std::map<std::string, std::string> own_v1_paths()
 {
-    std::array<std::string, 4> out;
-    std::map<std::string, std::string> own_path;  // controller -> the grader's path in its hierarchy
+    std::map<std::string, std::string> own;
     std::ifstream cg("/proc/self/cgroup");
     for (std::string line; std::getline(cg, line);) {
         const auto a = line.find(':'), b = line.find(':', a + 1);
         if (a == std::string::npos || b == std::string::npos) continue;
         std::stringstream names(line.substr(a + 1, b - a - 1));
-        for (std::string n; std::getline(names, n, ',');) own_path[n] = line.substr(b + 1);
+        for (std::string n; std::getline(names, n, ',');) own[n] = line.substr(b + 1);
     }
+    return own;
+}
+
+std::array<std::string, 4> own_v1_folders()
+{
+    std::array<std::string, 4> out;
+    const std::map<std::string, std::string> own_path = own_v1_paths();
     std::ifstream mi("/proc/self/mountinfo");
     for (std::string line; std::getline(mi, line);) {
         std::stringstream f(line);
-        std::string id, parent, devno, root, point, word;
+        std::string id, parent, devno, root, point, word, fstype, source, super;
         f >> id >> parent >> devno >> root >> point;
         while (f >> word && word != "-") {}
-        std::string fstype, source, super;
         f >> fstype >> source >> super;
         if (fstype != "cgroup") continue;
         std::stringstream opts(super);
         for (std::string o; std::getline(opts, o, ',');) {
-            for (std::size_t c = 0; c < kControllers.size(); ++c) {
-                if (o != kControllers[c] || !out[c].empty() || !own_path.count(o)) continue;
-                const std::string& path = own_path[o];
-                if (path.rfind(root, 0) != 0) continue;  // a mount of another part of the hierarchy
-                out[c] = point + (root == "/" ? path : path.substr(root.size()));
-                while (out[c].size() > 1 && out[c].back() == '/') out[c].pop_back();
-            }
+            const auto c = static_cast<std::size_t>(std::find(kControllers.begin(), kControllers.end(), o) - kControllers.begin());
+            const auto path = own_path.find(o);
+            // a mount of another part of the hierarchy does not hold the grader's cgroup
+            if (c == kControllers.size() || !out[c].empty() || path == own_path.end() || path->second.rfind(root, 0) != 0) continue;
+            out[c] = point + (root == "/" ? path->second : path->second.substr(root.size()));
+            while (out[c].size() > 1 && out[c].back() == '/') out[c].pop_back();
         }
     }
     return out;
@@ -200,6 +205,40 @@ void clear_parents(const std::vector<std::string>& parents)
 
 std::mutex g_watchdogs_lock;
 std::set<pid_t> g_watchdogs;
+
+// The watchdog, in the child: it waits until the grader is done ("D") or gone (the socket's
+// end), and in the second case kills what the runs left and removes the cgroups and the
+// folders the grader named ("F<folder>").
+[[noreturn]] void watchdog_main(int from_grader, const std::vector<std::string>& parents, const std::vector<uid_t>& uids)
+{
+    // its own session, so that a signal to the grader's group leaves it to clean up; no
+    // descriptor of the grader's, so that nobody waits for its end of a pipe
+    ::setsid();
+    const int null = ::open("/dev/null", O_RDWR);
+    for (int fd : {0, 1, 2}) ::dup2(null, fd);
+    for (int fd = 3; fd < 1024; ++fd)
+        if (fd != from_grader) ::close(fd);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_IGN);
+    std::string said, line;
+    char buf[4096];
+    for (ssize_t got; (got = ::read(from_grader, buf, sizeof buf)) != 0;) {
+        if (got < 0 && errno != EINTR) break;
+        if (got > 0) said.append(buf, static_cast<std::size_t>(got));
+    }
+    std::vector<std::string> folders;
+    std::stringstream lines(said);
+    while (std::getline(lines, line)) {
+        if (line == "D") ::_exit(0);  // the grader ended and cleaned up itself
+        if (line.size() > 1 && line[0] == 'F') folders.push_back(line.substr(1));
+    }
+    clear_parents(parents);
+    for (uid_t u : uids) kill_uid(u);
+    for (const auto& f : folders) {
+        std::error_code ec;
+        std::filesystem::remove_all(f, ec);
+    }
+    ::_exit(0);
+}
 
 }  // namespace
 
@@ -341,38 +380,7 @@ void RunHost::start_watchdog()
         for (unsigned s = 0; s < slots_; ++s) uids.push_back(uid_base_ + s);
     const std::lock_guard<std::mutex> lock(g_watchdogs_lock);
     const pid_t pid = ::fork();
-    if (pid == 0) {
-        // its own session, so that a signal to the grader's group leaves it to clean up; no
-        // descriptor of the grader's, so that nobody waits for its end of a pipe
-        ::setsid();
-        const int null = ::open("/dev/null", O_RDWR);
-        for (int fd : {0, 1, 2}) ::dup2(null, fd);
-        for (int fd = 3; fd < 1024; ++fd)
-            if (fd != fds[0]) ::close(fd);
-        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_IGN);
-        // lines from the grader: "F<folder>" to remove if it dies, "D" when it is done
-        std::string said, line;
-        char buf[4096];
-        for (;;) {
-            const ssize_t got = ::read(fds[0], buf, sizeof buf);
-            if (got < 0 && errno == EINTR) continue;
-            if (got <= 0) break;
-            said.append(buf, static_cast<std::size_t>(got));
-        }
-        std::vector<std::string> folders;
-        std::stringstream lines(said);
-        while (std::getline(lines, line)) {
-            if (line == "D") ::_exit(0);  // the grader ended and cleaned up itself
-            if (line.size() > 1 && line[0] == 'F') folders.push_back(line.substr(1));
-        }
-        clear_parents(parents);
-        for (uid_t u : uids) kill_uid(u);
-        for (const auto& f : folders) {
-            std::error_code ec;
-            std::filesystem::remove_all(f, ec);
-        }
-        ::_exit(0);
-    }
+    if (pid == 0) watchdog_main(fds[0], parents, uids);
     ::close(fds[0]);
     if (pid < 0) {
         ::close(fds[1]);

@@ -50,6 +50,43 @@ void lay_out(const PreparedCase& c, const std::string& submission, const fs::pat
     write_bytes(dir / "inputs" / "params.json", exercise_params_text(c.made));
 }
 
+bool ended_badly(const ProgramOutcome& run, const ProgramLimits& limits, Lang lang, CaseResult& r);
+
+// What else a crash's detail says: the process cap it reached, a module the interpreter lacks.
+std::string crash_notes(const ProgramOutcome& run, const ProgramLimits& limits, Lang lang)
+{
+    const bool zh = lang == Lang::zh;
+    std::string notes;
+    if (run.process_cap) notes += fmt::format(zh ? "；进程数达到上限 {}" : "; it reached the cap of {} processes", limits.processes);
+    if (run.output_tail.find("ModuleNotFoundError") != std::string::npos)
+        notes += zh ? "（评分所用的解释器没有这个模块）" : " (the grading's interpreter does not have that module)";
+    return notes;
+}
+
+// A program that exited or was killed by a signal: crash (or, for one process's CPU limit,
+// timeout), unless it exited with 0.
+bool exited_badly(const ProgramOutcome& run, const ProgramLimits& limits, Lang lang, CaseResult& r)
+{
+    const bool zh = lang == Lang::zh;
+    const std::string tail = run.output_tail.empty() ? "" : fmt::format(zh ? "；最后一行输出：{}" : "; last output line: {}", run.output_tail);
+    if (run.end == ProgramOutcome::End::exited && run.code == 0) return false;
+    // the run command's shell reports a program a signal ended as 128 + the signal
+    const bool by_signal = run.end == ProgramOutcome::End::signaled || (run.code > 128 && run.code < 128 + 65);
+    const int sig = run.end == ProgramOutcome::End::signaled ? run.code : run.code - 128;
+    if (by_signal && sig == SIGXCPU) {  // one process's CPU limit (RLIMIT_CPU), inside the sandbox
+        ProgramOutcome cpu = run;
+        cpu.end = ProgramOutcome::End::cpu_exceeded;
+        return ended_badly(cpu, limits, lang, r);
+    }
+    r.verdict = CaseVerdict::crash;
+    const char* text = sigdescr_np(sig);
+    // (the shell's own "Killed" line says nothing more)
+    r.detail = by_signal ? fmt::format(zh ? "被信号 {}（{}）终止{}" : "killed by signal {} ({}){}", sig, text ? text : "?", run.output_tail == "Killed" ? "" : tail)
+                         : fmt::format(zh ? "退出码 {}{}" : "exit status {}{}", run.code, tail);
+    r.detail += crash_notes(run, limits, lang);
+    return true;
+}
+
 // A program that did not end well: its verdict and why, or nothing when it exited with 0.
 bool ended_badly(const ProgramOutcome& run, const ProgramLimits& limits, Lang lang, CaseResult& r)
 {
@@ -84,26 +121,7 @@ bool ended_badly(const ProgramOutcome& run, const ProgramLimits& limits, Lang la
         r.detail = run.output_tail;
         return true;
     case ProgramOutcome::End::signaled:
-    case ProgramOutcome::End::exited: {
-        if (run.end == ProgramOutcome::End::exited && run.code == 0) return false;
-        // the run command's shell reports a program a signal ended as 128 + the signal
-        const bool by_signal = run.end == ProgramOutcome::End::signaled || (run.code > 128 && run.code < 128 + 65);
-        const int sig = run.end == ProgramOutcome::End::signaled ? run.code : run.code - 128;
-        if (by_signal && sig == SIGXCPU) {  // one process's CPU limit (RLIMIT_CPU), inside the sandbox
-            ProgramOutcome cpu = run;
-            cpu.end = ProgramOutcome::End::cpu_exceeded;
-            return ended_badly(cpu, limits, lang, r);
-        }
-        r.verdict = CaseVerdict::crash;
-        const char* text = sigdescr_np(sig);
-        // (the shell's own "Killed" line says nothing more)
-        r.detail = by_signal ? fmt::format(zh ? "被信号 {}（{}）终止{}" : "killed by signal {} ({}){}", sig, text ? text : "?", run.output_tail == "Killed" ? "" : tail)
-                             : fmt::format(zh ? "退出码 {}{}" : "exit status {}{}", run.code, tail);
-        if (run.process_cap) r.detail += fmt::format(zh ? "；进程数达到上限 {}" : "; it reached the cap of {} processes", limits.processes);
-        if (run.output_tail.find("ModuleNotFoundError") != std::string::npos)
-            r.detail += zh ? "（评分所用的解释器没有这个模块）" : " (the grading's interpreter does not have that module)";
-        return true;
-    }
+    case ProgramOutcome::End::exited: return exited_badly(run, limits, lang, r);
     }
     return false;
 }
