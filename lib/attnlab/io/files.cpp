@@ -420,8 +420,13 @@ NewFolder::NewFolder(const std::string& dir, const std::string& who) : who_(who)
     dir_ = parts.path;
     temp_ = dir_.substr(0, dir_.size() - parts.name.size()) + temp_name(parts.name);  // beside DIR, in its folder
     first_entry_ = static_cast<std::size_t>(g_cleanup_count);
-    if (::mkdir(temp_.c_str(), 0777) != 0) throw OutputError(fmt::format("{}: cannot make {}: {}", who, temp_, why(errno)));
+    // known to the cleanup before it exists: a signal between the two would leave it behind
     cleanup_push(temp_, true, true);
+    if (::mkdir(temp_.c_str(), 0777) != 0) {
+        const int err = errno;
+        cleanup_down_to(first_entry_, false);
+        throw OutputError(fmt::format("{}: cannot make {}: {}", who, temp_, why(err)));
+    }
     try {
         root_.emplace(OutputFolder(temp_, who, false));
     } catch (...) {
