@@ -321,6 +321,7 @@ void setup_exercise(CLI::App& app, Runners& runners)
     add_optional_enum(*solve, "--lang", opts->lang, "Language of the line it prints, en or zh (default: from the locale)");
     runners.emplace_back(solve, [opts] { return run_solve(*opts), 0; });
     setup_grade(*ex, runners);
+    setup_merge(*ex, runners);
     ex->footer("Example:\n  attnlab exercise new attention hw1 --lang en\n  cd hw1 && python3 starter.py && ./check.sh\n"
                "  attnlab exercise solve attention hw1 --mistake no_scale && hw1/check.sh hw1/solution/answer.npy");
 }

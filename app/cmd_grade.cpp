@@ -7,6 +7,7 @@
 #include "attnlab/exercise/exercise_file.hpp"
 #include "attnlab/exercise/grade.hpp"
 #include "attnlab/exercise/gradebook.hpp"
+#include "attnlab/exercise/shards.hpp"
 #include "attnlab/io/files.hpp"
 #include "attnlab/io/read.hpp"
 
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <optional>
@@ -47,6 +49,13 @@ struct GradeOpts {
     double memory_gib = 2.0, disk_gib = 1.0;
     bool isolate = false, show_hidden = false;
     std::string sandbox = "auto", teacher_report;
+    std::string shard;  // --shard: I/N, auto or auto/N
+};
+
+// Where a gradebook goes: DIR in every format, or one format on stdout; the teacher's report.
+struct GradebookOut {
+    GradeFormat format = GradeFormat::text;
+    std::string out, teacher_report;
 };
 
 // A small JSON file of the teacher's (grading.json, --points): a regular file of at most 1 MiB.
@@ -144,7 +153,7 @@ void write_every_format(const std::string& dir, const Gradebook& g)
     for (const auto& s : g.submissions) gradescope.subfolder(submission_name(s.path)).write("results.json", json_text(gradescope_results(g, s)));
 }
 
-void write_gradebook(const GradeOpts& o, const Gradebook& g)
+void write_gradebook(const GradebookOut& o, const Gradebook& g)
 {
     if (!o.teacher_report.empty()) {
         Gradebook teacher = g;
@@ -157,10 +166,34 @@ void write_gradebook(const GradeOpts& o, const Gradebook& g)
                              o.out, g.submissions.size()));
 }
 
+// --shard: this shard's part, to DIR/part-I-of-N.json (a rerun replaces it) or stdout.
+void write_part(const GradeOpts& o, const Gradebook& g, Shard shard, const std::string& digest, std::size_t class_size)
+{
+    const std::string text = json_text(part_json(g, shard, digest, class_size));
+    if (o.out.empty()) return write_stdout(text);
+    const std::string name = fmt::format("part-{}-of-{}.json", shard.index, shard.count);
+    OutputFolder(o.out, "exercise grade --shard", true).write(name, text);
+    write_stdout(fmt::format("wrote {}/{}: shard {} of {}, {} of {} submissions; merge every part with exercise merge\n", o.out, name, shard.index, shard.count,
+                             g.submissions.size(), class_size));
+}
+
+// --shard refuses what only the merge can do, and takes this shard's submissions.
+std::optional<Shard> take_shard(GradeOpts& o)
+{
+    if (o.shard.empty()) return std::nullopt;
+    const Shard shard = parse_shard(o.shard, [](const char* name) { return std::getenv(name); });
+    if (!o.teacher_report.empty() || o.show_hidden) throw InputError("--shard writes a part for exercise merge; give --teacher-report and --show-hidden to the merge");
+    if (o.format != GradeFormat::text && o.format != GradeFormat::json) throw InputError("--shard writes a part (JSON) for exercise merge; give --format to the merge");
+    o.submissions = shard_of(o.submissions, shard);
+    return shard;
+}
+
 void run_grade(GradeOpts o)
 {
     if (!o.grading.empty() && (o.seed != 0 || !o.sizes.empty())) throw InputError("--grading FILE sets the seed and sizes; give it without --seed and sizes");
     check_request(o);
+    const std::size_t class_size = o.submissions.size();
+    const std::optional<Shard> shard = take_shard(o);
     GradeSettings& s = o.settings;
     s.lang = o.lang.value_or(lang_from_env());
     s.limits.memory_bytes = o.memory_gib * 1024 * 1024 * 1024;
@@ -188,11 +221,56 @@ void run_grade(GradeOpts o)
         std::raise(e.signal);
         throw;
     }
-    Gradebook g{o.name, &cases, std::move(results), s.lang, o.show_hidden, isolation_text(s.limits, s.lang)};
-    write_gradebook(o, g);
+    std::vector<GradeCase> configs;
+    for (const auto& c : cases) configs.push_back(c.config);
+    Gradebook g{o.name, configs, std::move(results), s.lang, o.show_hidden, isolation_text(s.limits, s.lang)};
+    if (shard) return write_part(o, g, *shard, grading_digest(o.name, configs, s), class_size);
+    write_gradebook({o.format, o.out, o.teacher_report}, g);
+}
+
+struct MergeOpts {
+    std::vector<std::string> parts;
+    GradebookOut out;
+    std::optional<Lang> lang;
+    bool show_hidden = false;
+};
+
+void run_merge(const MergeOpts& o)
+{
+    if (o.out.format == GradeFormat::gradescope && o.out.out.empty()) throw InputError("--format gradescope writes DIR/gradescope/NAME/results.json: give --out DIR");
+    if (!o.out.out.empty()) check_output_folder(o.out.out, "exercise merge");
+    std::vector<std::pair<std::string, std::string>> texts;
+    for (const auto& part : o.parts) {
+        const auto bytes = read_input_file(part, [](std::string_view) { return ReadLimit{std::size_t{1} << 30, "a part of at most 1 GiB"}; });
+        texts.emplace_back(part, std::string(bytes.begin(), bytes.end()));
+    }
+    const Gradebook g = merge_parts(texts, o.lang.value_or(lang_from_env()), o.show_hidden);
+    if (!o.out.out.empty()) {
+        std::set<std::string> names;
+        for (const auto& s : g.submissions)
+            if (!names.insert(submission_name(s.path)).second) throw InputError(fmt::format("--out: two submissions are named {}; each needs a folder of its own name", excerpt(s.path)));
+    }
+    write_gradebook(o.out, g);
 }
 
 }  // namespace
+
+void setup_merge(CLI::App& exercise, Runners& runners)
+{
+    auto o = std::make_shared<MergeOpts>();
+    auto* m = exercise.add_subcommand("merge", "For teachers: the parts of a class graded in shards (exercise grade --shard), merged into one gradebook");
+    m->add_option("PART", o->parts, "A part file: exercise grade --shard I/N wrote it (part-I-of-N.json)")->required()->check(non_empty_path);
+    add_enum_option(*m, "--format", o->out.format, "Gradebook format on stdout: text, csv, json, junit or gradescope");
+    m->add_option("--out", o->out.out, "Write every format into DIR, as exercise grade --out does")->check(non_empty_path);
+    m->add_flag("--show-hidden", o->show_hidden, "Show hidden cases' seeds, sizes, details and the smallest failing case in every format");
+    m->add_option("--teacher-report", o->out.teacher_report, "Also write the text gradebook with everything about hidden cases to FILE")->check(non_empty_path);
+    add_optional_enum(*m, "--lang", o->lang, "Language of the text gradebook, en or zh (default: from the locale)");
+    runners.emplace_back(m, [o] { return run_merge(*o), 0; });
+    m->footer("The parts must be every shard of one grading of one class: the same exercise, cases, run command, limits and points, each\n"
+              "shard once, no submission in two. Each refusal names the file (exit 2). The gradebook is the class's, in the order of the\n"
+              "submissions' paths, as one exercise grade over them in that order writes it (timings aside).\n"
+              "Example:\n  attnlab exercise merge parts/part-*-of-4.json --out grades");
+}
 
 void setup_grade(CLI::App& exercise, Runners& runners)
 {
@@ -240,6 +318,9 @@ void setup_grade(CLI::App& exercise, Runners& runners)
         ->check(non_empty_path);
     o->settings.jobs = static_cast<int>(thread_count(0));
     g->add_option("--jobs", o->settings.jobs, "Runs at a time")->check(whole_in(1, 256))->default_str("the cores");
+    g->add_option("--shard", o->shard,
+                  "I/N: grade the I-th (from 0) of N parts of the submissions sorted by path, into a part for exercise merge; auto: I and N "
+                  "from a Slurm array task; auto/N: I from JOB_COMPLETION_INDEX (Kubernetes) or the Slurm task");
     g->add_flag("--isolate", o->isolate, "No network for the programs (always so under bubblewrap; else root or user namespaces)");
     add_optional_enum(*g, "--lang", o->lang, "Language of the text gradebook, en or zh (default: from the locale)");
     runners.emplace_back(g, [o] { return run_grade(*o), 0; });

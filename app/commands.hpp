@@ -26,6 +26,7 @@ void setup_experiments(CLI::App& app, const std::string& bound, Runners& runners
 void setup_exercise(CLI::App& app, Runners& runners);
 // exercise grade (cmd_grade.cpp), under the exercise subcommand.
 void setup_grade(CLI::App& exercise, Runners& runners);
+void setup_merge(CLI::App& exercise, Runners& runners);
 void setup_tour(CLI::App& app, Runners& runners);
 
 // Binds an invocation's options to a subcommand's parser.

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <string>
 #include <thread>
 
@@ -34,6 +35,15 @@ std::string submission(const std::string& dir, const std::string& name, const st
 }
 
 std::string grade_dir(const std::string& tag) { return fresh_dir("cli-grade-" + tag); }
+
+// The names in DIR, sorted.
+std::vector<std::string> tree_names(const std::string& dir)
+{
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
 
 std::vector<std::string> verdicts(const nlohmann::json& sub)
 {
@@ -154,6 +164,9 @@ TEST_CASE("exercise grade: usage errors are refused before any program runs, exi
         expect_usage_error({"exercise", "grade", "causal-mask", sub, "--memory", memory}, "--memory: must lie in 0.01..1024 GiB (got '" + std::string(memory) + "')");
     expect_usage_error({"exercise", "grade", "causal-mask", sub, "--timeout", "1e308"}, "--timeout: must lie in 0.01..86400 seconds");
     expect_usage_error({"exercise", "grade", "causal-mask", sub, "--disk", "0"}, "--disk: must lie in 0.001..1024 GiB");
+    expect_usage_error({"exercise", "grade", "causal-mask", sub, "--cpu-time", "0"}, "--cpu-time: must lie in 0.01..86400 seconds");
+    for (const char* processes : {"7", "65537", "1.5"})
+        expect_usage_error({"exercise", "grade", "causal-mask", sub, "--processes", processes}, "--processes");
     expect_usage_error({"exercise", "grade", "causal-mask", sub, "--sandbox", "docker"}, "--sandbox");
     expect_usage_error({"exercise", "grade", "causal-mask", sub, sub + "/..", "--format", "gradescope"}, "give --out DIR");
     expect_usage_error({"exercise", "grade", "causal-mask", sub, other, "--format", "gradescope", "--out", dir + "/o"}, "two submissions are named");
@@ -327,6 +340,92 @@ TEST_CASE("exercise grade: names with separators, tabs, bidirectional and line-s
     CHECK(gradescope.find(rlo) == std::string::npos);
     CHECK(gradescope.find(ls) == std::string::npos);
     CHECK(nlohmann::json::parse(gradescope)["score"] == 0);
+}
+
+namespace {
+
+// A gradebook's JSON without its timings, for comparing gradings.
+nlohmann::json untimed(nlohmann::json j)
+{
+    for (auto& sub : j["submissions"]) {
+        sub.erase("time_s");
+        for (auto& c : sub["cases"]) c.erase("time_s");
+    }
+    return j;
+}
+
+}  // namespace
+
+TEST_CASE("exercise grade --shard and exercise merge: the parts of a class make the gradebook of one run, and a wrong set of parts is refused")
+{
+    const std::string dir = grade_dir("shards");
+    REQUIRE(run_cli({"exercise", "new", "causal-mask", dir + "/hw", "--seed", "3"}).status == 0);
+    REQUIRE(run_cli({"exercise", "solve", "causal-mask", dir + "/hw"}).status == 0);
+    std::vector<std::string> subs;
+    for (const char* name : {"eve", "alice", "dave", "bob", "carol"}) {
+        subs.push_back(submission(dir + "/subs", name, std::string("[ -f saved.npy ] && cp saved.npy answer.npy; exit ") + (name[0] == 'e' ? "1" : "0")));
+        fs::copy_file(dir + "/hw/solution/answer.npy", subs.back() + "/saved.npy");  // right at the visible size only
+    }
+    const std::vector<std::string> common = {"--seed", "3", "--run", "sh run.sh", "--hidden", "2"};
+    const auto grade = [&](std::vector<std::string> extra, const std::vector<std::string>& env = {}) {
+        std::vector<std::string> args = {"exercise", "grade", "causal-mask"};
+        args.insert(args.end(), subs.begin(), subs.end());
+        args.insert(args.end(), common.begin(), common.end());
+        args.insert(args.end(), extra.begin(), extra.end());
+        return run_cli(args, env);
+    };
+    // 5 submissions in 3 shards, from the sorted paths: alice | bob, carol | dave, eve
+    for (int i = 0; i < 3; ++i) REQUIRE(grade({"--shard", std::to_string(i) + "/3", "--out", dir + "/parts"}).status == 0);
+    const auto part = nlohmann::json::parse(slurp(dir + "/parts/part-1-of-3.json"));
+    CHECK(part["submissions"] == nlohmann::json::array({dir + "/subs/bob", dir + "/subs/carol"}));
+    CHECK(part["class_size"] == 5);
+    CHECK(part["shard"] == nlohmann::json({{"index", 1}, {"count", 3}}));
+    const std::vector<std::string> parts = {dir + "/parts/part-2-of-3.json", dir + "/parts/part-0-of-3.json", dir + "/parts/part-1-of-3.json"};
+    std::vector<std::string> merge = {"exercise", "merge"};
+    merge.insert(merge.end(), parts.begin(), parts.end());
+    auto merged = merge;
+    merged.insert(merged.end(), {"--format", "json"});
+    const auto from_parts = run_cli(merged);
+    REQUIRE(from_parts.status == 0);
+    // one run over the sorted submissions
+    std::vector<std::string> sorted = subs;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<std::string> one = {"exercise", "grade", "causal-mask"};
+    one.insert(one.end(), sorted.begin(), sorted.end());
+    one.insert(one.end(), common.begin(), common.end());
+    auto one_json = one;
+    one_json.insert(one_json.end(), {"--format", "json"});
+    const auto whole = run_cli(one_json);
+    REQUIRE(whole.status == 0);
+    CHECK(untimed(nlohmann::json::parse(from_parts.out)) == untimed(nlohmann::json::parse(whole.out)));
+    for (const char* format : {"text", "csv"}) {
+        auto m = merge, w = one;
+        m.insert(m.end(), {"--format", format});
+        w.insert(w.end(), {"--format", format});
+        CHECK(run_cli(m).out == run_cli(w).out);
+    }
+    // the Slurm and Kubernetes variables name the shard; a rerun replaces its part
+    REQUIRE(grade({"--shard", "auto", "--out", dir + "/parts"}, {"SLURM_ARRAY_TASK_ID=5", "SLURM_ARRAY_TASK_MIN=4", "SLURM_ARRAY_TASK_COUNT=3"}).status == 0);
+    REQUIRE(grade({"--shard", "auto/3", "--out", dir + "/parts"}, {"JOB_COMPLETION_INDEX=2"}).status == 0);
+    CHECK(tree_names(dir + "/parts") == std::vector<std::string>{"part-0-of-3.json", "part-1-of-3.json", "part-2-of-3.json"});
+    CHECK(run_cli(merged).status == 0);
+    // refusals, each naming the file
+    expect_usage_error({"exercise", "merge", parts[1], parts[0]}, "the parts lack shard 1 of 3");
+    expect_usage_error({"exercise", "merge", parts[0], parts[1], parts[2], parts[2]}, parts[2] + ": shard 1 is given twice");
+    const auto other = grade({"--shard", "2/3", "--timeout", "7"});  // another limit: another grading
+    REQUIRE(other.status == 0);
+    std::ofstream(dir + "/other-grading.json") << other.out;
+    expect_usage_error({"exercise", "merge", parts[1], parts[2], dir + "/other-grading.json"}, dir + "/other-grading.json: graded otherwise than");
+    auto twice = nlohmann::json::parse(slurp(parts[1]));  // shard 0's part, with bob in it too
+    auto moved = nlohmann::json::parse(slurp(dir + "/parts/part-1-of-3.json"));
+    twice["gradebook"]["submissions"].push_back(moved["gradebook"]["submissions"][0]);
+    std::ofstream(dir + "/twice.json") << twice.dump();
+    expect_usage_error({"exercise", "merge", dir + "/twice.json", dir + "/parts/part-1-of-3.json", parts[0]}, "/subs/bob is also in");
+    std::ofstream(dir + "/not-a-part.json") << R"({"exercise": "causal-mask"})";
+    expect_usage_error({"exercise", "merge", dir + "/not-a-part.json"}, dir + "/not-a-part.json: not a part of `exercise grade --shard`");
+    for (const char* bad : {"3/3", "1", "-1/3", "a/b", "0/0"}) expect_usage_error({"exercise", "grade", "causal-mask", subs[0], "--shard", bad}, "--shard");
+    expect_usage_error({"exercise", "grade", "causal-mask", subs[0], "--shard", "auto"}, "--shard auto: SLURM_ARRAY_TASK_COUNT is not set");
+    expect_usage_error({"exercise", "grade", "causal-mask", subs[0], "--shard", "0/2", "--format", "csv"}, "give --format to the merge");
 }
 
 TEST_CASE("exercise grade: a folder whose name starts with = lands in the CSV as text, not a formula")

@@ -20,12 +20,6 @@ std::string config_text(const Gradebook& g, const GradeCase& c)
     return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-nlohmann::ordered_json config_json(const GradeCase& c)
-{
-    nlohmann::ordered_json j{{"seed", c.seed}};
-    for (const auto& [key, value] : c.sizes) j[key] = value;
-    return j;
-}
 
 std::string diagnosis_text(const std::vector<Diagnosis>& diagnosis, Lang lang)
 {
@@ -106,10 +100,6 @@ std::string junit_suite(const Gradebook& g, const SubmissionResult& s, std::size
     return out;
 }
 
-}  // namespace
-
-namespace {
-
 std::string quoted_cell(const std::string& s)
 {
     std::string out = "\"";
@@ -118,6 +108,13 @@ std::string quoted_cell(const std::string& s)
 }
 
 }  // namespace
+
+nlohmann::ordered_json config_json(const GradeCase& c)
+{
+    nlohmann::ordered_json j{{"seed", c.seed}};
+    for (const auto& [key, value] : c.sizes) j[key] = value;
+    return j;
+}
 
 std::string csv_cell(const std::string& s) { return s.find_first_of(",\"\r\n") == std::string::npos ? s : quoted_cell(s); }
 
@@ -142,7 +139,7 @@ std::string json_text(const nlohmann::ordered_json& j) { return j.dump(2, ' ', f
 std::string gradebook_text(const Gradebook& g)
 {
     const bool zh = g.lang == Lang::zh;
-    const auto& cases = *g.cases;
+    const auto& cases = g.cases;
     std::string out = fmt::format(zh ? "练习 {}：1 个公开用例，{} 个隐藏用例\n" : "exercise {}: 1 visible case, {} hidden\n", g.exercise, cases.size() - 1);
     if (!g.isolation.empty()) out += fmt::format(zh ? "隔离：{}\n" : "isolation: {}\n", g.isolation);
     std::size_t width = zh ? 4 : 10;
@@ -161,8 +158,8 @@ std::string gradebook_text(const Gradebook& g)
 std::string gradebook_csv(const Gradebook& g)
 {
     std::vector<std::string> header{"submission", "score", "max_score"};
-    for (const auto& c : *g.cases) header.push_back(c.config.name);
-    for (const auto& c : *g.cases) header.push_back(c.config.name + "_verdict");
+    for (const auto& c : g.cases) header.push_back(c.name);
+    for (const auto& c : g.cases) header.push_back(c.name + "_verdict");
     std::string out = fmt::format("{}\n", fmt::join(header, ","));
     for (const auto& s : g.submissions) {
         std::vector<std::string> row{csv_text_cell(s.path), number(s.score), number(s.max_score)};

@@ -20,7 +20,7 @@ namespace attnlab {
 // one), unless show_hidden; JSON, the teacher's, gives everything.
 struct Gradebook {
     std::string exercise;
-    std::vector<PreparedCase> const* cases = nullptr;
+    std::vector<GradeCase> cases;  // the configurations every submission was run on, in order
     std::vector<SubmissionResult> submissions;
     Lang lang = Lang::en;
     bool show_hidden = false;
@@ -29,10 +29,14 @@ struct Gradebook {
 
 // A CSV cell as RFC 4180 writes it: quoted when it holds a comma, a quote or a line break.
 std::string csv_cell(const std::string& s);
-// A cell of text from outside (a submission's folder name): valid UTF-8, and a leading = + - @
-// tab or carriage return, which a spreadsheet would run as a formula, behind a ' (OWASP's
-// advice on CSV injection); then csv_cell.
+// A cell of text from outside (a submission's folder name): one line, escaped as text is
+// (controls, bidirectional and line-separator characters), a = + - @ at the start of anything
+// a spreadsheet may take for a cell (the start, or after a comma, semicolon or bar) behind a '
+// (OWASP's advice on CSV injection); quoted when it holds a separator, a quote or a newline.
 std::string csv_text_cell(const std::string& s);
+
+// A case's seed and sizes, as the JSON gradebook writes them: {"seed": S, "len": L, ...}.
+nlohmann::ordered_json config_json(const GradeCase& c);
 
 std::string gradebook_text(const Gradebook& g);
 std::string gradebook_csv(const Gradebook& g);
