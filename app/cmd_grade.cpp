@@ -158,6 +158,7 @@ void write_gradebook(const GradebookOut& o, const Gradebook& g)
     if (!o.teacher_report.empty()) {
         Gradebook teacher = g;
         teacher.show_hidden = true;
+        teacher.teacher = true;
         write_file_atomic(o.teacher_report, gradebook_text(teacher), "exercise grade --teacher-report");
     }
     if (o.out.empty()) return write_stdout(gradebook_in(o.format, g));

@@ -144,6 +144,9 @@ EXPECTED = {
     "tells_hidden": [M, M, M, M],
     "fork_chain": [M, M, M, M],
     "many_files": [M, M, M, M],
+    # two who hand in the same code with the same uncatalogued mistake: a lead for the teacher
+    "copier_a": [D, D, D, D],
+    "copier_b": [D, D, D, D],
 }
 # Right answers, so that the class holds 30 submissions.
 for i in range(2, 13):
@@ -236,6 +239,8 @@ BODIES.update({
     subprocess.Popen(["sh", "-c", chain, chain, "31.93"], start_new_session=True)
 """ + CORRECT.lstrip("\n"),
     "many_files": CORRECT,
+    "copier_a": CORRECT.replace("return out", "return out * 2.0"),
+    "copier_b": CORRECT.replace("return out", "return out * 2.0"),
 })
 for i in range(2, 13):
     BODIES[f"numpy_{i}"] = CORRECT
@@ -246,7 +251,7 @@ HOSTILE = ["not_utf8", "daemon", "fills_disk", "holds_memory", "float16", "finds
 # A file only root may read, in a folder anyone may pass: a run must not read it.
 ROOT_ONLY = "/var/tmp/attnlab-grade-test-root-only"
 # The smaller class the other formats are checked on.
-SMALL = ["numpy", "positions_from_1", "heads_and_positions_swapped", "crash", "nan", "copies_visible", "not_utf8"]
+SMALL = ["numpy", "positions_from_1", "heads_and_positions_swapped", "crash", "nan", "copies_visible", "not_utf8", "copier_a", "copier_b"]
 CONFIGS = [(8, 8, 2), (2, 4, 1), (10, 4, 2), (2, 10, 1)]  # (len, dim, heads) of each case
 LIMITS = ["--memory", "1", "--disk", "0.25"]
 
@@ -334,6 +339,24 @@ def check_json(book, submissions):
                 fail(f"{name}: the visible case's diagnosis is {first}")
         check_smallest(name, sub)
         check_hostile(name, sub, book["isolation"])
+    check_leads(book)
+
+
+def check_leads(book):
+    """The same uncatalogued wrong answer, and the same files, are leads in the JSON gradebook."""
+    names = {os.path.basename(s["path"]): s["path"] for s in book["submissions"]}
+    if "copier_a" not in names:
+        return
+    pair = [names["copier_a"], names["copier_b"]]
+    wrong = [lead for lead in book["leads"]["same_wrong_answer"] if set(lead["submissions"]) & set(pair)]
+    if [(lead["case"], lead["submissions"]) for lead in wrong] != [(c, pair) for c in ["visible"] + [f"hidden-{i}" for i in range(1, HIDDEN + 1)]]:
+        fail(f"leads, the same wrong answer: {wrong}")
+    if pair not in book["leads"]["same_files"]:
+        fail(f"leads, the same files: {book['leads']['same_files']}")
+    catalogued = {n for n in MISTAKES if n in names}
+    for lead in book["leads"]["same_wrong_answer"]:
+        if {os.path.basename(p) for p in lead["submissions"]} & catalogued:
+            fail(f"a catalogued mistake is a lead: {lead}")
 
 
 def check_hostile(name, sub, isolation):
@@ -662,8 +685,16 @@ def grade_class(attnlab, quick):
             leftovers(tmp)
         isolation = full["isolation"]
         out = os.path.join(tmp, "out")
-        grade(attnlab, small, "text", "--out", out, "--lang", "en")
+        teacher = os.path.join(tmp, "teacher.txt")
+        grade(attnlab, small, "text", "--out", out, "--lang", "en", "--teacher-report", teacher)
         book = json.load(open(os.path.join(out, "grades.json")))
+        report = open(teacher).read()
+        pair = ", ".join(s for s in small if os.path.basename(s).startswith("copier_"))
+        if "leads, not verdicts" not in report or f"  visible: {pair}\n" not in report:
+            fail("the teacher's report does not list the copiers' pair:\n" + report)
+        for name in ("grades.txt", "grades.csv", "junit.xml"):
+            if "leads" in open(os.path.join(out, name)).read():
+                fail(f"{name}, which a student may see, speaks of leads")
         check_json(book, small)
         check_text(open(os.path.join(out, "grades.txt")).read(), book, isolation)
         check_csv(open(os.path.join(out, "grades.csv")).read(), book)

@@ -83,6 +83,7 @@ struct CaseResult {
     std::vector<Diagnosis> diagnosis;      // catalogued mistakes the answer matches
     double points = 0.0, max_points = 0.0;
     double time_s = 0.0;
+    std::string answer_digest;             // fnv1a64_hex of the answer file's bytes, when there was one
 };
 
 // The smallest failing configuration found from the first failing hidden case.
@@ -98,6 +99,7 @@ struct SubmissionResult {
     std::vector<CaseResult> cases;
     std::optional<Shrunk> smallest;
     std::vector<std::string> left_out;  // files of the submission not copied (links out, special files)
+    std::string code_digest;             // fnv1a64_hex of its files (not its .npy ones), names and bytes
     double score = 0.0, max_score = 0.0;
     double time_s = 0.0;
 };

@@ -134,6 +134,27 @@ bool stored_below(Elem elem, DType judged_at)
 }
 
 
+// The answer file's bytes, as copied out (a regular file of at most 256 MiB, or nothing).
+std::string read_file_bytes(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A submission's files but its tensors, by name and bytes (at most 1000 files of at most 1 MiB
+// each, in name order): two submissions of the same digest hand in the same code.
+std::string code_digest(const std::string& submission)
+{
+    std::error_code ec;
+    std::vector<fs::path> files;
+    for (fs::recursive_directory_iterator it(submission, ec), end; !ec && it != end && files.size() < 1000; it.increment(ec))
+        if (it->is_regular_file(ec) && it->path().extension() != ".npy" && it->file_size(ec) <= (1u << 20)) files.push_back(it->path());
+    std::sort(files.begin(), files.end());
+    std::string all;
+    for (const auto& f : files) all += fs::relative(f, submission, ec).string() + '\0' + read_file_bytes(f.string()) + '\0';
+    return fnv1a64_hex(all);
+}
+
 // The answer file held against the reference, as check.sh would hold it.
 void judge_answer(const PreparedCase& c, const ProgramOutcome& run, Lang lang, CaseResult& r)
 {
@@ -170,6 +191,7 @@ void judge_answer(const PreparedCase& c, const ProgramOutcome& run, Lang lang, C
         return;
     }
     const Comparison& cmp = *report.against;
+    r.answer_digest = fnv1a64_hex(read_file_bytes(answer.string()));
     r.max_diff = cmp.max_abs_diff;
     r.diagnosis = cmp.diagnosis;
     if (stored_below(cmp.got_elem, c.made.info.judged_at)) {
@@ -371,6 +393,7 @@ std::vector<SubmissionResult> grade_submissions(const std::string& exercise, con
     parallel_for(submissions.size(), thread_count(static_cast<unsigned>(s.jobs)), [&](std::size_t i) {
         SubmissionResult& sub = results[i];
         sub.path = submissions[i];
+        sub.code_digest = code_digest(submissions[i]);
         for (const auto& c : sub.cases) sub.score += c.points, sub.max_score += c.max_points, sub.time_s += c.time_s;
         for (const auto& c : sub.cases) {
             if (!c.config.hidden || c.verdict == CaseVerdict::match) continue;

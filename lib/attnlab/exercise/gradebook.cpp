@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 
 namespace attnlab {
 
@@ -109,6 +110,57 @@ std::string quoted_cell(const std::string& s)
 
 }  // namespace
 
+CopyLeads copy_leads(const Gradebook& g)
+{
+    CopyLeads leads;
+    for (std::size_t k = 0; k < g.cases.size(); ++k) {
+        std::map<std::string, std::vector<std::string>> by_answer;
+        for (const auto& s : g.submissions) {
+            if (k >= s.cases.size()) continue;
+            const CaseResult& c = s.cases[k];
+            const bool explained = std::any_of(c.diagnosis.begin(), c.diagnosis.end(), [](const Diagnosis& d) { return d.certainty == Certainty::matches; });
+            if (c.verdict != CaseVerdict::match && !c.answer_digest.empty() && !explained) by_answer[c.answer_digest].push_back(s.path);
+        }
+        for (auto& [digest, paths] : by_answer)
+            if (paths.size() > 1) leads.same_wrong_answer.emplace_back(g.cases[k].name, std::move(paths));
+    }
+    std::map<std::string, std::vector<std::string>> by_files;
+    for (const auto& s : g.submissions)
+        if (!s.code_digest.empty()) by_files[s.code_digest].push_back(s.path);
+    for (auto& [digest, paths] : by_files)
+        if (paths.size() > 1) leads.same_files.push_back(std::move(paths));
+    return leads;
+}
+
+namespace {
+
+// The leads, in the teacher's report alone.
+std::string leads_text(const Gradebook& g)
+{
+    if (!g.teacher) return "";
+    const CopyLeads leads = copy_leads(g);
+    const bool zh = g.lang == Lang::zh;
+    std::string out = zh ? "线索，不是结论（只给老师看）：同一用例上逐字节相同、且没有已知错误能解释的错误答案\n"
+                         : "leads, not verdicts (for the teacher alone): the same wrong answer on a case, byte for byte, where no catalogued mistake explains it\n";
+    for (const auto& [name, paths] : leads.same_wrong_answer) out += fmt::format("  {}: {}\n", name, fmt::join(one_line_each(paths), ", "));
+    if (leads.same_wrong_answer.empty()) out += zh ? "  （无）\n" : "  (none)\n";
+    out += zh ? "逐字节相同的提交文件\n" : "the same files, byte for byte\n";
+    for (const auto& paths : leads.same_files) out += fmt::format("  {}\n", fmt::join(one_line_each(paths), ", "));
+    if (leads.same_files.empty()) out += zh ? "  （无）\n" : "  (none)\n";
+    return out;
+}
+
+nlohmann::ordered_json leads_json(const Gradebook& g)
+{
+    const CopyLeads leads = copy_leads(g);
+    nlohmann::ordered_json wrong = nlohmann::ordered_json::array(), files = nlohmann::ordered_json::array();
+    for (const auto& [name, paths] : leads.same_wrong_answer) wrong.push_back({{"case", name}, {"submissions", valid_each(paths)}});
+    for (const auto& paths : leads.same_files) files.push_back(valid_each(paths));
+    return {{"note", "leads, not verdicts: never shown to students"}, {"same_wrong_answer", wrong}, {"same_files", files}};
+}
+
+}  // namespace
+
 nlohmann::ordered_json config_json(const GradeCase& c)
 {
     nlohmann::ordered_json j{{"seed", c.seed}};
@@ -152,6 +204,7 @@ std::string gradebook_text(const Gradebook& g)
         if (s.smallest && g.show_hidden) out += "  " + smallest_line(*s.smallest, g.lang) + "\n";
         if (!s.left_out.empty()) out += fmt::format(zh ? "  未复制：{}\n" : "  not copied: {}\n", fmt::join(one_line_each(s.left_out), ", "));
     }
+    out += leads_text(g);
     return out;
 }
 
@@ -181,15 +234,18 @@ nlohmann::ordered_json gradebook_json(const Gradebook& g)
                 diagnosis.push_back({{"id", d.id}, {"what", d.explanation}, {"certainty", name_of(d.certainty)}, {"max_diff", d.max_abs_diff}});
             sub["cases"].push_back({{"name", c.config.name}, {"hidden", c.config.hidden}, {"config", config_json(c.config)}, {"verdict", name_of(c.verdict)},
                                     {"max_diff", c.max_diff ? nlohmann::ordered_json(*c.max_diff) : nlohmann::ordered_json()}, {"detail", valid_utf8(c.detail)},
-                                    {"diagnosis", diagnosis}, {"points", c.points}, {"max_points", c.max_points}, {"time_s", c.time_s}});
+                                    {"diagnosis", diagnosis}, {"points", c.points}, {"max_points", c.max_points}, {"time_s", c.time_s},
+                                    {"answer_digest", c.answer_digest.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.answer_digest)}});
         }
         sub["smallest_failing"] = nullptr;
         if (s.smallest)
             sub["smallest_failing"] = {{"config", config_json(s.smallest->config)}, {"verdict", name_of(s.smallest->verdict)},
                                        {"command", s.smallest->command}, {"runs", s.smallest->runs}};
         sub["not_copied"] = valid_each(s.left_out);
+        sub["code_digest"] = s.code_digest;
         j["submissions"].push_back(std::move(sub));
     }
+    j["leads"] = leads_json(g);
     return j;
 }
 

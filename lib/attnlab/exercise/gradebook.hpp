@@ -25,7 +25,18 @@ struct Gradebook {
     Lang lang = Lang::en;
     bool show_hidden = false;
     std::string isolation;  // isolation_text
+    bool teacher = false;   // the teacher's report: with the leads on who copied whom
 };
+
+// Who may have copied whom, from what they handed in: submissions whose wrong answers on the
+// same case are the same bytes where no catalogued mistake explains them, and submissions
+// whose files are the same bytes. A lead for the teacher, never a verdict, never shown to a
+// student: only the teacher's report and the JSON gradebook carry it.
+struct CopyLeads {
+    std::vector<std::pair<std::string, std::vector<std::string>>> same_wrong_answer;  // case name, submissions
+    std::vector<std::vector<std::string>> same_files;
+};
+CopyLeads copy_leads(const Gradebook& g);
 
 // A CSV cell as RFC 4180 writes it: quoted when it holds a comma, a quote or a line break.
 std::string csv_cell(const std::string& s);

@@ -44,13 +44,6 @@ long auto_index(const std::function<const char*(const char*)>& getenv, const std
     return env_number(getenv, "SLURM_ARRAY_TASK_ID", spec) - first;
 }
 
-std::uint64_t fnv1a64(const std::string& bytes)
-{
-    std::uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
-    return h;
-}
-
 // A part's field, or an InputError naming the file.
 const nlohmann::json& field(const nlohmann::json& j, const char* key, const std::string& file)
 {
@@ -91,6 +84,7 @@ CaseResult case_result_from_json(const nlohmann::json& c)
     r.points = c.at("points").get<double>();
     r.max_points = c.at("max_points").get<double>();
     r.time_s = c.at("time_s").get<double>();
+    if (c.contains("answer_digest") && !c.at("answer_digest").is_null()) r.answer_digest = c.at("answer_digest").get<std::string>();
     return r;
 }
 
@@ -111,6 +105,7 @@ SubmissionResult submission_from_json(const nlohmann::json& s)
     out.score = s.at("score").get<double>();
     out.max_score = s.at("max_score").get<double>();
     out.time_s = s.at("time_s").get<double>();
+    if (s.contains("code_digest")) out.code_digest = s.at("code_digest").get<std::string>();
     return out;
 }
 
@@ -227,7 +222,7 @@ std::string grading_digest(const std::string& exercise, const std::vector<GradeC
     nlohmann::ordered_json what{{"exercise", exercise}, {"cases", cases_json(cases)}, {"run", s.run}, {"python", s.python},
                                 {"limits", {l.timeout_s, l.cpu_seconds, l.memory_bytes, l.disk_bytes, l.processes, name_of(l.sandbox), l.isolate}},
                                 {"max_score", s.max_score}, {"points", s.points}};
-    return fmt::format("fnv1a64:{:016x}", fnv1a64(what.dump()));
+    return fnv1a64_hex(what.dump());
 }
 
 nlohmann::ordered_json part_json(const Gradebook& g, Shard shard, const std::string& digest, std::size_t class_size)

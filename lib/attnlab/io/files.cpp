@@ -546,6 +546,13 @@ void FileSet::commit(const std::set<std::string>& old_names, const std::set<std:
     staged_->exchange();
 }
 
+std::string fnv1a64_hex(std::string_view bytes)
+{
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+    return fmt::format("fnv1a64:{:016x}", h);
+}
+
 void write_file_atomic(const std::string& path, std::string_view bytes, const std::string& who)
 {
     const PathParts parts = split_path(path);

@@ -155,6 +155,10 @@ private:
 // failed write (EFBIG) with a message rather than a silent kill.
 void install_write_cleanup();
 
+// FNV-1a (64 bits) of BYTES, as 16 hex digits after "fnv1a64:": a name for what the bytes are,
+// to tell equal files apart from different ones (not against someone who forges a collision).
+std::string fnv1a64_hex(std::string_view bytes);
+
 // Writes PATH whole or not at all (its folder opened, PATH's last part written as a plain name).
 void write_file_atomic(const std::string& path, std::string_view bytes, const std::string& who);
 
