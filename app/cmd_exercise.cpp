@@ -5,6 +5,7 @@
 #include "attnlab/core/params_json.hpp"
 #include "attnlab/exercise/exercise.hpp"
 #include "attnlab/exercise/exercise_file.hpp"
+#include "attnlab/exercise/platform.hpp"
 #include "attnlab/exercise/gradebook.hpp"
 #include "attnlab/experiments/experiment.hpp"
 #include "attnlab/registry/registry.hpp"
@@ -44,6 +45,7 @@ struct ExerciseOpts {
     bool force = false;
     bool hidden_seeds = false;
     std::string mistake;
+    std::optional<Platform> platform;
 };
 
 // --- the reference command's options ---
@@ -233,6 +235,31 @@ std::vector<std::uint64_t> secret_seeds(std::size_t n)
     return out;
 }
 
+// The platform's bundle beside DIR: DIR.autograder.zip (Gradescope) or DIR.prairielearn/
+// (PrairieLearn's tests/ and info.json), with this program in it.
+std::string write_bundle(Platform platform, const std::string& exercise, const std::string& grading, const std::string& dir, bool zh)
+{
+    const auto program = read_input_file("/proc/self/exe", [](std::string_view) { return ReadLimit{std::size_t{1} << 30, "the program"}; });
+    const auto files = platform_bundle(platform, exercise, grading, std::string(program.begin(), program.end()));
+    const fs::path p = named_folder(dir);
+    if (platform == Platform::gradescope) {
+        const std::string zip = (p.parent_path() / (p.filename().string() + ".autograder.zip")).string();
+        write_file_atomic(zip, zip_archive(files), "exercise new --platform");
+        return fmt::format(zh ? "Gradescope 的自动评分包：{}（上传为 autograder.zip）\n" : "Gradescope's autograder: {} (upload it as autograder.zip)\n", zip);
+    }
+    const std::string folder = (p.parent_path() / (p.filename().string() + ".prairielearn")).string();
+    NewFolder made(folder, "exercise new --platform");
+    const OutputFolder tests = made.root().subfolder("tests");
+    for (const auto& f : files) {
+        const bool in_tests = f.name.rfind("tests/", 0) == 0;
+        (in_tests ? tests : made.root()).write(in_tests ? f.name.substr(6) : f.name, f.bytes, f.executable ? 0755 : 0644);
+    }
+    made.commit();
+    return fmt::format(zh ? "PrairieLearn 的外部评分文件：{}（tests/ 放进题目文件夹，info.json 里是 externalGradingOptions）\n"
+                          : "PrairieLearn's external grader: {} (tests/ goes into the question's folder; info.json holds its externalGradingOptions)\n",
+                       folder);
+}
+
 void run_new(const ExerciseOpts& o)
 {
     const Lang lang = o.lang.value_or(lang_from_env());
@@ -243,11 +270,12 @@ void run_new(const ExerciseOpts& o)
     std::string message = fmt::format(zh ? "已写入 {}：练习 {}（{}）。\n接下来：cd {} && python3 starter.py && ./check.sh\n"
                                          : "wrote {}: exercise {} ({}).\nnext: cd {} && python3 starter.py && ./check.sh\n",
                                       o.dir, m.info.name, m.info.title(lang), o.dir);
-    if (o.hidden_seeds) {
+    if (o.hidden_seeds || o.platform) {
         const fs::path file = grading_path(o.dir);
         GradingFile g{m.info.name, m.seed, {}, secret_seeds(kKeptHiddenSeeds), kExerciseRun};
         for (const auto& key : m.info.sizes) g.sizes[key] = m.sizes.at(key);
         write_file_atomic(file.string(), grading_file_text(g), "exercise new");
+        if (o.platform) message += write_bundle(*o.platform, m.info.name, grading_file_text(g), o.dir, zh);
         message += fmt::format(zh ? "隐藏用例的种子只保存在 {}（给老师，不要发给学生）：attnlab exercise grade {} SUBMISSION... --grading {}\n"
                                   : "the hidden cases' seeds are only in {} (yours, not the class's): attnlab exercise grade {} SUBMISSION... --grading {}\n",
                                file.string(), m.info.name, file.string());
@@ -311,6 +339,9 @@ void setup_exercise(CLI::App& app, Runners& runners)
     made->add_flag("--force", opts->force, "Write into DIR even when it is not empty");
     made->add_flag("--hidden-seeds", opts->hidden_seeds,
                    "Keep the seeds of the hidden cases of grading in DIR.grading.json, beside DIR (for exercise grade --grading)");
+    add_optional_enum(*made, "--platform", opts->platform,
+                      "Also write the bundle a platform grades with, beside DIR: gradescope (DIR.autograder.zip) or prairielearn (DIR.prairielearn/); "
+                      "implies --hidden-seeds");
     runners.emplace_back(made, [opts] { return run_new(*opts), 0; });
 
     auto* solve = ex->add_subcommand("solve", "For teachers: write the reference answer (or a catalogued mistake) into DIR/solution/");

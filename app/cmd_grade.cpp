@@ -7,6 +7,7 @@
 #include "attnlab/exercise/exercise_file.hpp"
 #include "attnlab/exercise/grade.hpp"
 #include "attnlab/exercise/gradebook.hpp"
+#include "attnlab/exercise/platform.hpp"
 #include "attnlab/exercise/shards.hpp"
 #include "attnlab/io/files.hpp"
 #include "attnlab/io/read.hpp"
@@ -28,12 +29,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-enum class GradeFormat { text, csv, json, junit, gradescope };
+enum class GradeFormat { text, csv, json, junit, gradescope, prairielearn };
 constexpr auto enum_names(GradeFormat)
 {
-    return std::array{std::pair{GradeFormat::text, std::string_view("text")}, std::pair{GradeFormat::csv, std::string_view("csv")},
-                      std::pair{GradeFormat::json, std::string_view("json")}, std::pair{GradeFormat::junit, std::string_view("junit")},
-                      std::pair{GradeFormat::gradescope, std::string_view("gradescope")}};
+    return std::array{std::pair{GradeFormat::text, std::string_view("text")},       std::pair{GradeFormat::csv, std::string_view("csv")},
+                      std::pair{GradeFormat::json, std::string_view("json")},       std::pair{GradeFormat::junit, std::string_view("junit")},
+                      std::pair{GradeFormat::gradescope, std::string_view("gradescope")}, std::pair{GradeFormat::prairielearn, std::string_view("prairielearn")}};
 }
 
 struct GradeOpts {
@@ -94,6 +95,8 @@ void check_request(const GradeOpts& o)
     }
     if (o.format == GradeFormat::gradescope && o.submissions.size() > 1 && o.out.empty())
         throw InputError("--format gradescope with several submissions writes DIR/gradescope/NAME/results.json: give --out DIR");
+    if (o.format == GradeFormat::prairielearn && (o.submissions.size() > 1 || !o.out.empty()))
+        throw InputError("--format prairielearn grades one submission, to stdout (PrairieLearn's results.json)");
     if (!o.out.empty()) {
         std::set<std::string> names;
         for (const auto& s : o.submissions)
@@ -137,6 +140,7 @@ std::string gradebook_in(GradeFormat format, const Gradebook& g)
     case GradeFormat::json: return json_text(gradebook_json(g));
     case GradeFormat::junit: return gradebook_junit(g, utc_timestamp(), host_name());
     case GradeFormat::gradescope: return json_text(gradescope_results(g, g.submissions.front()));
+    case GradeFormat::prairielearn: return json_text(prairielearn_results(g, g.submissions.front()));
     }
     return "";
 }
@@ -311,7 +315,8 @@ void setup_grade(CLI::App& exercise, Runners& runners)
     g->add_option("--max-score", o->settings.max_score, "Points of a whole submission, shared equally by the cases")
         ->check(finite_positive)
         ->default_str("1 per case");
-    add_enum_option(*g, "--format", o->format, "Gradebook format on stdout: text, csv, json (the teacher's: everything), junit or gradescope");
+    add_enum_option(*g, "--format", o->format,
+                    "Gradebook format on stdout: text, csv, json (the teacher's: everything), junit, gradescope or prairielearn (one submission each)");
     g->add_option("--out", o->out, "Write every format into DIR: grades.txt, grades.csv, grades.json, junit.xml, gradescope/NAME/results.json")
         ->check(non_empty_path);
     g->add_flag("--show-hidden", o->show_hidden, "Show hidden cases' seeds, sizes, details and the smallest failing case in text, CSV, JUnit and Gradescope");

@@ -186,6 +186,8 @@ std::string csv_text_cell(const std::string& s)
     return out.find_first_of(",;|\"\r\n") == std::string::npos ? out : quoted_cell(out);
 }
 
+std::string case_message_shown(const Gradebook& g, const CaseResult& c) { return case_message(g, c); }
+
 std::string json_text(const nlohmann::ordered_json& j) { return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"; }
 
 std::string gradebook_text(const Gradebook& g)

@@ -58,6 +58,10 @@ std::string gradebook_junit(const Gradebook& g, const std::string& timestamp, co
 // per case (name, score, max_score, status, output, visibility: "after_published" for a
 // hidden case).
 nlohmann::ordered_json gradescope_results(const Gradebook& g, const SubmissionResult& s);
+// What a case says to the submission's author: its detail and the mistake it matches, or for a
+// hidden case its verdict alone (unless the gradebook shows hidden cases).
+std::string case_message_shown(const Gradebook& g, const CaseResult& c);
+
 // A JSON document as text, whatever bytes it holds (any left that are not UTF-8 become U+FFFD).
 std::string json_text(const nlohmann::ordered_json& j);
 
