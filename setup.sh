@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 
 packages=(g++ cmake ninja-build pkg-config python3 libopenblas-dev libcli11-dev libfmt-dev libxtensor-dev xtl-dev libxsimd-dev
           doctest-dev nlohmann-json3-dev python3-numpy libcairo2-dev fonts-dejavu-core fonts-wqy-microhei
-          clang-14 libclang-rt-14-dev libxml2-utils chromium bubblewrap pmccabe slurm-wlm munge)
+          clang-14 libclang-rt-14-dev libxml2-utils chromium bubblewrap pmccabe slurm-wlm munge zlib1g-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

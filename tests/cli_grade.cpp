@@ -169,6 +169,7 @@ TEST_CASE("exercise grade: usage errors are refused before any program runs, exi
         expect_usage_error({"exercise", "grade", "causal-mask", sub, "--processes", processes}, "--processes");
     expect_usage_error({"exercise", "grade", "causal-mask", sub, "--sandbox", "docker"}, "--sandbox");
     expect_usage_error({"exercise", "grade", "causal-mask", sub, sub + "/..", "--format", "gradescope"}, "give --out DIR");
+    expect_usage_error({"exercise", "grade", "causal-mask", sub, other, "--format", "prairielearn"}, "--format prairielearn grades one submission");
     expect_usage_error({"exercise", "grade", "causal-mask", sub, other, "--format", "gradescope", "--out", dir + "/o"}, "two submissions are named");
     expect_usage_error({"exercise", "grade", "causal-mask", sub, "--python", dir + "/no-python"}, "--python " + dir + "/no-python: not an executable file");
     std::ofstream(dir + "/points.json") << R"({"hidden-9": 1})";
