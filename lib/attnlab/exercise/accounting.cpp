@@ -402,10 +402,16 @@ RunAccount RunHost::lease() const
 {
     RunAccount a;
     {
-        const std::lock_guard<std::mutex> lock(lock_);
+        // a free slot: two runs at once never share a uid (the end of one kills the uid's processes)
+        std::unique_lock<std::mutex> lock(lock_);
         unsigned s = 0;
-        while (s < slots_ && busy_[s]) ++s;
-        if (s == slots_) s = 0;  // more runs than slots: they share the first uid
+        for (;; s = 0) {
+            while (s < slots_ && busy_[s]) ++s;
+            if (s < slots_) break;
+            lock.unlock();
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            lock.lock();
+        }
         busy_[s] = true;
         a.slot = s;
         a.own_uid = own_uids_;

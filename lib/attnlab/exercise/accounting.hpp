@@ -116,7 +116,8 @@ public:
     Accounting accounting() const { return kind_; }
     bool own_uids() const { return own_uids_; }
     const AccountLimits& limits() const { return limits_; }
-    // A free slot's uid and a fresh cgroup; give it back with release.
+    // A free slot's uid and a fresh cgroup (waiting for a slot while every one is taken); give
+    // it back with release.
     RunAccount lease() const;
     void release(RunAccount& account) const;
     // FOLDER (the grading's temporary folder) is removed by the watchdog if the grader dies.
