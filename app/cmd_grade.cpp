@@ -304,7 +304,7 @@ void setup_grade(CLI::App& exercise, Runners& runners)
         ->default_str("1");
     g->add_option("--cpu-time", o->settings.limits.cpu_seconds, "CPU seconds a run may use, all its processes together")
         ->check(number_in(kCpuRange.lo, kCpuRange.hi, "seconds"))
-        ->default_str("the timeout");
+        ->default_str("twice the timeout");
     g->add_option("--processes", o->settings.limits.processes, "Processes and threads a run may have at once (under a cgroup, or as root)")
         ->check(whole_in(static_cast<long>(kProcessRange.lo), static_cast<long>(kProcessRange.hi)))
         ->default_str("256");

@@ -106,7 +106,7 @@ bool ended_badly(const ProgramOutcome& run, const ProgramLimits& limits, Lang la
     case ProgramOutcome::End::cpu_exceeded:
         r.verdict = CaseVerdict::timeout;
         r.detail = fmt::format(zh ? "所有进程合计用了超过 {:g} s 的 CPU 时间，已终止{}" : "its processes together used more than {:g} s of CPU time, killed{}",
-                               limits.cpu_seconds > 0 ? limits.cpu_seconds : limits.timeout_s, tail);
+                               cpu_limit(limits), tail);
         return true;
     case ProgramOutcome::End::disk_exceeded:
         r.verdict = CaseVerdict::crash;

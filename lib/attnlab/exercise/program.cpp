@@ -111,7 +111,7 @@ bool join_cgroup(const RunAccount& a)
 // RLIMIT_NPROC caps its processes where no cgroup does. False where a change was refused.
 bool limit_and_drop(const ChildPlan& p)
 {
-    const double cpu = p.limits.cpu_seconds > 0 ? p.limits.cpu_seconds : p.limits.timeout_s;
+    const double cpu = cpu_limit(p.limits);
     limit(RLIMIT_AS, p.limits.memory_bytes, p.limits.memory_bytes);
     limit(RLIMIT_FSIZE, p.limits.file_bytes, p.limits.file_bytes);
     limit(RLIMIT_CORE, 0, 0);
@@ -272,7 +272,7 @@ bool Watcher::over_limits(std::chrono::steady_clock::time_point now)
     if (out_.seconds >= w_.limits.timeout_s) return stop(End::timed_out), true;
     if (now >= next_memory_) {
         measure();
-        const double cpu = w_.limits.cpu_seconds > 0 ? w_.limits.cpu_seconds : w_.limits.timeout_s;
+        const double cpu = cpu_limit(w_.limits);
         if (out_.cpu_seconds > cpu) return stop(End::cpu_exceeded), true;
         // the kernel's OOM killer acted on the run's cgroup: the run is over its memory
         if (out_.peak_bytes > w_.limits.memory_bytes || (w_.account.cgroup && w_.account.cgroup->oom_killed())) return stop(End::memory_exceeded), true;

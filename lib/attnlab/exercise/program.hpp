@@ -48,10 +48,15 @@ struct ProgramLimits {
     std::vector<std::string> read_only;  // folders the sandbox shows read-only (the interpreter's prefix)
     bool isolate = false;                // no network (always so under bwrap)
     Sandbox sandbox = Sandbox::none;
-    double cpu_seconds = 0.0;            // CPU time of all its processes together; 0: the timeout's
+    double cpu_seconds = 0.0;            // CPU time of all its processes together; 0: cpu_limit's default
     long processes = 256;                // processes and threads at once (where a cgroup or a uid of its own caps them)
     const RunHost* host = nullptr;       // the grading's identities and cgroups; none: polled, as the grader
 };
+
+// The CPU time a run may use, all its processes together: --cpu-time, else twice the timeout.
+// Twice, so that a program on one core always meets the wall-clock limit first (its verdict
+// says "still running"), while many busy processes meet this one well before it.
+inline double cpu_limit(const ProgramLimits& l) { return l.cpu_seconds > 0 ? l.cpu_seconds : 2.0 * l.timeout_s; }
 
 // The most of a run's output kept in its log file; the rest is counted and dropped.
 inline constexpr std::size_t kLogBytes = std::size_t{1} << 20;

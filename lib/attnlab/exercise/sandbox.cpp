@@ -167,7 +167,7 @@ std::string isolation_text(const ProgramLimits& l, Lang lang)
 {
     const double gib = 1024.0 * 1024 * 1024;
     const bool zh = lang == Lang::zh;
-    const double cpu = l.cpu_seconds > 0 ? l.cpu_seconds : l.timeout_s;
+    const double cpu = cpu_limit(l);
     std::string box;
     if (l.sandbox == Sandbox::bwrap) {
         box = fmt::format(zh ? "bubblewrap：独立的 PID、网络、挂载与 cgroup 命名空间，看不到评分者的文件，除 /tmp 与 /dev/shm 外全部只读；整个提交合计内存 {:g} GiB、磁盘 {:g} GiB、CPU 时间 {:g} s；结束后不留任何进程"
