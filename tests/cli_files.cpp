@@ -252,7 +252,7 @@ TEST_CASE("files: a signal during --save into an earlier run's folder leaves one
     std::ofstream(dir + "/whole/notes.txt") << "mine";
     const SavedSet after = saved_set(dir + "/whole");
     int caught = 0;
-    for (int attempt = 0; attempt < 12; ++attempt) {
+    for (int attempt = 0; attempt < 6; ++attempt) {
         int status = 0;
         caught += interrupt_a_save(SIGTERM, dir, status, 0, true);
         CHECK_FALSE(has_temporary(dir));
