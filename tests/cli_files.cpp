@@ -267,6 +267,12 @@ TEST_CASE("files: a signal during --save into an earlier run's folder leaves one
     }
     CHECK(caught > 0);  // interrupted in the middle at least once
     CHECK(slurp(dir + "/s/notes.txt") == "mine");
+    // a folder named through a link stays the link's: the files change, not the link
+    fs::create_directory_symlink(dir + "/s", dir + "/via-link");
+    REQUIRE(run_cli({"pe", "--len", "4", "--dim", "4", "--quiet", "--save", dir + "/via-link"}).status == 0);
+    CHECK(fs::is_symlink(dir + "/via-link"));
+    CHECK(saved_set(dir + "/s").command == "pe");
+    CHECK_FALSE(has_temporary(dir));
 }
 
 TEST_CASE("files: two --save runs into one folder at once leave one run's set, never a mix")

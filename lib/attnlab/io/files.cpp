@@ -507,7 +507,11 @@ FileSet::FileSet(const std::string& dir, const std::string& who) : who_(who)
         if (::stat(dir.c_str(), &named) == 0 && ::fstat(current_->fd_, &held) == 0 && named.st_ino == held.st_ino && named.st_dev == held.st_dev) break;
         if (attempt > 100) throw OutputError(fmt::format("{}: {} keeps being replaced", who, dir));
     }
-    if (holds_folder(current_->fd_) || holds_current_folder(dir)) return;  // file by file, in place
+    // file by file, in place: a folder inside, a shell's current folder, or DIR a link (the
+    // exchange would replace the link, not the folder it names)
+    struct stat named {};
+    const bool link = ::lstat(dir.c_str(), &named) == 0 && S_ISLNK(named.st_mode);
+    if (link || holds_folder(current_->fd_) || holds_current_folder(dir)) return;
     const PathParts parts = split_path(dir);
     staged_.emplace(parts.path, who);
 }

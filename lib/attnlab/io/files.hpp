@@ -131,8 +131,8 @@ private:
 // mix their files. The new set is written into a folder beside DIR (target()), which commit()
 // gives a hard link to each of DIR's other files and then swaps with DIR in one rename
 // (RENAME_EXCHANGE): an interruption at any point leaves the old set whole or the new set
-// whole. Where DIR holds a folder, or is the current folder or above it (a shell there would
-// keep the folder that goes), the files are replaced one by one in DIR, each whole.
+// whole. Where DIR holds a folder, is a link, or is the current folder or above it (a shell
+// there would keep the folder that goes), the files are replaced one by one in DIR, each whole.
 class FileSet {
 public:
     FileSet(const std::string& dir, const std::string& who);
