@@ -210,21 +210,35 @@ struct linux_dirent64 {
     char d_name[1];
 };
 
-// Removes the files of the folder PATH (not its subfolders), with system calls alone
-// (async-signal-safe).
-void remove_files_in(const char* path)
+// Removes everything in the folder FD (its subfolders with theirs, to DEPTH levels, links never
+// followed), with system calls alone (async-signal-safe); closes FD.
+void remove_tree_at(int fd, int depth)
 {
-    const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return;
-    alignas(8) char buf[8192];
+    alignas(8) char buf[4096];
     for (long n; (n = ::syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0;) {
         for (long at = 0; at < n;) {
             const auto* d = reinterpret_cast<const linux_dirent64*>(buf + at);
-            if (d->d_type != DT_DIR) ::unlinkat(fd, d->d_name, 0);
             at += d->d_reclen;
+            const bool dot = d->d_name[0] == '.' && (d->d_name[1] == '\0' || (d->d_name[1] == '.' && d->d_name[2] == '\0'));
+            if (dot) continue;
+            if (d->d_type != DT_DIR) {
+                ::unlinkat(fd, d->d_name, 0);
+                continue;
+            }
+            const int sub = depth > 0 ? ::openat(fd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+            if (sub >= 0) remove_tree_at(sub, depth - 1);
+            ::unlinkat(fd, d->d_name, AT_REMOVEDIR);
         }
     }
     ::close(fd);
+}
+
+// Removes what the folder PATH holds, subfolders included (a folder being made is a few levels
+// deep: an exercise per student, its inputs).
+void remove_files_in(const char* path)
+{
+    const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) remove_tree_at(fd, 8);
 }
 
 // Removes the entries from the top down to `from` (async-signal-safe when remove is true).
@@ -327,8 +341,7 @@ void check_output_file(const std::string& path, const std::string& who)
         throw InputError(fmt::format("{} {}: is a directory", who, path));
 }
 
-OutputFolder::OutputFolder(int fd, std::string path, std::string who, bool keep_written)
-    : fd_(fd), path_(std::move(path)), shown_(path_), who_(std::move(who)), keep_written_(keep_written)
+OutputFolder::OutputFolder(int fd, std::string path, std::string who) : fd_(fd), path_(std::move(path)), shown_(path_), who_(std::move(who))
 {
 }
 
@@ -340,7 +353,7 @@ OutputFolder::OutputFolder(const std::string& dir, const std::string& who, bool 
 }
 
 OutputFolder::OutputFolder(OutputFolder&& other) noexcept
-    : fd_(other.fd_), path_(std::move(other.path_)), shown_(std::move(other.shown_)), who_(std::move(other.who_)), keep_written_(other.keep_written_)
+    : fd_(other.fd_), path_(std::move(other.path_)), shown_(std::move(other.shown_)), who_(std::move(other.who_))
 {
     other.fd_ = -1;
 }
@@ -368,7 +381,6 @@ void OutputFolder::write(const std::string& name, std::string_view bytes, mode_t
         throw OutputError(fmt::format("{}: cannot write {}: {}", who_, shown, why(err)));
     }
     cleanup_down_to(entry, false);
-    if (keep_written_) cleanup_push(path_ + "/" + name, false);
 }
 
 void OutputFolder::remove(const std::string& name) const
@@ -401,7 +413,6 @@ OutputFolder OutputFolder::subfolder(const std::string& name) const
     plain_name(name, who_);
     const bool made = ::mkdirat(fd_, name.c_str(), 0777) == 0;
     if (!made && errno != EEXIST) throw OutputError(fmt::format("{}: cannot make {}/{}: {}", who_, shown_, name, why(errno)));
-    if (made && keep_written_) cleanup_push(path_ + "/" + name, true);
     const int fd = ::openat(fd_, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         const int err = errno;
@@ -409,7 +420,7 @@ OutputFolder OutputFolder::subfolder(const std::string& name) const
         const bool link = ::fstatat(fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
         throw OutputError(fmt::format("{}: cannot write into {}/{}: {}", who_, shown_, name, link ? "it is a symbolic link" : why(err)));
     }
-    OutputFolder sub(fd, path_ + "/" + name, who_, keep_written_);
+    OutputFolder sub(fd, path_ + "/" + name, who_);
     sub.shown_ = shown_ + "/" + name;
     return sub;
 }
@@ -433,7 +444,6 @@ NewFolder::NewFolder(const std::string& dir, const std::string& who) : who_(who)
         cleanup_down_to(first_entry_, true);
         throw;
     }
-    root_->keep_written_ = true;
     root_->shown_ = dir_;  // messages name the folder being made, not its temporary name
 }
 

@@ -96,10 +96,9 @@ public:
     const std::string& path() const { return path_; }
 
 private:
-    OutputFolder(int fd, std::string path, std::string who, bool keep_written);
+    OutputFolder(int fd, std::string path, std::string who);
     int fd_ = -1;
     std::string path_, shown_, who_;  // shown_: the path messages name (a folder being made: where it will be)
-    bool keep_written_ = false;  // a folder under construction: its files stay registered for cleanup
     friend class NewFolder;
     friend class FileSet;
 };
