@@ -351,8 +351,8 @@ def check_leads(book):
     wrong = [lead for lead in book["leads"]["same_wrong_answer"] if set(lead["submissions"]) & set(pair)]
     if [(lead["case"], lead["submissions"]) for lead in wrong] != [(c, pair) for c in ["visible"] + [f"hidden-{i}" for i in range(1, HIDDEN + 1)]]:
         fail(f"leads, the same wrong answer: {wrong}")
-    if pair not in book["leads"]["same_files"]:
-        fail(f"leads, the same files: {book['leads']['same_files']}")
+    if pair not in book["leads"]["same_code"]:
+        fail(f"leads, the same code: {book['leads']['same_code']}")
     catalogued = {n for n in MISTAKES if n in names}
     for lead in book["leads"]["same_wrong_answer"]:
         if {os.path.basename(p) for p in lead["submissions"]} & catalogued:

@@ -18,6 +18,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 
 namespace attnlab {
@@ -141,17 +144,67 @@ std::string read_file_bytes(const std::string& path)
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// A submission's files but its tensors, by name and bytes (at most 1000 files of at most 1 MiB
-// each, in name order): two submissions of the same digest hand in the same code.
+// The files exercise new wrote beside the starter, which differ from student to student in a
+// class with a roster (their sizes and seeds) and are nobody's code.
+bool exercise_own_file(const fs::path& relative)
+{
+    const std::string top = relative.begin()->string();
+    return top == "inputs" || top == "solution" || relative == "README.md" || relative == "exercise.json" || relative == "check.sh";
+}
+
+// A Python file's lines without their comments, trailing blanks and blank lines: the starter's
+// comments differ from student to student in a class with a roster (each input's shape), and a
+// comment changed is no code changed. A # inside a one-line string stays.
+std::string python_code(const std::string& text)
+{
+    std::string out, line;
+    const auto flush = [&] {
+        while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.pop_back();
+        if (!line.empty()) out += line + '\n';
+        line.clear();
+    };
+    char quote = 0;  // the quote of the string the line is in, if any
+    bool comment = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '\n') {
+            flush();
+            quote = 0, comment = false;
+        } else if (comment) {
+            continue;
+        } else if (quote != 0) {
+            line += c;
+            if (c == '\\' && i + 1 < text.size() && text[i + 1] != '\n') line += text[++i];
+            else if (c == quote) quote = 0;
+        } else if (c == '#') {
+            comment = true;
+        } else {
+            line += c;
+            if (c == '"' || c == '\'') quote = c;
+        }
+    }
+    flush();
+    return out;
+}
+
+// A submission's code: its files but its tensors and the exercise's own, by name and bytes
+// (.py files by python_code; at most 1000 files of at most 1 MiB each, in name order). Two
+// submissions of the same digest hand in the same code.
 std::string code_digest(const std::string& submission)
 {
     std::error_code ec;
     std::vector<fs::path> files;
-    for (fs::recursive_directory_iterator it(submission, ec), end; !ec && it != end && files.size() < 1000; it.increment(ec))
-        if (it->is_regular_file(ec) && it->path().extension() != ".npy" && it->file_size(ec) <= (1u << 20)) files.push_back(it->path());
+    for (fs::recursive_directory_iterator it(submission, ec), end; !ec && it != end && files.size() < 1000; it.increment(ec)) {
+        if (it->is_regular_file(ec) && it->path().extension() != ".npy" && it->file_size(ec) <= (1u << 20) &&
+            !exercise_own_file(fs::relative(it->path(), submission, ec)))
+            files.push_back(it->path());
+    }
     std::sort(files.begin(), files.end());
     std::string all;
-    for (const auto& f : files) all += fs::relative(f, submission, ec).string() + '\0' + read_file_bytes(f.string()) + '\0';
+    for (const auto& f : files) {
+        const std::string bytes = read_file_bytes(f.string());
+        all += fs::relative(f, submission, ec).string() + '\0' + (f.extension() == ".py" ? python_code(bytes) : bytes) + '\0';
+    }
     return fnv1a64_hex(all);
 }
 
@@ -368,8 +421,31 @@ void check_interpreter(const GradeSettings& s, const std::string& work)
 
 }  // namespace
 
-std::vector<SubmissionResult> grade_submissions(const std::string& exercise, const std::vector<std::string>& submissions,
-                                                const std::vector<PreparedCase>& cases, const GradeSettings& settings)
+namespace {
+
+using SharedCases = std::shared_ptr<const std::vector<PreparedCase>>;
+
+// The cases of one submission, made by the first of its runs to start and let go by the last.
+struct CaseSlot {
+    std::mutex lock;
+    SharedCases cases;
+    std::size_t done = 0;
+
+    SharedCases take(const std::function<SharedCases()>& make)
+    {
+        const std::lock_guard<std::mutex> hold(lock);
+        if (!cases) cases = make();
+        return cases;
+    }
+    void finished(std::size_t count)
+    {
+        const std::lock_guard<std::mutex> hold(lock);
+        if (++done == count) cases.reset();
+    }
+};
+
+std::vector<SubmissionResult> grade_all(const std::string& exercise, const std::vector<std::string>& submissions, const std::vector<GradeCase>& names,
+                                        const std::function<SharedCases(std::size_t)>& cases_of, const GradeSettings& settings)
 {
     const GradingSignals signals;
     GradeSettings s = settings;
@@ -380,12 +456,16 @@ std::vector<SubmissionResult> grade_submissions(const std::string& exercise, con
     if (!s.python.empty()) use_python(s, work.path());
     check_interpreter(s, work.path());
     const Grader grader{exercise, s, work.path()};
-    const std::vector<double> points = case_points(cases, s);
+    const std::vector<double> points = case_points(names, s);
+    const std::size_t count = names.size();
     std::vector<SubmissionResult> results(submissions.size());
-    for (auto& r : results) r.cases.resize(cases.size());
-    parallel_for(submissions.size() * cases.size(), thread_count(static_cast<unsigned>(s.jobs)), [&](std::size_t t) {
-        const std::size_t i = t / cases.size(), k = t % cases.size();
-        CaseResult r = grader.run_case(cases[k], submissions[i], k == 0 ? &results[i] : nullptr);
+    for (auto& r : results) r.cases.resize(count);
+    std::vector<CaseSlot> slots(submissions.size());
+    parallel_for(submissions.size() * count, thread_count(static_cast<unsigned>(s.jobs)), [&](std::size_t t) {
+        const std::size_t i = t / count, k = t % count;
+        const SharedCases cases = slots[i].take([&] { return cases_of(i); });
+        CaseResult r = grader.run_case(cases->at(k), submissions[i], k == 0 ? &results[i] : nullptr);
+        slots[i].finished(count);
         r.max_points = points[k];
         r.points = r.verdict == CaseVerdict::match ? points[k] : 0.0;
         results[i].cases[k] = std::move(r);
@@ -403,6 +483,27 @@ std::vector<SubmissionResult> grade_submissions(const std::string& exercise, con
     });
     if (GradingSignals::received() != 0) throw Interrupted(GradingSignals::received());
     return results;
+}
+
+}  // namespace
+
+std::vector<SubmissionResult> grade_submissions(const std::string& exercise, const std::vector<std::string>& submissions,
+                                                const std::vector<PreparedCase>& cases, const GradeSettings& settings)
+{
+    std::vector<GradeCase> names;
+    for (const auto& c : cases) names.push_back(c.config);
+    const SharedCases shared(SharedCases(), &cases);  // the caller's, for every submission
+    return grade_all(exercise, submissions, names, [&](std::size_t) { return shared; }, settings);
+}
+
+std::vector<SubmissionResult> grade_submissions(const std::string& exercise, const std::vector<std::string>& submissions,
+                                                const std::vector<GradeCase>& cases, const CasesOf& cases_of, const GradeSettings& settings)
+{
+    return grade_all(exercise, submissions, cases, [&](std::size_t i) {
+        auto own = std::make_shared<const std::vector<PreparedCase>>(cases_of(i));
+        if (own->size() != cases.size()) throw std::logic_error("grade_submissions: a submission's cases differ in number from the class's");
+        return own;
+    }, settings);
 }
 
 }  // namespace attnlab

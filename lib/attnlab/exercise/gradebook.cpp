@@ -128,7 +128,7 @@ CopyLeads copy_leads(const Gradebook& g)
     for (const auto& s : g.submissions)
         if (!s.code_digest.empty()) by_files[s.code_digest].push_back(s.path);
     for (auto& [digest, paths] : by_files)
-        if (paths.size() > 1) leads.same_files.push_back(std::move(paths));
+        if (paths.size() > 1) leads.same_code.push_back(std::move(paths));
     return leads;
 }
 
@@ -144,9 +144,9 @@ std::string leads_text(const Gradebook& g)
                          : "leads, not verdicts (for the teacher alone): the same wrong answer on a case, byte for byte, where no catalogued mistake explains it\n";
     for (const auto& [name, paths] : leads.same_wrong_answer) out += fmt::format("  {}: {}\n", name, fmt::join(one_line_each(paths), ", "));
     if (leads.same_wrong_answer.empty()) out += zh ? "  （无）\n" : "  (none)\n";
-    out += zh ? "逐字节相同的提交文件\n" : "the same files, byte for byte\n";
-    for (const auto& paths : leads.same_files) out += fmt::format("  {}\n", fmt::join(one_line_each(paths), ", "));
-    if (leads.same_files.empty()) out += zh ? "  （无）\n" : "  (none)\n";
+    out += zh ? "相同的代码（注释和空行不计；练习自带的文件和 .npy 不计）\n" : "the same code (comments and blank lines aside; the exercise's own files and .npy files left out)\n";
+    for (const auto& paths : leads.same_code) out += fmt::format("  {}\n", fmt::join(one_line_each(paths), ", "));
+    if (leads.same_code.empty()) out += zh ? "  （无）\n" : "  (none)\n";
     return out;
 }
 
@@ -155,8 +155,8 @@ nlohmann::ordered_json leads_json(const Gradebook& g)
     const CopyLeads leads = copy_leads(g);
     nlohmann::ordered_json wrong = nlohmann::ordered_json::array(), files = nlohmann::ordered_json::array();
     for (const auto& [name, paths] : leads.same_wrong_answer) wrong.push_back({{"case", name}, {"submissions", valid_each(paths)}});
-    for (const auto& paths : leads.same_files) files.push_back(valid_each(paths));
-    return {{"note", "leads, not verdicts: never shown to students"}, {"same_wrong_answer", wrong}, {"same_files", files}};
+    for (const auto& paths : leads.same_code) files.push_back(valid_each(paths));
+    return {{"note", "leads, not verdicts: never shown to students"}, {"same_wrong_answer", wrong}, {"same_code", files}};
 }
 
 }  // namespace
@@ -190,6 +190,21 @@ std::string case_message_shown(const Gradebook& g, const CaseResult& c) { return
 
 std::string json_text(const nlohmann::ordered_json& j) { return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"; }
 
+namespace {
+
+// ", student ID" where a roster's folder column gave the submission another name than its
+// student's id.
+std::string student_note(const SubmissionResult& s, Lang lang)
+{
+    std::string folder = s.path;
+    while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
+    folder = folder.substr(folder.find_last_of('/') == std::string::npos ? 0 : folder.find_last_of('/') + 1);
+    if (s.student.empty() || s.student == folder) return "";
+    return fmt::format(lang == Lang::zh ? "（学生 {}）" : " (student {})", s.student);
+}
+
+}  // namespace
+
 std::string gradebook_text(const Gradebook& g)
 {
     const bool zh = g.lang == Lang::zh;
@@ -198,9 +213,12 @@ std::string gradebook_text(const Gradebook& g)
     if (!g.isolation.empty()) out += fmt::format(zh ? "隔离：{}\n" : "isolation: {}\n", g.isolation);
     std::size_t width = zh ? 4 : 10;
     for (const auto& s : g.submissions) width = std::max(width, one_line(s.path).size());
+    if (!g.not_graded.empty())
+        out += fmt::format(zh ? "未评分（名单上没有交这个文件夹的学生）：{}\n" : "not graded (no student of the roster hands in this folder): {}\n",
+                           fmt::join(one_line_each(g.not_graded), ", "));
     out += fmt::format("{:<{}}  {}\n", zh ? "提交" : "submission", width, zh ? "得分" : "score");  // fmt pads by display width
     for (const auto& s : g.submissions) {
-        out += fmt::format("{:<{}}  {}/{}\n", one_line(s.path), width, number(s.score), number(s.max_score));
+        out += fmt::format("{:<{}}  {}/{}{}\n", one_line(s.path), width, number(s.score), number(s.max_score), student_note(s, g.lang));
         for (const auto& c : s.cases)
             if (c.verdict != CaseVerdict::match) out += "  " + case_line(g, c) + "\n";
         if (s.smallest && g.show_hidden) out += "  " + smallest_line(*s.smallest, g.lang) + "\n";
@@ -215,11 +233,15 @@ std::string gradebook_csv(const Gradebook& g)
     std::vector<std::string> header{"submission", "score", "max_score"};
     for (const auto& c : g.cases) header.push_back(c.name);
     for (const auto& c : g.cases) header.push_back(c.name + "_verdict");
+    // a class with a roster: the student each submission was graded as, last
+    const bool roster = std::any_of(g.submissions.begin(), g.submissions.end(), [](const SubmissionResult& s) { return !s.student.empty(); });
+    if (roster) header.push_back("student");
     std::string out = fmt::format("{}\n", fmt::join(header, ","));
     for (const auto& s : g.submissions) {
         std::vector<std::string> row{csv_text_cell(s.path), number(s.score), number(s.max_score)};
         for (const auto& c : s.cases) row.push_back(number(c.points));
         for (const auto& c : s.cases) row.push_back(name_of(c.verdict));
+        if (roster) row.push_back(csv_text_cell(s.student));
         out += fmt::format("{}\n", fmt::join(row, ","));
     }
     return out;
@@ -229,7 +251,9 @@ nlohmann::ordered_json gradebook_json(const Gradebook& g)
 {
     nlohmann::ordered_json j{{"exercise", g.exercise}, {"isolation", g.isolation}, {"submissions", nlohmann::ordered_json::array()}};
     for (const auto& s : g.submissions) {
-        nlohmann::ordered_json sub{{"path", valid_utf8(s.path)}, {"score", s.score}, {"max_score", s.max_score}, {"time_s", s.time_s}, {"cases", nlohmann::ordered_json::array()}};
+        nlohmann::ordered_json sub{{"path", valid_utf8(s.path)},
+                                   {"student", s.student.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s.student)},
+                                   {"score", s.score}, {"max_score", s.max_score}, {"time_s", s.time_s}, {"cases", nlohmann::ordered_json::array()}};
         for (const auto& c : s.cases) {
             nlohmann::ordered_json diagnosis = nlohmann::ordered_json::array();
             for (const auto& d : c.diagnosis)
@@ -247,6 +271,7 @@ nlohmann::ordered_json gradebook_json(const Gradebook& g)
         sub["code_digest"] = s.code_digest;
         j["submissions"].push_back(std::move(sub));
     }
+    j["not_graded"] = valid_each(g.not_graded);
     j["leads"] = leads_json(g);
     return j;
 }

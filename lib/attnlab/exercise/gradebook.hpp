@@ -26,15 +26,16 @@ struct Gradebook {
     bool show_hidden = false;
     std::string isolation;  // isolation_text
     bool teacher = false;   // the teacher's report: with the leads on who copied whom
+    std::vector<std::string> not_graded{};  // submissions no student of the roster hands in (--unmatched skip)
 };
 
 // Who may have copied whom, from what they handed in: submissions whose wrong answers on the
 // same case are the same bytes where no catalogued mistake explains them, and submissions
-// whose files are the same bytes. A lead for the teacher, never a verdict, never shown to a
+// whose code is the same (grade.hpp: code_digest). A lead for the teacher, never a verdict, never shown to a
 // student: only the teacher's report and the JSON gradebook carry it.
 struct CopyLeads {
     std::vector<std::pair<std::string, std::vector<std::string>>> same_wrong_answer;  // case name, submissions
-    std::vector<std::vector<std::string>> same_files;
+    std::vector<std::vector<std::string>> same_code;
 };
 CopyLeads copy_leads(const Gradebook& g);
 
