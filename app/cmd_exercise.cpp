@@ -7,6 +7,7 @@
 #include "attnlab/exercise/exercise_file.hpp"
 #include "attnlab/exercise/platform.hpp"
 #include "attnlab/exercise/gradebook.hpp"
+#include "attnlab/exercise/roster.hpp"
 #include "attnlab/experiments/experiment.hpp"
 #include "attnlab/registry/registry.hpp"
 #include "attnlab/io/files.hpp"
@@ -23,6 +24,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 namespace attnlab::app {
@@ -46,6 +48,7 @@ struct ExerciseOpts {
     bool hidden_seeds = false;
     std::string mistake;
     std::optional<Platform> platform;
+    std::string roster, roster_column;  // --roster FILE, --roster-column NAME
 };
 
 // --- the reference command's options ---
@@ -260,10 +263,53 @@ std::string write_bundle(Platform platform, const std::string& exercise, const s
                        folder);
 }
 
+std::string grading_message(const fs::path& file, const std::string& exercise, bool zh)
+{
+    return fmt::format(zh ? "隐藏用例的种子只保存在 {}（给老师，不要发给学生）：attnlab exercise grade {} SUBMISSION... --grading {}\n"
+                          : "the hidden cases' seeds are only in {} (yours, not the class's): attnlab exercise grade {} SUBMISSION... --grading {}\n",
+                       file.string(), exercise, file.string());
+}
+
+// --roster: DIR/<id>/ for every student, each an exercise of its own seed and sizes, written
+// whole or not at all; the secret they come from, and the roster, in DIR.grading.json.
+void run_new_roster(const ExerciseOpts& o, Lang lang)
+{
+    if (o.seed != 0) throw InputError("--roster draws each student's seed from the grading file's secret; give it without --seed");
+    if (o.platform) throw InputError("--platform grades one exercise for the whole class; with --roster, grade with exercise grade --grading");
+    const auto bytes = read_input_file(o.roster, [](std::string_view) { return ReadLimit{std::size_t{16} << 20, "a roster of at most 16 MiB"}; });
+    const auto rows = parse_roster(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), o.roster, {o.roster_column, ""});
+    const bool fresh = fresh_dir(o.dir, o.force);
+    if (!fresh) throw InputError(fmt::format("{} is not empty: --roster writes a folder for each student into a new or empty DIR", o.dir));
+    Variants v{new_secret(), o.sizes, {}};
+    for (const auto& row : rows) v.ids.push_back(row.id);
+    NewFolder folder(o.dir, "exercise new");
+    std::set<std::string> answers;  // an exercise whose answer depends on its sizes alone has fewer than the class
+    for (const auto& id : v.ids) {
+        const GradeCase c = student_case(o.name, v, id);
+        const MadeExercise m = make_exercise({o.name, c.sizes, c.seed, {}});
+        answers.insert(fnv1a64_hex(npy_file_bytes(m.answer)));
+        write_exercise_files(m, folder.root().subfolder(id),
+                             {exercise_readme(m, lang), exercise_starter(m, lang), exercise_check_script(m, lang),
+                              exercise_json(m, reference_params(m.command), lang).dump(2) + "\n"});
+    }
+    const fs::path file = grading_path(o.dir);
+    write_file_atomic(file.string(), grading_file_text({o.name, 0, o.sizes, {}, kExerciseRun, v}), "exercise new");
+    const bool zh = lang == Lang::zh;
+    write_stdout(fmt::format(zh ? "已写入 {}：练习 {}（{}），{} 名学生各一个文件夹（{}/学号/），各有自己的种子和尺寸。\n"
+                                : "wrote {}: exercise {} ({}), a folder for each of {} students ({}/ID/), each with a seed and sizes of its own.\n",
+                             o.dir, o.name, find_exercise(o.name).title(lang), v.ids.size(), o.dir) +
+                 fmt::format(zh ? "{} 个不同的参考答案{}\n" : "{} different reference answers{}\n", answers.size(),
+                             answers.size() == v.ids.size() ? "" : zh ? "：这个练习的答案只取决于尺寸，尺寸相同的学生答案相同" : ": this exercise's answer depends on its sizes alone, and students of the same sizes share it") +
+                 grading_message(file, o.name, zh));
+    folder.commit();
+}
+
 void run_new(const ExerciseOpts& o)
 {
     const Lang lang = o.lang.value_or(lang_from_env());
     find_exercise(o.name);
+    if (!o.roster.empty()) return run_new_roster(o, lang);
+    if (!o.roster_column.empty()) throw InputError("--roster-column names a column of --roster FILE; give the roster");
     const bool fresh = fresh_dir(o.dir, o.force);
     const MadeExercise m = make_exercise({o.name, o.sizes, o.seed, {}});
     const bool zh = lang == Lang::zh;
@@ -272,13 +318,11 @@ void run_new(const ExerciseOpts& o)
                                       o.dir, m.info.name, m.info.title(lang), o.dir);
     if (o.hidden_seeds || o.platform) {
         const fs::path file = grading_path(o.dir);
-        GradingFile g{m.info.name, m.seed, {}, secret_seeds(kKeptHiddenSeeds), kExerciseRun};
+        GradingFile g{m.info.name, m.seed, {}, secret_seeds(kKeptHiddenSeeds), kExerciseRun, std::nullopt};
         for (const auto& key : m.info.sizes) g.sizes[key] = m.sizes.at(key);
         write_file_atomic(file.string(), grading_file_text(g), "exercise new");
         if (o.platform) message += write_bundle(*o.platform, m.info.name, grading_file_text(g), o.dir, zh);
-        message += fmt::format(zh ? "隐藏用例的种子只保存在 {}（给老师，不要发给学生）：attnlab exercise grade {} SUBMISSION... --grading {}\n"
-                                  : "the hidden cases' seeds are only in {} (yours, not the class's): attnlab exercise grade {} SUBMISSION... --grading {}\n",
-                               file.string(), m.info.name, file.string());
+        message += grading_message(file, m.info.name, zh);
     }
     write_exercise(m, o.dir, lang, fresh, message);
 }
@@ -342,6 +386,11 @@ void setup_exercise(CLI::App& app, Runners& runners)
     add_optional_enum(*made, "--platform", opts->platform,
                       "Also write the bundle a platform grades with, beside DIR: gradescope (DIR.autograder.zip) or prairielearn (DIR.prairielearn/); "
                       "implies --hidden-seeds");
+    made->add_option("--roster", opts->roster,
+                     "CSV file, one student a row: write DIR/ID/ for each, with a seed and sizes of its own (those given with --len ... are kept), "
+                     "and the secret they come from in DIR.grading.json")
+        ->check(non_empty_path);
+    made->add_option("--roster-column", opts->roster_column, "The column of --roster that holds the ids, named by its first row (default: the first column, no header)");
     runners.emplace_back(made, [opts] { return run_new(*opts), 0; });
 
     auto* solve = ex->add_subcommand("solve", "For teachers: write the reference answer (or a catalogued mistake) into DIR/solution/");

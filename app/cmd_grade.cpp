@@ -8,6 +8,7 @@
 #include "attnlab/exercise/grade.hpp"
 #include "attnlab/exercise/gradebook.hpp"
 #include "attnlab/exercise/platform.hpp"
+#include "attnlab/exercise/roster.hpp"
 #include "attnlab/exercise/shards.hpp"
 #include "attnlab/io/files.hpp"
 #include "attnlab/io/read.hpp"
@@ -51,6 +52,8 @@ struct GradeOpts {
     bool isolate = false, show_hidden = false;
     std::string sandbox = "auto", teacher_report;
     std::string shard;  // --shard: I/N, auto or auto/N
+    std::string roster, roster_column, folder_column;
+    bool skip_unmatched = false;  // --unmatched skip
 };
 
 // Where a gradebook goes: DIR in every format, or one format on stdout; the teacher's report.
@@ -59,20 +62,23 @@ struct GradebookOut {
     std::string out, teacher_report;
 };
 
-// A small JSON file of the teacher's (grading.json, --points): a regular file of at most 1 MiB.
-std::string small_file(const std::string& path)
+// A small file of the teacher's (grading.json, --points, --roster): a regular file of at most
+// 1 MiB, or MAX bytes.
+std::string small_file(const std::string& path, std::size_t max = std::size_t{1} << 20)
 {
-    const auto bytes = read_input_file(path, [](std::string_view) { return ReadLimit{1 << 20, "a JSON file of at most 1 MiB"}; });
+    const auto bytes = read_input_file(path, [max](std::string_view) { return ReadLimit{static_cast<double>(max), fmt::format("a file of at most {} MiB", max >> 20)}; });
     return std::string(bytes.begin(), bytes.end());
 }
 
-// The visible case, and the hidden seeds when grading.json keeps them.
-GradeCase visible_case(const GradeOpts& o, std::vector<std::uint64_t>& seeds, std::string& run)
+// The visible case, and the hidden seeds when grading.json keeps them (or, for a class with a
+// roster, the variants every student's cases come from).
+GradeCase visible_case(const GradeOpts& o, std::vector<std::uint64_t>& seeds, std::string& run, std::optional<Variants>& variants)
 {
     if (o.grading.empty()) return {"visible", false, o.seed, o.sizes};
-    const GradingFile g = parse_grading_file(small_file(o.grading), o.grading);
+    const GradingFile g = parse_grading_file(small_file(o.grading, kMaxGradingFile), o.grading);
     if (g.exercise != o.name) throw InputError(fmt::format("{} is the grading file of exercise '{}', not {}", o.grading, excerpt(g.exercise), o.name));
-    if (static_cast<std::size_t>(o.hidden) > g.hidden_seeds.size()) {
+    variants = g.variants;
+    if (!variants && static_cast<std::size_t>(o.hidden) > g.hidden_seeds.size()) {
         throw InputError(fmt::format("--hidden {}: {} keeps {} hidden seeds", o.hidden, o.grading, g.hidden_seeds.size()));
     }
     seeds = g.hidden_seeds;
@@ -182,6 +188,41 @@ void write_part(const GradeOpts& o, const Gradebook& g, Shard shard, const std::
                              g.submissions.size(), class_size));
 }
 
+// A class with a roster: each submission's student, by its folder's name, or by the folder
+// column of --roster. A submission no student hands in is refused (or, with --unmatched skip,
+// left out and named in the gradebook); so is a student who hands in two.
+std::map<std::string, std::string> match_students(GradeOpts& o, const Variants& v, std::vector<std::string>& not_graded)
+{
+    std::map<std::string, std::string> id_of_folder;
+    if (o.roster.empty()) {
+        for (const auto& id : v.ids) id_of_folder[id] = id;
+    } else {
+        const std::set<std::string> known(v.ids.begin(), v.ids.end());
+        for (const auto& row : parse_roster(small_file(o.roster, std::size_t{16} << 20), o.roster, {o.roster_column, o.folder_column})) {
+            if (!known.count(row.id)) throw InputError(fmt::format("{}: student {} has no variant in {}", excerpt(o.roster), row.id, excerpt(o.grading)));
+            id_of_folder[row.folder] = row.id;
+        }
+    }
+    std::map<std::string, std::string> student_of, submission_of;  // path -> id, id -> path
+    std::vector<std::string> matched;
+    for (const auto& path : o.submissions) {
+        const auto it = id_of_folder.find(submission_name(path));
+        if (it == id_of_folder.end()) {
+            if (!o.skip_unmatched)
+                throw InputError(fmt::format("{}: no student of the roster hands in a folder of this name ({} students in {}; --unmatched skip grades the others)",
+                                             excerpt(path), v.ids.size(), excerpt(o.grading)));
+            not_graded.push_back(path);
+            continue;
+        }
+        if (!submission_of.emplace(it->second, path).second)
+            throw InputError(fmt::format("{} and {}: two submissions of student {}", excerpt(submission_of[it->second]), excerpt(path), it->second));
+        student_of[path] = it->second;
+        matched.push_back(path);
+    }
+    o.submissions = matched;
+    return student_of;
+}
+
 // --shard refuses what only the merge can do, and takes this shard's submissions.
 std::optional<Shard> take_shard(GradeOpts& o)
 {
@@ -193,13 +234,33 @@ std::optional<Shard> take_shard(GradeOpts& o)
     return shard;
 }
 
-void run_grade(GradeOpts o)
+// What the submissions are graded on: the class's cases, or (a class with a roster) each
+// student's own, of the same names.
+struct ClassCases {
+    std::vector<GradeCase> names;
+    std::vector<PreparedCase> shared;
+    std::vector<GradeCase> visible;  // with a roster: each submission's visible case, in order
+    std::vector<std::string> students;
+    std::optional<Variants> variants;
+};
+
+// With a roster, every student's visible case is drawn before the first run (a grading file
+// whose sizes leave a student none is refused whole); their cases are made run by run.
+ClassCases student_cases(const GradeOpts& o, const Variants& v, const std::map<std::string, std::string>& student_of)
 {
-    if (!o.grading.empty() && (o.seed != 0 || !o.sizes.empty())) throw InputError("--grading FILE sets the seed and sizes; give it without --seed and sizes");
-    check_request(o);
-    const std::size_t class_size = o.submissions.size();
-    const std::optional<Shard> shard = take_shard(o);
-    GradeSettings& s = o.settings;
+    ClassCases out;
+    out.variants = v;
+    out.names.push_back({"visible", false, 0, {}});
+    for (int i = 1; i <= o.hidden; ++i) out.names.push_back({fmt::format("hidden-{}", i), true, 0, {}});
+    for (const auto& path : o.submissions) {
+        out.students.push_back(student_of.at(path));
+        out.visible.push_back(student_case(o.name, v, out.students.back()));
+    }
+    return out;
+}
+
+void apply_settings(const GradeOpts& o, GradeSettings& s)
+{
     s.lang = o.lang.value_or(lang_from_env());
     s.limits.memory_bytes = o.memory_gib * 1024 * 1024 * 1024;
     s.limits.disk_bytes = o.disk_gib * 1024 * 1024 * 1024;
@@ -208,17 +269,18 @@ void run_grade(GradeOpts o)
     if (o.isolate && s.limits.sandbox == Sandbox::none && !can_isolate())
         throw InputError("--isolate needs bubblewrap, root or unprivileged user namespaces (unshare), which this machine does not allow");
     if (!o.points.empty()) s.points = parse_points(small_file(o.points), o.points);
-    std::vector<std::uint64_t> seeds;
-    std::string run = o.run;
-    const GradeCase visible = visible_case(o, seeds, run);
-    s.run = run.empty() ? kExerciseRun : run;
-    const std::vector<PreparedCase> cases = grade_cases(o.name, visible, o.hidden, seeds);
-    case_points(cases, s);  // a points file naming no case is refused before anything runs
+}
+
+// Grades the submissions on their cases: the signals that end a grading end the program.
+std::vector<SubmissionResult> grade_class(const GradeOpts& o, const ClassCases& cases, GradeSettings& s)
+{
     std::optional<RunHost> host;
     s.limits.host = &host.emplace(AccountLimits{s.limits.memory_bytes, s.limits.processes}, thread_count(static_cast<unsigned>(s.jobs)));
-    std::vector<SubmissionResult> results;
     try {
-        results = grade_submissions(o.name, o.submissions, cases, s);
+        if (!cases.variants) return grade_submissions(o.name, o.submissions, cases.shared, s);
+        return grade_submissions(o.name, o.submissions, cases.names, [&](std::size_t i) {
+            return grade_cases(o.name, cases.visible[i], o.hidden, student_hidden_seeds(o.name, *cases.variants, cases.students[i], o.hidden));
+        }, s);
     } catch (const Interrupted& e) {
         // every run is killed and the temporary folders and cgroups are gone: end as the signal would
         host.reset();
@@ -226,10 +288,37 @@ void run_grade(GradeOpts o)
         std::raise(e.signal);
         throw;
     }
-    std::vector<GradeCase> configs;
-    for (const auto& c : cases) configs.push_back(c.config);
-    Gradebook g{o.name, configs, std::move(results), s.lang, o.show_hidden, isolation_text(s.limits, s.lang)};
-    if (shard) return write_part(o, g, *shard, grading_digest(o.name, configs, s), class_size);
+}
+
+void run_grade(GradeOpts o)
+{
+    if (!o.grading.empty() && (o.seed != 0 || !o.sizes.empty())) throw InputError("--grading FILE sets the seed and sizes; give it without --seed and sizes");
+    check_request(o);
+    GradeSettings& s = o.settings;
+    apply_settings(o, s);
+    std::vector<std::uint64_t> seeds;
+    std::string run = o.run;
+    std::optional<Variants> variants;
+    const GradeCase visible = visible_case(o, seeds, run, variants);
+    s.run = run.empty() ? kExerciseRun : run;
+    if (!variants && (!o.roster.empty() || o.skip_unmatched)) throw InputError("--roster and --unmatched are for a grading file of exercise new --roster");
+    std::vector<std::string> not_graded;
+    const auto student_of = variants ? match_students(o, *variants, not_graded) : std::map<std::string, std::string>{};
+    const std::size_t class_size = o.submissions.size();
+    const std::optional<Shard> shard = take_shard(o);
+    ClassCases cases;
+    if (variants) cases = student_cases(o, *variants, student_of);
+    else {
+        cases.shared = grade_cases(o.name, visible, o.hidden, seeds);
+        for (const auto& c : cases.shared) cases.names.push_back(c.config);
+    }
+    case_points(cases.names, s);  // a points file naming no case is refused before anything runs
+    std::vector<SubmissionResult> results = grade_class(o, cases, s);
+    for (std::size_t i = 0; i < cases.students.size(); ++i) results[i].student = cases.students[i];
+    Gradebook g{o.name, cases.names, std::move(results), s.lang, o.show_hidden, isolation_text(s.limits, s.lang)};
+    g.not_graded = not_graded;
+    const std::string roster = variants ? fnv1a64_hex(grading_file_text({o.name, 0, variants->fixed, {}, "", variants})) : "";
+    if (shard) return write_part(o, g, *shard, grading_digest(o.name, cases.names, s, roster), class_size);
     write_gradebook({o.format, o.out, o.teacher_report}, g);
 }
 
@@ -327,6 +416,14 @@ void setup_grade(CLI::App& exercise, Runners& runners)
     g->add_option("--shard", o->shard,
                   "I/N: grade the I-th (from 0) of N parts of the submissions sorted by path, into a part for exercise merge; auto: I and N "
                   "from a Slurm array task; auto/N: I from JOB_COMPLETION_INDEX (Kubernetes) or the Slurm task");
+    g->add_option("--roster", o->roster, "With a grading file of exercise new --roster: a CSV saying which folder each student hands in (--folder-column)")
+        ->check(non_empty_path);
+    g->add_option("--roster-column", o->roster_column, "The column of --roster that holds the ids, named by its first row");
+    g->add_option("--folder-column", o->folder_column, "The column of --roster that holds each student's submission folder name (default: the id)");
+    g->add_option_function<std::string>(
+         "--unmatched", [o](const std::string& v) { o->skip_unmatched = v == "skip"; },
+         "A submission no student of the roster hands in: refuse (exit 2, the default) or skip (named in the gradebook)")
+        ->check(CLI::IsMember({"refuse", "skip"}));
     g->add_flag("--isolate", o->isolate, "No network for the programs (always so under bubblewrap; else root or user namespaces)");
     add_optional_enum(*g, "--lang", o->lang, "Language of the text gradebook, en or zh (default: from the locale)");
     runners.emplace_back(g, [o] { return run_grade(*o), 0; });

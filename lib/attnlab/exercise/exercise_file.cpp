@@ -1,5 +1,7 @@
 #include "attnlab/exercise/exercise_file.hpp"
 
+#include "attnlab/exercise/roster.hpp"
+
 #include "attnlab/core/report.hpp"
 #include "attnlab/io/files.hpp"
 #include "attnlab/io/read.hpp"
@@ -9,6 +11,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 
 namespace attnlab {
 
@@ -21,9 +24,9 @@ using json = nlohmann::json;
     throw InputError(fmt::format("{}: {} {}; make the exercise again with attnlab exercise new", what, field, problem));
 }
 
-nlohmann::json parse_object(const std::string& text, const std::string& what)
+nlohmann::json parse_object(const std::string& text, const std::string& what, std::size_t max_bytes = kMaxExerciseFile)
 {
-    if (text.size() > kMaxExerciseFile) refuse(what, "the file", "is larger than 1 MiB");
+    if (text.size() > max_bytes) refuse(what, "the file", max_bytes == kMaxExerciseFile ? "is larger than 1 MiB" : "is larger than 8 MiB");
     if (json_nesting(text) > 64) refuse(what, "the document", "is nested more than 64 deep");
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (!j.is_object()) throw InputError(fmt::format("{}: not an exercise file written by attnlab exercise new (not a JSON object)", what));
@@ -119,12 +122,37 @@ ExerciseFile parse_exercise_file(const std::string& text, const std::string& wha
 std::string grading_file_text(const GradingFile& g)
 {
     nlohmann::ordered_json j{{"exercise", g.exercise}, {"seed", g.seed}, {"sizes", g.sizes}, {"hidden_seeds", g.hidden_seeds}, {"run", g.run}};
+    if (g.variants) j["variants"] = {{"secret", g.variants->secret}, {"fixed_sizes", g.variants->fixed}, {"students", g.variants->ids}};
     return j.dump(2) + "\n";
 }
 
+namespace {
+
+// "variants": the secret, the sizes fixed for every student, the roster's ids.
+Variants read_variants(const json& j, const std::string& what)
+{
+    Variants v;
+    const std::string secret = plain_member(j, "secret", 32, what);
+    if (secret.size() != 32 || secret.find_first_not_of("0123456789abcdef") != std::string::npos) refuse(what, "\"variants\".\"secret\"", "is not 32 hex digits");
+    v.secret = secret;
+    json sizes{{"sizes", member(j, "fixed_sizes", json::value_t::object, what, "\"variants\".\"fixed_sizes\"")}};
+    v.fixed = read_sizes(sizes, what);
+    const json& ids = member(j, "students", json::value_t::array, what, "\"variants\".\"students\"");
+    if (ids.empty() || ids.size() > kMaxRoster) refuse(what, "\"variants\".\"students\"", "is empty or holds more than 50000");
+    std::set<std::string> seen;
+    for (const auto& id : ids) {
+        if (!id.is_string() || !valid_student_id(id.get<std::string>())) refuse(what, "\"variants\".\"students\"", "holds something other than a student id");
+        if (!seen.insert(id.get<std::string>()).second) refuse(what, "\"variants\".\"students\"", "holds a student twice");
+        v.ids.push_back(id.get<std::string>());
+    }
+    return v;
+}
+
+}  // namespace
+
 GradingFile parse_grading_file(const std::string& text, const std::string& what)
 {
-    const json j = parse_object(text, what);
+    const json j = parse_object(text, what, kMaxGradingFile);
     GradingFile out;
     out.exercise = plain_member(j, "exercise", 64, what);
     out.seed = seed_member(j, what);
@@ -136,6 +164,7 @@ GradingFile parse_grading_file(const std::string& text, const std::string& what)
         out.hidden_seeds.push_back(seed.get<std::uint64_t>());
     }
     out.run = plain_member(j, "run", 1024, what);
+    if (j.contains("variants")) out.variants = read_variants(member(j, "variants", json::value_t::object, what, "\"variants\""), what);
     return out;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 namespace attnlab {
 
 constexpr std::size_t kMaxExerciseFile = std::size_t{1} << 20;  // bytes
+constexpr std::size_t kMaxGradingFile = std::size_t{8} << 20;  // bytes: a roster of 50,000 fits
 
 struct ExerciseFile {
     std::string name;
@@ -26,6 +28,13 @@ struct ExerciseFile {
 // exercise file written by attnlab exercise new.
 ExerciseFile parse_exercise_file(const std::string& text, const std::string& what);
 
+// What the grading file keeps for a class with a variant per student (exercise new --roster).
+struct Variants {
+    std::string secret;                 // 32 hex digits: the key of the students' seeds
+    std::map<std::string, long> fixed;  // sizes the teacher fixed; the others are drawn per student
+    std::vector<std::string> ids;       // the roster's students, in its order
+};
+
 // The teacher's file that exercise new --hidden-seeds writes beside the folder (DIR.grading.json,
 // never inside DIR): the visible case and the seeds of the hidden cases, kept from the class.
 struct GradingFile {
@@ -34,6 +43,7 @@ struct GradingFile {
     std::map<std::string, long> sizes;  // those the exercise takes
     std::vector<std::uint64_t> hidden_seeds;
     std::string run;
+    std::optional<Variants> variants;  // with a roster: each student's cases come from it
 };
 // How many hidden seeds exercise new --hidden-seeds keeps: exercise grade --hidden takes up to that.
 constexpr std::size_t kKeptHiddenSeeds = 10;

@@ -106,14 +106,20 @@ std::optional<PreparedCase> smallest_case(const std::string& exercise, const Exe
     return found;
 }
 
-std::optional<PreparedCase> drawn_case(const std::string& exercise, const ExerciseInfo& info, GradeCase c,
-                                       const std::map<std::string, long>& visible, const std::set<std::string>& named)
+// Sizes drawn from the case's seed (those in FIXED kept), other than NOT_THESE, where the
+// exercise holds and every named mistake differs; at most 500 draws.
+std::optional<PreparedCase> draw_sizes(const std::string& exercise, const ExerciseInfo& info, GradeCase c, const std::map<std::string, long>& fixed,
+                                       const std::map<std::string, long>& not_these, const std::set<std::string>& named)
 {
     Rng rng(c.seed, stream::hidden_cases);
+    for (const auto& [key, size] : fixed) c.sizes[key] = size;
     for (int attempt = 0; attempt < 500; ++attempt) {
-        for (const auto& [key, range] : info.size_range)
-            c.sizes[key] = range.first + static_cast<long>(rng.below(static_cast<std::uint32_t>(range.second - range.first + 1)));
-        if (c.sizes == visible) continue;
+        for (const auto& [key, range] : info.size_range) {
+            const auto given = fixed.find(key);
+            c.sizes[key] = given != fixed.end() ? given->second
+                                                : range.first + static_cast<long>(rng.below(static_cast<std::uint32_t>(range.second - range.first + 1)));
+        }
+        if (c.sizes == not_these) continue;
         auto made = prepare_case(exercise, c);
         if (made && every_mistake_differs(*made, named)) return made;
     }
@@ -131,6 +137,11 @@ std::optional<PreparedCase> prepare_case(const std::string& exercise, const Grad
     }
 }
 
+std::optional<PreparedCase> drawn_case(const std::string& exercise, const GradeCase& c, const std::map<std::string, long>& fixed)
+{
+    return draw_sizes(exercise, find_exercise(exercise), c, fixed, {}, named_mistakes(exercise));
+}
+
 std::vector<PreparedCase> grade_cases(const std::string& exercise, const GradeCase& visible, int hidden,
                                       const std::vector<std::uint64_t>& seeds)
 {
@@ -145,7 +156,7 @@ std::vector<PreparedCase> grade_cases(const std::string& exercise, const GradeCa
         GradeCase c{fmt::format("hidden-{}", i), true, seeds.empty() ? derived_hidden_seed(visible.seed, i) : seeds.at(i - 1), {}};
         std::optional<PreparedCase> made;
         if (i == 1) made = smallest_case(exercise, info, c, named);
-        if (!made || made->config.sizes == shown) made = drawn_case(exercise, info, c, shown, named);
+        if (!made || made->config.sizes == shown) made = draw_sizes(exercise, info, c, {}, shown, named);
         if (!made) throw std::logic_error(fmt::format("exercise {}: no hidden case within its size_range", exercise));
         out.push_back(std::move(*made));
     }
@@ -166,8 +177,15 @@ std::string case_command(const std::string& exercise, const GradeCase& c)
 
 std::vector<double> case_points(const std::vector<PreparedCase>& cases, const GradeSettings& s)
 {
+    std::vector<GradeCase> configs;
+    for (const auto& c : cases) configs.push_back(c.config);
+    return case_points(configs, s);
+}
+
+std::vector<double> case_points(const std::vector<GradeCase>& cases, const GradeSettings& s)
+{
     for (const auto& [name, _] : s.points) {
-        if (std::none_of(cases.begin(), cases.end(), [&](const PreparedCase& c) { return c.config.name == name; })) {
+        if (std::none_of(cases.begin(), cases.end(), [&](const GradeCase& c) { return c.name == name; })) {
             throw InputError(fmt::format("--points: there is no case \"{}\"; the cases are visible and hidden-1 ... hidden-{}", excerpt(name, 32),
                                          cases.size() - 1));
         }
@@ -175,7 +193,7 @@ std::vector<double> case_points(const std::vector<PreparedCase>& cases, const Gr
     const double share = s.max_score > 0 ? s.max_score / static_cast<double>(cases.size()) : 1.0;
     std::vector<double> out;
     for (const auto& c : cases) {
-        const auto it = s.points.find(c.config.name);
+        const auto it = s.points.find(c.name);
         out.push_back(it != s.points.end() ? it->second : share);
     }
     return out;

@@ -9,6 +9,7 @@
 #include "attnlab/exercise/program.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -49,6 +50,11 @@ struct PreparedCase {
 // The case made, or nothing for sizes the exercise cannot hold together (dim not a multiple
 // of heads, ...).
 std::optional<PreparedCase> prepare_case(const std::string& exercise, const GradeCase& c);
+
+// A case with sizes drawn from its seed within the exercise's size_range (those in FIXED kept),
+// where the exercise holds and every mistake it names gives a wrong answer; nothing when 500
+// draws find none.
+std::optional<PreparedCase> drawn_case(const std::string& exercise, const GradeCase& c, const std::map<std::string, long>& fixed);
 
 // The hidden case i (from 1) of an exercise made with SEED when no seeds were kept apart.
 std::uint64_t derived_hidden_seed(std::uint64_t seed, int i);
@@ -96,16 +102,21 @@ struct Shrunk {
 
 struct SubmissionResult {
     std::string path;
+    std::string student;                 // with a roster: the student whose variant it was graded on
     std::vector<CaseResult> cases;
     std::optional<Shrunk> smallest;
     std::vector<std::string> left_out;  // files of the submission not copied (links out, special files)
-    std::string code_digest;             // fnv1a64_hex of its files (not its .npy ones), names and bytes
+    // fnv1a64_hex of its code: its files' names and bytes, .py files without comments and blank
+    // lines, leaving out .npy files and the exercise's own (README.md, check.sh, exercise.json,
+    // inputs/), which differ from student to student in a class with a roster
+    std::string code_digest;
     double score = 0.0, max_score = 0.0;
     double time_s = 0.0;
 };
 
 // Each case's points: from settings.points, else max_score / cases (1 each when 0). Throws
 // InputError for a points file naming a case there is not.
+std::vector<double> case_points(const std::vector<GradeCase>& cases, const GradeSettings& s);
 std::vector<double> case_points(const std::vector<PreparedCase>& cases, const GradeSettings& s);
 
 // A SIGINT, SIGTERM or SIGHUP ended the grading: every run was killed and the temporary
@@ -122,5 +133,13 @@ struct Interrupted : std::runtime_error {
 // under the grading's own limits and sandbox: else InputError naming it. Throws Interrupted.
 std::vector<SubmissionResult> grade_submissions(const std::string& exercise, const std::vector<std::string>& submissions,
                                                 const std::vector<PreparedCase>& cases, const GradeSettings& s);
+
+// The cases of the submission at index i, for a class where each student has their own (a
+// roster): made when its first run starts and let go after its last, so that a class of any
+// size holds only the cases of the submissions being run. Each has the cases CASES names, in
+// that order.
+using CasesOf = std::function<std::vector<PreparedCase>(std::size_t submission)>;
+std::vector<SubmissionResult> grade_submissions(const std::string& exercise, const std::vector<std::string>& submissions,
+                                                const std::vector<GradeCase>& cases, const CasesOf& cases_of, const GradeSettings& s);
 
 }  // namespace attnlab

@@ -92,6 +92,7 @@ SubmissionResult submission_from_json(const nlohmann::json& s)
 {
     SubmissionResult out;
     out.path = s.at("path").get<std::string>();
+    if (s.contains("student") && !s.at("student").is_null()) out.student = s.at("student").get<std::string>();
     for (const auto& c : s.at("cases")) out.cases.push_back(case_result_from_json(c));
     if (const auto& small = s.at("smallest_failing"); !small.is_null()) {
         Shrunk k;
@@ -116,6 +117,7 @@ struct Part {
     std::size_t class_size = 0;
     std::vector<GradeCase> cases;
     std::vector<SubmissionResult> submissions;
+    std::vector<std::string> not_graded;  // the class's, the same in every part
 };
 
 Part read_part(const std::string& file, const std::string& text)
@@ -134,6 +136,7 @@ Part read_part(const std::string& file, const std::string& text)
         const auto& book = field(j, "gradebook", file);
         p.isolation = book.at("isolation").get<std::string>();
         for (const auto& s : book.at("submissions")) p.submissions.push_back(submission_from_json(s));
+        if (book.contains("not_graded")) p.not_graded = book.at("not_graded").get<std::vector<std::string>>();
     } catch (const nlohmann::json::exception& e) {
         throw InputError(fmt::format("{}: a part whose fields are not as `exercise grade --shard` writes them ({})", excerpt(file), excerpt(e.what())));
     }
@@ -216,12 +219,13 @@ nlohmann::ordered_json cases_json(const std::vector<GradeCase>& cases)
     return out;
 }
 
-std::string grading_digest(const std::string& exercise, const std::vector<GradeCase>& cases, const GradeSettings& s)
+std::string grading_digest(const std::string& exercise, const std::vector<GradeCase>& cases, const GradeSettings& s, const std::string& variants)
 {
     const auto& l = s.limits;
     nlohmann::ordered_json what{{"exercise", exercise}, {"cases", cases_json(cases)}, {"run", s.run}, {"python", s.python},
                                 {"limits", {l.timeout_s, l.cpu_seconds, l.memory_bytes, l.disk_bytes, l.processes, name_of(l.sandbox), l.isolate}},
                                 {"max_score", s.max_score}, {"points", s.points}};
+    if (!variants.empty()) what["variants"] = variants;
     return fnv1a64_hex(what.dump());
 }
 
@@ -248,6 +252,7 @@ Gradebook merge_parts(const std::vector<std::pair<std::string, std::string>>& te
     for (const auto& p : parts)
         if (std::find(isolations.begin(), isolations.end(), p.isolation) == isolations.end()) isolations.push_back(p.isolation);
     Gradebook g{parts.front().exercise, parts.front().cases, {}, lang, show_hidden, fmt::format("{}", fmt::join(isolations, " / "))};
+    g.not_graded = parts.front().not_graded;
     for (auto& p : parts)
         for (auto& s : p.submissions) g.submissions.push_back(std::move(s));
     return g;

@@ -37,8 +37,9 @@ Shard parse_shard(const std::string& spec, const std::function<const char*(const
 std::vector<std::string> shard_of(std::vector<std::string> submissions, Shard shard);
 
 // What decides a grade, as one digest ("fnv1a64:" and 16 hex digits): the exercise, every
-// case's name, seed and sizes, the run command, the limits and the points.
-std::string grading_digest(const std::string& exercise, const std::vector<GradeCase>& cases, const GradeSettings& s);
+// case's name, seed and sizes, the run command, the limits and the points; with a roster, a
+// digest of its variants (the secret and the students).
+std::string grading_digest(const std::string& exercise, const std::vector<GradeCase>& cases, const GradeSettings& s, const std::string& variants = "");
 
 // The part file a shard writes (JSON).
 nlohmann::ordered_json part_json(const Gradebook& g, Shard shard, const std::string& digest, std::size_t class_size);
