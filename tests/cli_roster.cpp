@@ -35,7 +35,7 @@ std::vector<std::string> grade(const std::string& grading, std::vector<std::stri
 
 }  // namespace
 
-TEST_CASE("exercise new --roster: a folder per student, each its own seed and sizes; the secret only in the grading file")
+TEST_CASE("exercise new --roster: a folder per student, each its own seed and sizes, the secret only in the grading file")
 {
     const std::string dir = fresh_dir("cli-roster-new");
     std::ofstream(dir + "/roster.csv") << "ann\nbo\ncy\n";
@@ -73,7 +73,7 @@ TEST_CASE("exercise new --roster: a folder per student, each its own seed and si
     CHECK_FALSE(fs::exists(dir + "/a.grading.json"));
 }
 
-TEST_CASE("exercise grade with a roster: each student on their own case; a classmate's answer fails; unmatched and doubled submissions refused")
+TEST_CASE("exercise grade with a roster: each student on their own case, a classmate's answer fails, unmatched and doubled submissions refused")
 {
     const std::string dir = fresh_dir("cli-roster-grade");
     std::ofstream(dir + "/roster.csv") << "ann\nbo\n";

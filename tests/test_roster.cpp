@@ -48,7 +48,7 @@ TEST_CASE("siphash24 gives the reference vectors of Aumasson and Bernstein (key 
     CHECK(siphash24(other, counting_message(15)) != 0xa129ca6149be45e5ULL);
 }
 
-TEST_CASE("parse_roster: one id a row, or named columns under a header; every refusal names the line")
+TEST_CASE("parse_roster: one id a row, or named columns under a header, and every refusal names the line")
 {
     const auto plain = parse_roster("\xEF\xBB\xBF" "alice\r\nbob,ignored\n\n  \ncarol@uni.edu\n", "r.csv", {});
     REQUIRE(plain.size() == 3);
