@@ -155,35 +155,32 @@ bool exercise_own_file(const fs::path& relative)
 // A Python file's lines without their comments, trailing blanks and blank lines: the starter's
 // comments differ from student to student in a class with a roster (each input's shape), and a
 // comment changed is no code changed. A # inside a one-line string stays.
+// One line of Python without its comment and trailing blanks. A # inside a string stays.
+std::string without_comment(std::string_view line)
+{
+    std::string out;
+    char quote = 0;  // the quote of the string the line is in, if any
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (quote == 0 && c == '#') break;
+        out += c;
+        if (quote == 0) quote = c == '"' || c == '\'' ? c : 0;
+        else if (c == '\\' && i + 1 < line.size()) out += line[++i];  // an escaped quote ends nothing
+        else if (c == quote) quote = 0;
+    }
+    out.erase(out.find_last_not_of(" \t\r") + 1);
+    return out;
+}
+
 std::string python_code(const std::string& text)
 {
-    std::string out, line;
-    const auto flush = [&] {
-        while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.pop_back();
+    std::string out;
+    for (std::size_t start = 0; start < text.size();) {
+        const std::size_t end = std::min(text.find('\n', start), text.size());
+        const std::string line = without_comment(std::string_view(text).substr(start, end - start));
         if (!line.empty()) out += line + '\n';
-        line.clear();
-    };
-    char quote = 0;  // the quote of the string the line is in, if any
-    bool comment = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (c == '\n') {
-            flush();
-            quote = 0, comment = false;
-        } else if (comment) {
-            continue;
-        } else if (quote != 0) {
-            line += c;
-            if (c == '\\' && i + 1 < text.size() && text[i + 1] != '\n') line += text[++i];
-            else if (c == quote) quote = 0;
-        } else if (c == '#') {
-            comment = true;
-        } else {
-            line += c;
-            if (c == '"' || c == '\'') quote = c;
-        }
+        start = end + 1;
     }
-    flush();
     return out;
 }
 

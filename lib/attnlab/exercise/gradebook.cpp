@@ -203,6 +203,13 @@ std::string student_note(const SubmissionResult& s, Lang lang)
     return fmt::format(lang == Lang::zh ? "（学生 {}）" : " (student {})", s.student);
 }
 
+std::string not_graded_line(const Gradebook& g)
+{
+    if (g.not_graded.empty()) return "";
+    return fmt::format(g.lang == Lang::zh ? "未评分（名单上没有交这个文件夹的学生）：{}\n" : "not graded (no student of the roster hands in this folder): {}\n",
+                       fmt::join(one_line_each(g.not_graded), ", "));
+}
+
 }  // namespace
 
 std::string gradebook_text(const Gradebook& g)
@@ -213,9 +220,7 @@ std::string gradebook_text(const Gradebook& g)
     if (!g.isolation.empty()) out += fmt::format(zh ? "隔离：{}\n" : "isolation: {}\n", g.isolation);
     std::size_t width = zh ? 4 : 10;
     for (const auto& s : g.submissions) width = std::max(width, one_line(s.path).size());
-    if (!g.not_graded.empty())
-        out += fmt::format(zh ? "未评分（名单上没有交这个文件夹的学生）：{}\n" : "not graded (no student of the roster hands in this folder): {}\n",
-                           fmt::join(one_line_each(g.not_graded), ", "));
+    out += not_graded_line(g);
     out += fmt::format("{:<{}}  {}\n", zh ? "提交" : "submission", width, zh ? "得分" : "score");  // fmt pads by display width
     for (const auto& s : g.submissions) {
         out += fmt::format("{:<{}}  {}/{}{}\n", one_line(s.path), width, number(s.score), number(s.max_score), student_note(s, g.lang));

@@ -78,36 +78,57 @@ bool valid_folder_name(std::string_view name)
     return true;
 }
 
-// The rows of an RFC 4180 text: cells split at commas, a quoted cell may hold commas, quotes
-// ("") and line breaks. Blank rows are left out; each row keeps its line number.
-std::vector<std::pair<std::size_t, std::vector<std::string>>> csv_rows(std::string_view text, const std::string& what)
+// The rows of an RFC 4180 text, one character at a time: cells split at commas, a quoted cell
+// may hold commas, quotes ("") and line breaks. Blank rows are left out; each row keeps the
+// number of the line it starts on.
+class CsvRows {
+public:
+    using Row = std::pair<std::size_t, std::vector<std::string>>;
+
+    void take(std::string_view text, std::size_t& i)
+    {
+        const char c = text[i];
+        if (c == '\n') ++line_;
+        if (quoted_) return quoted(text, i);
+        if (c == '"' && row_.back().empty()) quoted_ = true, blank_ = false;
+        else if (c == ',') row_.emplace_back(), blank_ = false;
+        else if (c == '\n') end_row();
+        else if (c != '\r') row_.back() += c, blank_ = blank_ && (c == ' ' || c == '\t');
+    }
+    std::vector<Row> finish(const std::string& what)
+    {
+        if (quoted_) throw InputError(fmt::format("{}: line {}: a quoted cell is not closed", what, row_line_));
+        end_row();
+        return std::move(rows_);
+    }
+
+private:
+    void quoted(std::string_view text, std::size_t& i)
+    {
+        if (text[i] != '"') row_.back() += text[i];
+        else if (i + 1 < text.size() && text[i + 1] == '"') row_.back() += '"', ++i;
+        else quoted_ = false;
+    }
+    void end_row()
+    {
+        if (!blank_) rows_.emplace_back(row_line_, std::move(row_));
+        row_.assign(1, "");
+        blank_ = true;
+        row_line_ = line_;
+    }
+
+    std::vector<Row> rows_;
+    std::vector<std::string> row_ = std::vector<std::string>(1);
+    std::size_t line_ = 1, row_line_ = 1;
+    bool quoted_ = false, blank_ = true;
+};
+
+std::vector<CsvRows::Row> csv_rows(std::string_view text, const std::string& what)
 {
     if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
-    std::vector<std::pair<std::size_t, std::vector<std::string>>> rows;
-    std::vector<std::string> row(1);
-    std::size_t line = 1, row_line = 1;
-    bool quoted = false, blank = true;
-    const auto end_row = [&] {
-        if (!blank) rows.emplace_back(row_line, std::move(row));
-        row.assign(1, "");
-        blank = true;
-        row_line = line;
-    };
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (c == '\n') ++line;
-        if (quoted) {
-            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') row.back() += '"', ++i;
-            else if (c == '"') quoted = false;
-            else row.back() += c;
-        } else if (c == '"' && row.back().empty()) quoted = true, blank = false;
-        else if (c == ',') row.emplace_back(), blank = false;
-        else if (c == '\n') end_row();
-        else if (c != '\r') row.back() += c, blank = blank && (c == ' ' || c == '\t');
-    }
-    if (quoted) throw InputError(fmt::format("{}: line {}: a quoted cell is not closed", what, row_line));
-    end_row();
-    return rows;
+    CsvRows rows;
+    for (std::size_t i = 0; i < text.size(); ++i) rows.take(text, i);
+    return rows.finish(what);
 }
 
 std::size_t column_named(const std::vector<std::string>& header, const std::string& name, const std::string& what)
@@ -115,6 +136,18 @@ std::size_t column_named(const std::vector<std::string>& header, const std::stri
     for (std::size_t i = 0; i < header.size(); ++i)
         if (header[i] == name) return i;
     throw InputError(fmt::format("{}: the header (line 1) has no column \"{}\"; it has {}", what, excerpt(name, 64), excerpt(fmt::format("{}", fmt::join(header, ", ")))));
+}
+
+// A row's id and folder, each valid and each the roster's only one; refusals name the line.
+void check_row(const RosterRow& row, std::size_t line, const std::string& what, bool header, std::set<std::string>& ids, std::set<std::string>& folders)
+{
+    if (!valid_student_id(row.id)) {
+        throw InputError(fmt::format("{}: line {}: '{}' is not a student id (1 to 64 letters, digits and . _ @ + -, not starting with . or -){}", what, line,
+                                     excerpt(row.id, 64), header ? "" : "; if the first line is a header, name the id's column with --roster-column"));
+    }
+    if (!valid_folder_name(row.folder)) throw InputError(fmt::format("{}: line {}: '{}' is not a folder name", what, line, excerpt(row.folder, 64)));
+    if (!ids.insert(row.id).second) throw InputError(fmt::format("{}: line {}: student {} is in the roster twice", what, line, row.id));
+    if (!folders.insert(row.folder).second) throw InputError(fmt::format("{}: line {}: two students hand in folder '{}'", what, line, excerpt(row.folder, 64)));
 }
 
 }  // namespace
@@ -132,13 +165,7 @@ std::vector<RosterRow> parse_roster(std::string_view text, const std::string& wh
         const auto& [line, cells] = rows[r];
         const auto cell = [&](std::size_t at) { return at < cells.size() ? cells[at] : std::string(); };
         RosterRow row{cell(id_at), cell(folder_at)};
-        if (!valid_student_id(row.id)) {
-            throw InputError(fmt::format("{}: line {}: '{}' is not a student id (1 to 64 letters, digits and . _ @ + -, not starting with . or -){}", what, line,
-                                         excerpt(row.id, 64), header ? "" : "; if the first line is a header, name the id's column with --roster-column"));
-        }
-        if (!valid_folder_name(row.folder)) throw InputError(fmt::format("{}: line {}: '{}' is not a folder name", what, line, excerpt(row.folder, 64)));
-        if (!ids.insert(row.id).second) throw InputError(fmt::format("{}: line {}: student {} is in the roster twice", what, line, row.id));
-        if (!folders.insert(row.folder).second) throw InputError(fmt::format("{}: line {}: two students hand in folder '{}'", what, line, excerpt(row.folder, 64)));
+        check_row(row, line, what, header, ids, folders);
         if (out.size() == kMaxRoster) throw InputError(fmt::format("{}: more than {} students", what, kMaxRoster));
         out.push_back(std::move(row));
     }
