@@ -250,17 +250,17 @@ bool is_watchdog(pid_t pid)
 
 void kill_uid(uid_t uid)
 {
-    for (int round = 0; round < 2; ++round) {
-        const pid_t pid = ::fork();
-        if (pid == 0) {
-            // kill(-1) reaches every process whose real or saved uid is ours now, but this one
-            if (::setgroups(0, nullptr) != 0 || ::setresgid(uid, uid, uid) != 0 || ::setresuid(uid, uid, uid) != 0) ::_exit(1);
-            ::kill(-1, SIGKILL);
-            ::_exit(0);
-        }
-        if (pid < 0) return;
-        while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        // kill(-1) reaches every process whose real or saved uid is ours now, but this one;
+        // twice, for what a process being killed had just forked
+        if (::setgroups(0, nullptr) != 0 || ::setresgid(uid, uid, uid) != 0 || ::setresuid(uid, uid, uid) != 0) ::_exit(1);
+        ::kill(-1, SIGKILL);
+        ::kill(-1, SIGKILL);
+        ::_exit(0);
     }
+    if (pid < 0) return;
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
 }
 
 RunCgroup::RunCgroup(Accounting kind, std::vector<std::string> dirs, double memory_bytes)

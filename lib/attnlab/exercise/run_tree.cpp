@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -37,6 +39,18 @@ struct ProcessEntry {
 };
 
 // Every process the grader can see, with its parent (from /proc/PID/stat).
+// The first bytes of a small file under /proc (a process's stat line), read with one system
+// call: a stream per process made each scan of /proc cost more than the run it followed.
+std::string proc_line(const char* path)
+{
+    char buf[512];
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "";
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
+}
+
 std::vector<ProcessEntry> processes()
 {
     std::vector<ProcessEntry> out;
@@ -46,9 +60,9 @@ std::vector<ProcessEntry> processes()
         char* end = nullptr;
         const long pid = std::strtol(e->d_name, &end, 10);
         if (pid <= 0 || *end != '\0') continue;
-        std::ifstream in(fmt::format("/proc/{}/stat", pid));
-        std::string line;
-        if (!std::getline(in, line)) continue;
+        char path[64];
+        std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        const std::string line = proc_line(path);
         const auto paren = line.rfind(')');  // the command's name may hold spaces and parentheses
         if (paren == std::string::npos || paren + 4 >= line.size()) continue;
         const long ppid = std::strtol(line.c_str() + paren + 4, nullptr, 10);
@@ -58,10 +72,9 @@ std::vector<ProcessEntry> processes()
     return out;
 }
 
-// ROOT's descendants (not ROOT itself).
-std::vector<pid_t> descendants(pid_t root)
+// ROOT's descendants (not ROOT itself), among ALL.
+std::vector<pid_t> descendants_in(const std::vector<ProcessEntry>& all, pid_t root)
 {
-    const std::vector<ProcessEntry> all = processes();
     std::multimap<pid_t, pid_t> children;
     for (const auto& p : all) children.emplace(p.ppid, p.pid);
     std::vector<pid_t> out, todo{root};
@@ -73,6 +86,8 @@ std::vector<pid_t> descendants(pid_t root)
     }
     return out;
 }
+
+std::vector<pid_t> descendants(pid_t root) { return descendants_in(processes(), root); }
 
 // The memory a process holds, its shared pages counted in proportion (PSS), in bytes.
 double process_bytes(pid_t pid)
@@ -230,22 +245,23 @@ namespace {
 // Whether PID has ended: gone, or a zombie waiting to be reaped.
 bool ended(pid_t pid)
 {
-    std::ifstream in(fmt::format("/proc/{}/stat", pid));
-    std::string line;
-    if (!std::getline(in, line)) return true;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+    const std::string line = proc_line(path);
+    if (line.empty()) return true;
     const auto paren = line.rfind(')');
     return paren == std::string::npos || paren + 2 >= line.size() || line[paren + 2] == 'Z';
 }
 
-// Kills and reaps the processes left to the grader (the subreaper) that are no run's first
-// process and no grading's watchdog: only a run can have made them (a double fork that
+// Kills and reaps the processes (of ALL) left to the grader (the subreaper) that are no run's
+// first process and no grading's watchdog: only a run can have made them (a double fork that
 // escaped its group, or under bwrap the namespace's first process once bwrap is gone, whose
 // end waits for every process of its namespace). Returns how many there were.
-std::size_t reap_strays(pid_t root)
+std::size_t reap_strays(const std::vector<ProcessEntry>& all, pid_t root)
 {
     const std::lock_guard<std::mutex> lock(g_runs_lock);
     std::size_t n = 0;
-    for (const auto& p : processes()) {
+    for (const auto& p : all) {
         if (p.ppid != getpid() || g_runs.count(p.pid) || p.pid == root || is_watchdog(p.pid)) continue;
         kill(p.pid, SIGKILL);
         while (waitpid(p.pid, nullptr, 0) < 0 && errno == EINTR) {}
@@ -265,18 +281,19 @@ void kill_all(pid_t root)
     kill(root, SIGKILL);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     for (;;) {
-        const std::vector<pid_t> doomed = descendants(root);
+        const std::vector<ProcessEntry> all = processes();  // one look at /proc for both
+        const std::vector<pid_t> doomed = descendants_in(all, root);
         for (pid_t p : doomed) kill(p, SIGKILL);
-        const std::size_t strays = reap_strays(root);
-        if ((strays == 0 && std::all_of(doomed.begin(), doomed.end(), ended)) || std::chrono::steady_clock::now() > deadline) break;
+        const std::size_t strays = reap_strays(all, root);
+        if (strays == 0 && std::all_of(doomed.begin(), doomed.end(), ended)) {
+            // those killed since the look may have been left to the grader, ended but not reaped
+            if (!doomed.empty()) reap_strays(processes(), root);
+            break;
+        }
+        if (std::chrono::steady_clock::now() > deadline) break;
         std::this_thread::sleep_for(std::chrono::microseconds(500));
     }
 }
-
-namespace {
-
-
-}  // namespace
 
 std::mutex& runs_lock() { return g_runs_lock; }
 std::set<pid_t>& runs() { return g_runs; }
