@@ -1,6 +1,5 @@
 #include "attnlab/exercise/exercise_file.hpp"
 
-#include "attnlab/exercise/roster.hpp"
 
 #include "attnlab/core/report.hpp"
 #include "attnlab/io/files.hpp"
@@ -9,7 +8,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <set>
 
@@ -117,6 +118,14 @@ ExerciseFile parse_exercise_file(const std::string& text, const std::string& wha
     out.sizes = read_sizes(j, what);
     read_inputs(member(j, "inputs", json::value_t::array, what, "\"inputs\""), what, out);
     return out;
+}
+
+bool valid_student_id(std::string_view id)
+{
+    if (id.empty() || id.size() > 64 || id.front() == '.' || id.front() == '-') return false;
+    for (unsigned char c : id)
+        if (!std::isalnum(c) && std::strchr("._@+-", c) == nullptr) return false;
+    return true;
 }
 
 std::string grading_file_text(const GradingFile& g)

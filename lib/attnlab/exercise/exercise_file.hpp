@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,11 @@ struct ExerciseFile {
 // Throws InputError ("WHAT: \"inputs\"[1].\"file\" is missing") for anything that is not an
 // exercise file written by attnlab exercise new.
 ExerciseFile parse_exercise_file(const std::string& text, const std::string& what);
+
+inline constexpr std::size_t kMaxRoster = 50000;  // students
+// A student's id names their folder: 1 to 64 letters, digits and . _ @ + -, not starting with
+// . or -.
+bool valid_student_id(std::string_view id);
 
 // What the grading file keeps for a class with a variant per student (exercise new --roster).
 struct Variants {

@@ -60,14 +60,6 @@ std::uint64_t siphash24(const std::array<std::uint8_t, 16>& key, std::string_vie
 
 // --- the roster ---
 
-bool valid_student_id(std::string_view id)
-{
-    if (id.empty() || id.size() > 64 || id.front() == '.' || id.front() == '-') return false;
-    for (unsigned char c : id)
-        if (!std::isalnum(c) && std::strchr("._@+-", c) == nullptr) return false;
-    return true;
-}
-
 namespace {
 
 bool valid_folder_name(std::string_view name)

@@ -24,8 +24,6 @@ namespace attnlab {
 // SipHash-2-4 of MESSAGE under a 128-bit KEY (its first 8 bytes k0, the next k1, little-endian).
 std::uint64_t siphash24(const std::array<std::uint8_t, 16>& key, std::string_view message);
 
-inline constexpr std::size_t kMaxRoster = 50000;  // students
-
 // One student of a roster: the id their folder and seeds are made from, and the name of the
 // folder their submission comes back in (the id itself, unless a column of the roster says).
 struct RosterRow {
@@ -45,7 +43,6 @@ struct RosterColumns {
 // InputError naming the row: a bad id or folder, an id or a folder twice, a missing column, no
 // student, more than kMaxRoster.
 std::vector<RosterRow> parse_roster(std::string_view text, const std::string& what, const RosterColumns& columns);
-bool valid_student_id(std::string_view id);
 
 // 128 bits from the kernel's random source, as 32 hex digits.
 std::string new_secret();
