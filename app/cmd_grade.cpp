@@ -271,10 +271,10 @@ void apply_settings(const GradeOpts& o, GradeSettings& s)
     if (!o.points.empty()) s.points = parse_points(small_file(o.points), o.points);
 }
 
-// Grades the submissions on their cases: the signals that end a grading end the program.
-std::vector<SubmissionResult> grade_class(const GradeOpts& o, const ClassCases& cases, GradeSettings& s)
+// Grades the submissions on their cases, on HOST (the caller's: the gradebook's isolation text
+// reads it after): the signals that end a grading end the program.
+std::vector<SubmissionResult> grade_class(const GradeOpts& o, const ClassCases& cases, GradeSettings& s, std::optional<RunHost>& host)
 {
-    std::optional<RunHost> host;
     s.limits.host = &host.emplace(AccountLimits{s.limits.memory_bytes, s.limits.processes}, thread_count(static_cast<unsigned>(s.jobs)));
     try {
         if (!cases.variants) return grade_submissions(o.name, o.submissions, cases.shared, s);
@@ -313,7 +313,8 @@ void run_grade(GradeOpts o)
         for (const auto& c : cases.shared) cases.names.push_back(c.config);
     }
     case_points(cases.names, s);  // a points file naming no case is refused before anything runs
-    std::vector<SubmissionResult> results = grade_class(o, cases, s);
+    std::optional<RunHost> host;  // until the gradebook is written: its isolation text reads it
+    std::vector<SubmissionResult> results = grade_class(o, cases, s, host);
     for (std::size_t i = 0; i < cases.students.size(); ++i) results[i].student = cases.students[i];
     Gradebook g{o.name, cases.names, std::move(results), s.lang, o.show_hidden, isolation_text(s.limits, s.lang)};
     g.not_graded = not_graded;
