@@ -49,7 +49,7 @@ struct GradeOpts {
     std::optional<Lang> lang;
     GradeSettings settings;
     double memory_gib = 2.0, disk_gib = 1.0;
-    bool isolate = false, show_hidden = false;
+    bool isolate = false, show_hidden = false, hidden_verdict_only = false;
     std::string sandbox = "auto", teacher_report;
     std::string shard;  // --shard: I/N, auto or auto/N
     std::string roster, roster_column, folder_column;
@@ -228,7 +228,8 @@ std::optional<Shard> take_shard(GradeOpts& o)
 {
     if (o.shard.empty()) return std::nullopt;
     const Shard shard = parse_shard(o.shard, [](const char* name) { return std::getenv(name); });
-    if (!o.teacher_report.empty() || o.show_hidden) throw InputError("--shard writes a part for exercise merge; give --teacher-report and --show-hidden to the merge");
+    if (!o.teacher_report.empty() || o.show_hidden || o.hidden_verdict_only)
+        throw InputError("--shard writes a part for exercise merge; give --teacher-report, --show-hidden and --hidden-detail to the merge");
     if (o.format != GradeFormat::text && o.format != GradeFormat::json) throw InputError("--shard writes a part (JSON) for exercise merge; give --format to the merge");
     o.submissions = shard_of(o.submissions, shard);
     return shard;
@@ -318,6 +319,7 @@ void run_grade(GradeOpts o)
     for (std::size_t i = 0; i < cases.students.size(); ++i) results[i].student = cases.students[i];
     Gradebook g{o.name, cases.names, std::move(results), s.lang, o.show_hidden, isolation_text(s.limits, s.lang)};
     g.not_graded = not_graded;
+    g.hidden_verdict_only = o.hidden_verdict_only;
     const std::string roster = variants ? fnv1a64_hex(grading_file_text({o.name, 0, variants->fixed, {}, "", variants})) : "";
     if (shard) return write_part(o, g, *shard, grading_digest(o.name, cases.names, s, roster), class_size);
     write_gradebook({o.format, o.out, o.teacher_report}, g);
@@ -327,7 +329,7 @@ struct MergeOpts {
     std::vector<std::string> parts;
     GradebookOut out;
     std::optional<Lang> lang;
-    bool show_hidden = false;
+    bool show_hidden = false, hidden_verdict_only = false;
 };
 
 void run_merge(const MergeOpts& o)
@@ -339,13 +341,25 @@ void run_merge(const MergeOpts& o)
         const auto bytes = read_input_file(part, [](std::string_view) { return ReadLimit{std::size_t{1} << 30, "a part of at most 1 GiB"}; });
         texts.emplace_back(part, std::string(bytes.begin(), bytes.end()));
     }
-    const Gradebook g = merge_parts(texts, o.lang.value_or(lang_from_env()), o.show_hidden);
+    Gradebook g = merge_parts(texts, o.lang.value_or(lang_from_env()), o.show_hidden);
+    g.hidden_verdict_only = o.hidden_verdict_only;
     if (!o.out.out.empty()) {
         std::set<std::string> names;
         for (const auto& s : g.submissions)
             if (!names.insert(submission_name(s.path)).second) throw InputError(fmt::format("--out: two submissions are named {}; each needs a folder of its own name", excerpt(s.path)));
     }
     write_gradebook(o.out, g);
+}
+
+// --hidden-detail: how much of a hidden case the formats a student may see give.
+void add_hidden_detail(CLI::App& sub, bool& verdict_only)
+{
+    sub.add_option_function<std::string>(
+           "--hidden-detail", [&verdict_only](const std::string& v) { verdict_only = v == "verdict"; },
+           "What a student sees of a hidden case: mistakes (its verdict, the catalogued mistake it matches and a crash's last output line) or "
+           "verdict (the verdict alone); never its seed or sizes (--show-hidden shows everything)")
+        ->check(CLI::IsMember({"mistakes", "verdict"}))
+        ->default_str("mistakes");
 }
 
 }  // namespace
@@ -358,6 +372,7 @@ void setup_merge(CLI::App& exercise, Runners& runners)
     add_enum_option(*m, "--format", o->out.format, "Gradebook format on stdout: text, csv, json, junit or gradescope");
     m->add_option("--out", o->out.out, "Write every format into DIR, as exercise grade --out does")->check(non_empty_path);
     m->add_flag("--show-hidden", o->show_hidden, "Show hidden cases' seeds, sizes, details and the smallest failing case in every format");
+    add_hidden_detail(*m, o->hidden_verdict_only);
     m->add_option("--teacher-report", o->out.teacher_report, "Also write the text gradebook with everything about hidden cases to FILE")->check(non_empty_path);
     add_optional_enum(*m, "--lang", o->lang, "Language of the text gradebook, en or zh (default: from the locale)");
     runners.emplace_back(m, [o] { return run_merge(*o), 0; });
@@ -410,6 +425,7 @@ void setup_grade(CLI::App& exercise, Runners& runners)
     g->add_option("--out", o->out, "Write every format into DIR: grades.txt, grades.csv, grades.json, junit.xml, gradescope/NAME/results.json")
         ->check(non_empty_path);
     g->add_flag("--show-hidden", o->show_hidden, "Show hidden cases' seeds, sizes, details and the smallest failing case in text, CSV, JUnit and Gradescope");
+    add_hidden_detail(*g, o->hidden_verdict_only);
     g->add_option("--teacher-report", o->teacher_report, "Also write the text gradebook with everything about hidden cases to FILE")
         ->check(non_empty_path);
     o->settings.jobs = static_cast<int>(thread_count(0));
@@ -434,8 +450,9 @@ void setup_grade(CLI::App& exercise, Runners& runners)
               "runs; elsewhere they are polled. Run as root, the grader gives each run a uid of its own.\n"
               "Under bubblewrap (--sandbox auto where installed, Debian: bubblewrap) it has PID, network, mount and cgroup namespaces of\n"
               "its own and sees /usr, /etc and the interpreter read-only, not your files. With --sandbox none it can read what its uid\n"
-              "can: that is not a security sandbox. The gradebook says which isolation the runs had. Hidden cases show their name and verdict\n"
-              "only, except in --format json, --teacher-report and with --show-hidden.\n"
+              "can: that is not a security sandbox. The gradebook says which isolation the runs had. Hidden cases show their name, verdict,\n"
+              "matched mistake and a crash's last line, never their seed or sizes, except in --format json, --teacher-report and with\n"
+              "--show-hidden.\n"
               "Exit status: 0 when the grading ran, whatever the grades; 2 for a usage error, an unreadable exercise or an interpreter\n"
               "without numpy; a SIGINT or SIGTERM kills every run, removes the temporary folders and ends as the signal does.\n"
               "Example:\n  attnlab exercise grade rope-interleaved subs/* --grading hw1.grading.json --python /usr/bin/python3 --out grades");

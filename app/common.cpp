@@ -205,6 +205,9 @@ void add_common_options(CLI::App& sub, CommonOpts& o)
     sub.add_option("--rtol", o.rtol, "--against: replaces the error model's relative term (default: the unit roundoff of the coarser of the file's and the run's dtype)")->check(finite_non_negative);
     sub.add_option("--atol", o.atol, "--against: replaces the error model's absolute term (default: twice a plain reference's measured error; see docs/check.md, The error model)")
         ->check(finite_non_negative);
+    add_optional_enum(sub, "--judged-at", o.judged_at,
+                      "--against: a file stored coarser than this dtype DIFFERS whatever its values (an exercise's check.sh and exercise grade "
+                      "give float32)");
     sub.add_option("--save", o.save, "Write every tensor of the run to DIR/NAME.npy, and DIR/run.json")->check(non_empty_path);
     sub.add_option("--input", o.inputs, "NAME=FILE: use your own tensor for an input (x, w_q, q, scores, ...); repeatable")
         ->type_name("NAME=FILE");
@@ -443,6 +446,14 @@ HtmlOptions html_options(const Report& report, const CommonOpts& o, const RunCon
 
 namespace {
 
+// The options that say how --against judges, without --against.
+void check_against_request(const CommonOpts& o)
+{
+    if (!o.against.empty()) return;
+    if (!o.against_tensor.empty()) throw InputError("--against-tensor names the tensor --against compares; give --against FILE");
+    if (o.judged_at) throw InputError("--judged-at says how --against judges a file; give --against FILE");
+}
+
 // The options that cannot go together, refused before anything is read or computed.
 void check_request(const CommonOpts& o)
 {
@@ -459,7 +470,7 @@ void check_request(const CommonOpts& o)
                                      fmt::join(named, ", ")));
     }
     check_plot_request(o.plot, o.format == Format::text, !o.against.empty());
-    if (!o.against_tensor.empty() && o.against.empty()) throw InputError("--against-tensor names the tensor --against compares; give --against FILE");
+    check_against_request(o);
     if (!o.save.empty()) check_output_folder(o.save, "--save");
 }
 
@@ -481,7 +492,7 @@ RunContext request_context(const CommonOpts& o)
         ctx.show.clear();
         if (!o.against_tensor.empty()) ctx.show = {o.against_tensor};
     }
-    if (!o.against.empty()) ctx.against = AgainstRequest{o.against, o.against_tensor, o.rtol, o.atol};
+    if (!o.against.empty()) ctx.against = AgainstRequest{o.against, o.against_tensor, o.rtol, o.atol, o.judged_at};
     ctx.keep_all = !o.save.empty();
     return ctx;
 }

@@ -35,6 +35,7 @@ struct CommonOpts {
     std::string against;       // --against FILE
     std::string against_tensor;
     std::optional<double> rtol, atol;
+    std::optional<DType> judged_at;  // --judged-at
     std::string save;          // --save DIR
     std::string report;        // --report FILE.html
     std::vector<std::string> inputs;  // --input NAME=FILE, repeatable

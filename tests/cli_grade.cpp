@@ -438,7 +438,7 @@ TEST_CASE("exercise grade: a folder whose name starts with = lands in the CSV as
     CHECK(slurp(dir + "/out.csv").find("\n'=1+2,0,1,0,crash\n") != std::string::npos);
 }
 
-TEST_CASE("exercise grade: hidden cases show their name and verdict only, except to the teacher")
+TEST_CASE("exercise grade: hidden cases show their name, verdict, matched mistake and exception line, never their seed, except to the teacher")
 {
     const std::string dir = grade_dir("hidden");
     const std::string sub = submission(dir, "alice", "exit 4");
@@ -465,6 +465,16 @@ TEST_CASE("exercise grade: hidden cases show their name and verdict only, except
     CHECK(teacher.find("hidden-1 (seed " + seed1) != std::string::npos);
     CHECK(teacher.find("smallest failing case") != std::string::npos);
     CHECK(with({"--show-hidden"}).out.find("hidden-1 (seed " + seed1) != std::string::npos);
+    // a crash shows its exception line to the student; --hidden-detail verdict shows the verdict alone
+    const std::string bob = submission(dir, "bob", "echo 'Traceback (most recent call last):'; echo 'ValueError: not done' >&2; exit 1");
+    const auto crash = run_cli({"exercise", "grade", "causal-mask", bob, "--run", "sh run.sh", "--hidden", "1", "--seed", "5"});
+    CHECK(crash.out.find("  hidden-1: crash: ValueError: not done\n") != std::string::npos);
+    CHECK(crash.out.find(seed1) == std::string::npos);
+    const auto terse = run_cli({"exercise", "grade", "causal-mask", bob, "--run", "sh run.sh", "--hidden", "1", "--seed", "5", "--hidden-detail", "verdict"});
+    CHECK(terse.out.find("  hidden-1: crash\n") != std::string::npos);
+    const auto scope = run_cli({"exercise", "grade", "causal-mask", bob, "--run", "sh run.sh", "--hidden", "1", "--seed", "5", "--format", "gradescope"});
+    CHECK(scope.out.find("\"output\": \"hidden-1: crash: ValueError: not done\"") != std::string::npos);
+    expect_usage_error({"exercise", "grade", "causal-mask", bob, "--hidden-detail", "sizes"}, "--hidden-detail");
 }
 
 TEST_CASE("exercise grade: an answer stored as float16 is wrong, not judged at float16's tolerance")
@@ -481,6 +491,30 @@ TEST_CASE("exercise grade: an answer stored as float16 is wrong, not judged at f
     CHECK(j["submissions"][0]["cases"][0]["verdict"] == "differs");
     CHECK(j["submissions"][0]["cases"][0]["detail"] == "stored as float16; this exercise is judged at float32");
     CHECK(j["submissions"][1]["cases"][0]["verdict"] == "match");
+    // check.sh of the same exercise says what the grading says, by the same comparison (--judged-at)
+    REQUIRE(run_cli({"exercise", "new", "causal-mask", dir + "/hw", "--lang", "en"}).status == 0);
+    CHECK(slurp(dir + "/hw/check.sh").find(" --judged-at float32 ") != std::string::npos);
+    const std::string path = fs::path(ATTNLAB_EXE).parent_path().string();
+    const auto check = [&](const std::string& file) {
+        const std::string command = "PATH='" + path + "':\"$PATH\" sh '" + dir + "/hw/check.sh' '" + file + "' > '" + dir + "/check.out' 2>&1";
+        const int status = std::system(command.c_str());
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    };
+    CHECK(check(half + "/answer16.npy") == 1);
+    CHECK(slurp(dir + "/check.out").find("stored as float16; this exercise is judged at float32: save the answer as float32 or float64") != std::string::npos);
+    CHECK(check(full + "/answer64.npy") == 0);
+    // the option alone: a float16 file judged at float16 storage matches, as before
+    const std::vector<std::string> plain{"mask", "--kind", "causal", "--len", "6", "--quiet", "--against", half + "/answer16.npy"};
+    CHECK(run_cli(plain).status == 0);
+    std::vector<std::string> judged = plain;
+    judged.insert(judged.end(), {"--judged-at", "float32"});
+    const auto refused = run_cli(judged);
+    CHECK(refused.status == 1);
+    CHECK(refused.out.find("DIFFERS max |diff| = 0; 0 of 36 elements differ; stored_below\n") != std::string::npos);
+    CHECK(refused.err == "attnlab: failed checks: against (" + half + "/answer16.npy, tensor mask)\n");
+    judged.back() = "float16";
+    CHECK(run_cli(judged).status == 0);
+    expect_usage_error({"mask", "--kind", "causal", "--judged-at", "float32"}, "--judged-at says how --against judges a file; give --against FILE");
 }
 
 TEST_CASE("exercise grade: an interpreter without numpy is refused before any grading, exit 2 naming it")

@@ -396,8 +396,10 @@ def check_smallest(name, sub):
 
 
 def case_line(case, student=False):
-    if student and case["hidden"]:
-        return f"{case['name']}: {case['verdict']}"
+    if student and case["hidden"]:  # the verdict, a crash's exception line, the mistake matched
+        crash = f": {case['last_line']}" if case["verdict"] == "crash" and case["last_line"] else ""
+        ids = [d["id"] for d in case["diagnosis"] if d["certainty"] == "matches"]
+        return f"{case['name']}: {case['verdict']}{crash}" + (f"; mistake: {', '.join(ids)}" if ids else "")
     sizes = case["config"]
     line = f"{case['name']} (seed {sizes['seed']}, len {sizes['len']}, dim {sizes['dim']}, heads {sizes['heads']}): {case['verdict']}: {case['detail']}"
     ids = [d["id"] + ("" if d["certainty"] == "matches" else " (closest)") for d in case["diagnosis"]]
@@ -405,7 +407,7 @@ def case_line(case, student=False):
 
 
 def check_text(text, book, isolation):
-    """The text a student may see: a hidden case's name and verdict only, no smallest failing case."""
+    """The text a student may see: a hidden case's name, verdict, matched mistake and exception line, no smallest failing case."""
     width = max(10, *(len(s["path"]) for s in book["submissions"]))
     lines = [f"exercise {EXERCISE}: 1 visible case, {HIDDEN} hidden", f"isolation: {isolation}", f"{'submission':<{width}}  score"]
     for sub in book["submissions"]:

@@ -30,6 +30,10 @@ struct AgainstRequest {
     std::string tensor;            // empty: the command's main tensor
     std::optional<double> rtol;    // given: replaces the error model's relative term
     std::optional<double> atol;    // given: replaces the error model's absolute term
+    // given (an exercise's, check.sh and exercise grade alike): a file stored coarser than this
+    // differs whatever its values, as stored_below; a grade is not bought with the tolerance of a
+    // precision the student chose to store
+    std::optional<DType> judged_at{};
 };
 
 // How sure a diagnosis is: "matches" within the comparison's own tolerance, or "closest" (no

@@ -74,6 +74,8 @@ std::string check_command(const MadeExercise& m, Lang lang)
     words.emplace_back(lang == Lang::zh ? "zh" : "en");
     words.emplace_back("--against-tensor");
     words.push_back(m.answer_tensor);
+    words.emplace_back("--judged-at");  // as exercise grade judges it
+    words.emplace_back(name_of(m.info.judged_at));
     return command_text(words);
 }
 

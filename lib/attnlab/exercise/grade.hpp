@@ -90,6 +90,7 @@ struct CaseResult {
     double points = 0.0, max_points = 0.0;
     double time_s = 0.0;
     std::string answer_digest;             // fnv1a64_hex of the answer file's bytes, when there was one
+    std::string last_line;                 // a crash's last line of output (the exception), escaped
 };
 
 // The smallest failing configuration found from the first failing hidden case.

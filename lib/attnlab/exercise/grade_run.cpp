@@ -82,6 +82,7 @@ bool exited_badly(const ProgramOutcome& run, const ProgramLimits& limits, Lang l
         return ended_badly(cpu, limits, lang, r);
     }
     r.verdict = CaseVerdict::crash;
+    if (!(by_signal && run.output_tail == "Killed")) r.last_line = run.output_tail;
     const char* text = sigdescr_np(sig);
     // (the shell's own "Killed" line says nothing more)
     r.detail = by_signal ? fmt::format(zh ? "被信号 {}（{}）终止{}" : "killed by signal {} ({}){}", sig, text ? text : "?", run.output_tail == "Killed" ? "" : tail)
@@ -127,13 +128,6 @@ bool ended_badly(const ProgramOutcome& run, const ProgramLimits& limits, Lang la
     case ProgramOutcome::End::exited: return exited_badly(run, limits, lang, r);
     }
     return false;
-}
-
-// Whether a file stored as ELEM is coarser (a larger unit roundoff) than the exercise is judged at.
-bool stored_below(Elem elem, DType judged_at)
-{
-    const std::optional<DType> stored = precision_of(elem);
-    return stored && unit_roundoff(*stored) > unit_roundoff(judged_at);
 }
 
 
@@ -225,7 +219,7 @@ void judge_answer(const PreparedCase& c, const ProgramOutcome& run, Lang lang, C
     ctx.seed = c.made.seed;
     ctx.lang = lang;
     ctx.keep_none = true;
-    ctx.against = AgainstRequest{answer.string(), c.made.answer_tensor, std::nullopt, std::nullopt};
+    ctx.against = AgainstRequest{answer.string(), c.made.answer_tensor, std::nullopt, std::nullopt, c.made.info.judged_at};
     for (const auto& in : c.made.inputs)
         if (in.replaces) ctx.inputs[in.name] = in.tensor;
     Report report;
@@ -244,9 +238,8 @@ void judge_answer(const PreparedCase& c, const ProgramOutcome& run, Lang lang, C
     r.answer_digest = fnv1a64_hex(read_file_bytes(answer.string()));
     r.max_diff = cmp.max_abs_diff;
     r.diagnosis = cmp.diagnosis;
-    if (stored_below(cmp.got_elem, c.made.info.judged_at)) {
-        // --against judges a float16 file at float16 precision; a grade does not buy tolerance
-        // with the precision a student chose to store
+    if (std::find(cmp.kinds.begin(), cmp.kinds.end(), "stored_below") != cmp.kinds.end()) {
+        // the comparison check.sh makes too (--judged-at)
         r.verdict = CaseVerdict::differs;
         r.detail = fmt::format(zh ? "以 {} 存储；本练习按 {} 精度评判" : "stored as {}; this exercise is judged at {}", name_of(cmp.got_elem), name_of(c.made.info.judged_at));
     } else if (cmp.passed) {

@@ -32,13 +32,25 @@ std::string diagnosis_text(const std::vector<Diagnosis>& diagnosis, Lang lang)
 
 bool shown(const Gradebook& g, const CaseResult& c) { return g.show_hidden || !c.config.hidden; }
 
+// What a student sees of a hidden case: its verdict, the catalogued mistake it matches (not a
+// closest guess) and a crash's exception line; nothing of its seed or sizes.
+std::string hidden_view(const Gradebook& g, const CaseResult& c)
+{
+    std::string out = verdict_text(c.verdict, g.lang);
+    if (g.hidden_verdict_only) return out;
+    if (c.verdict == CaseVerdict::crash && !c.last_line.empty()) out += ": " + c.last_line;
+    std::vector<Diagnosis> matched;
+    std::copy_if(c.diagnosis.begin(), c.diagnosis.end(), std::back_inserter(matched), [](const Diagnosis& d) { return d.certainty == Certainty::matches; });
+    return out + diagnosis_text(matched, g.lang);
+}
+
 // One line for a case: its verdict, why, and the catalogued mistake it matches; a hidden one's
-// name and verdict only, unless the gradebook shows hidden cases. A detail is one line already,
+// name and hidden_view, unless the gradebook shows hidden cases. A detail is one line already,
 // its program's output escaped where it was read (ProgramOutcome::output_tail): escaped again,
 // a terminal escape would read \\x1b.
 std::string case_line(const Gradebook& g, const CaseResult& c)
 {
-    if (!shown(g, c)) return fmt::format("{}: {}", c.config.name, verdict_text(c.verdict, g.lang));
+    if (!shown(g, c)) return fmt::format("{}: {}", c.config.name, hidden_view(g, c));
     return fmt::format("{} ({}): {}: {}{}", c.config.name, config_text(g, c.config), verdict_text(c.verdict, g.lang), c.detail,
                        diagnosis_text(c.diagnosis, g.lang));
 }
@@ -46,7 +58,7 @@ std::string case_line(const Gradebook& g, const CaseResult& c)
 // The detail a student may see: nothing of a hidden case.
 std::string case_message(const Gradebook& g, const CaseResult& c)
 {
-    return shown(g, c) ? c.detail + diagnosis_text(c.diagnosis, g.lang) : verdict_text(c.verdict, g.lang);
+    return shown(g, c) ? c.detail + diagnosis_text(c.diagnosis, g.lang) : hidden_view(g, c);
 }
 
 // A name from outside on one line of text.
@@ -266,7 +278,8 @@ nlohmann::ordered_json gradebook_json(const Gradebook& g)
             sub["cases"].push_back({{"name", c.config.name}, {"hidden", c.config.hidden}, {"config", config_json(c.config)}, {"verdict", name_of(c.verdict)},
                                     {"max_diff", c.max_diff ? nlohmann::ordered_json(*c.max_diff) : nlohmann::ordered_json()}, {"detail", valid_utf8(c.detail)},
                                     {"diagnosis", diagnosis}, {"points", c.points}, {"max_points", c.max_points}, {"time_s", c.time_s},
-                                    {"answer_digest", c.answer_digest.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.answer_digest)}});
+                                    {"answer_digest", c.answer_digest.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.answer_digest)},
+                                    {"last_line", valid_utf8(c.last_line)}});
         }
         sub["smallest_failing"] = nullptr;
         if (s.smallest)

@@ -15,9 +15,11 @@ namespace attnlab {
 // Everything a submission or its folder puts into a gradebook (its output, its file and folder
 // names) is data: valid UTF-8 in every format, escaped for it, one line in text.
 //
-// Hidden means hidden: the formats a student may see (text, CSV, JUnit, Gradescope) give a
-// hidden case's name and verdict only, and no smallest failing case (it is made from a hidden
-// one), unless show_hidden; JSON, the teacher's, gives everything.
+// Hidden means hidden: the formats a student may see (text, CSV, JUnit, Gradescope) give of a
+// hidden case its name, its verdict, the catalogued mistake it matches and, for a crash, the
+// program's last line of output (the exception); never its seed, sizes or detail, and no
+// smallest failing case (it is made from a hidden one), unless show_hidden. With
+// hidden_verdict_only, the verdict alone. JSON, the teacher's, gives everything.
 struct Gradebook {
     std::string exercise;
     std::vector<GradeCase> cases;  // the configurations every submission was run on, in order
@@ -26,6 +28,7 @@ struct Gradebook {
     bool show_hidden = false;
     std::string isolation;  // isolation_text
     bool teacher = false;   // the teacher's report: with the leads on who copied whom
+    bool hidden_verdict_only = false;  // --hidden-detail verdict: a hidden case's verdict alone
     std::vector<std::string> not_graded{};  // submissions no student of the roster hands in (--unmatched skip)
 };
 

@@ -85,6 +85,7 @@ CaseResult case_result_from_json(const nlohmann::json& c)
     r.max_points = c.at("max_points").get<double>();
     r.time_s = c.at("time_s").get<double>();
     if (c.contains("answer_digest") && !c.at("answer_digest").is_null()) r.answer_digest = c.at("answer_digest").get<std::string>();
+    if (c.contains("last_line")) r.last_line = c.at("last_line").get<std::string>();
     return r;
 }
 

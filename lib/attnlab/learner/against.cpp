@@ -56,6 +56,17 @@ void note_same_shape(const std::vector<std::pair<std::string, std::vector<std::s
                                 fmt::join(names, ", "), names.back()));
 }
 
+void hold_to_storage(Elem stored, DType judged_at, Lang lang, Comparison& c)
+{
+    const std::optional<DType> d = precision_of(stored);
+    if (!d || unit_roundoff(*d) <= unit_roundoff(judged_at)) return;
+    c.passed = false;
+    c.kinds.push_back("stored_below");
+    c.notes.push_back(fmt::format(lang == Lang::zh ? "以 {0} 存储；本练习按 {1} 精度评判：请以 {1} 或 float64 保存答案，如 np.save(path, a.astype(np.{1}))"
+                                                   : "stored as {0}; this exercise is judged at {1}: save the answer as {1} or float64, e.g. np.save(path, a.astype(np.{1}))",
+                                  name_of(*d), name_of(judged_at)));
+}
+
 void require_meaningful(const Tolerance& tol, const ReferenceError& ref, Precision at, const std::string& tensor)
 {
     if (!tolerance_too_large(tol, ref.max_abs)) return;

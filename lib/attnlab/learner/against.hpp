@@ -101,6 +101,10 @@ std::vector<std::pair<std::string, std::vector<std::size_t>>> tensor_shapes(cons
     return out;
 }
 
+// --judged-at: a file stored coarser (a larger unit roundoff) than JUDGED_AT differs whatever
+// its values, as stored_below, with a note that says how to save it.
+void hold_to_storage(Elem stored, DType judged_at, Lang lang, Comparison& c);
+
 // Refuses a comparison whose tolerance reaches the size of the values it judges.
 void require_meaningful(const Tolerance& tol, const ReferenceError& ref, Precision at, const std::string& tensor);
 
@@ -250,6 +254,7 @@ Comparison compare_against(const Experiment<P>& e, const P& p, const Run& run, c
     if (got.shape != expected.shape) detail::note_same_shape(detail::tensor_shapes(e, p, run), got, c.tensor, ctx.lang, c.notes);
     if (!c.passed && !exact && !req.rtol && !req.atol) at = detail::judge_precision(refs, expected, got, at, ctx, c);
     if (!c.passed) detect_kinds(expected, got, tol, ctx.lang, c);
+    if (req.judged_at) detail::hold_to_storage(got.elem, *req.judged_at, ctx.lang, c);  // after the kinds: its values may be right
     if (got.shape == expected.shape) c.properties = learner_properties(e, p, run, got, c.tensor, ctx, coarser(at.storage, at.compute), c.notes);
     if (c.passed) detail::drop_failed_properties(c, ctx.lang);
     if (!c.passed) c.diagnosis = diagnose(e, p, run, got, c.tensor, detail::naming_tolerance(refs, c, tol, at, exact, ctx), c.max_abs_diff, ctx.lang);
