@@ -175,7 +175,7 @@ TEST_CASE("exercise: the task text gives the formula, its source, the shapes and
     CHECK(has(en, "PE(pos, 2i)   = sin(pos / 10000^(2i/D))"));
     CHECK(has(en, "§3.5"));
     CHECK(has(en, "[10, 6]"));
-    CHECK(has(en, "attnlab pe --len 10 --dim 6 --dtype float64 --seed 0 --quiet --lang en --against-tensor pe --against answer.npy"));
+    CHECK(has(en, "attnlab pe --len 10 --dim 6 --dtype float64 --seed 0 --quiet --lang en --against-tensor pe --judged-at float32 --against answer.npy"));
     CHECK(has(en, "- `missing_factor_2`: the exponent lacks its factor 2"));
     CHECK(has(zh, "构造 Vaswani et al. 2017"));
     CHECK(has(zh, "检查能认出的错误"));
@@ -191,7 +191,7 @@ TEST_CASE("exercise: the task text gives the formula, its source, the shapes and
     CHECK(has(starter, "    # --- your code: start ---\n    return np.zeros((L, D))\n    # --- your code: end ---\n"));
     CHECK(has(exercise_starter(m, Lang::zh), "你的代码"));
     const std::string check = exercise_check_script(m, Lang::zh);
-    CHECK(has(check, "exec attnlab pe --len 10 --dim 6 --dtype float64 --seed 0 --quiet --lang zh --against-tensor pe --against \"$answer\""));
+    CHECK(has(check, "exec attnlab pe --len 10 --dim 6 --dtype float64 --seed 0 --quiet --lang zh --against-tensor pe --judged-at float32 --against \"$answer\""));
 }
 
 TEST_CASE("exercise: check.sh's command line is quoted for the shell, as the tour's commands are")
