@@ -477,6 +477,42 @@ TEST_CASE("exercise grade: hidden cases show their name, verdict, matched mistak
     expect_usage_error({"exercise", "grade", "causal-mask", bob, "--hidden-detail", "sizes"}, "--hidden-detail");
 }
 
+TEST_CASE("exercise grade: a crash keeps the last lines of stdout and of stderr apart, shown for the visible case and to the teacher")
+{
+    const std::string dir = grade_dir("tails");
+    // 12 lines on stdout, then a traceback on stderr: the stdout before it is kept, its last 10 lines
+    const std::string sub = submission(dir, "carol",
+                                       "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo \"step $i\"; done; "
+                                       "echo 'Traceback (most recent call last):' >&2; echo 'KeyError: dim' >&2; exit 1");
+    const std::vector<std::string> base = {"exercise", "grade", "causal-mask", sub, "--run", "sh run.sh", "--hidden", "1", "--seed", "5"};
+    const auto j = run_json(base);
+    const auto& visible = j["submissions"][0]["cases"][0];
+    CHECK(visible["last_line"] == "KeyError: dim");  // stderr's last line, not stdout's
+    CHECK(visible["stdout_tail"].size() == 10);
+    CHECK(visible["stdout_tail"][0] == "step 3");
+    CHECK(visible["stdout_tail"][9] == "step 12");
+    CHECK(visible["stderr_tail"] == nlohmann::json::array({"Traceback (most recent call last):", "KeyError: dim"}));
+    CHECK(j["submissions"][0]["cases"][1]["stdout_tail"].size() == 10);  // the teacher's JSON has the hidden case's too
+    const auto text = run_cli(base);
+    CHECK(text.out.find("  visible (seed 5, len 6): crash: exit status 1; last output line: KeyError: dim\n"
+                        "    stdout, last 10 lines:\n      step 3\n") != std::string::npos);
+    CHECK(text.out.find("      step 12\n    stderr, last 2 lines:\n      Traceback (most recent call last):\n      KeyError: dim\n  hidden-1: crash: KeyError: dim\n")
+          != std::string::npos);
+    CHECK(text.out.find("step 2\n") == std::string::npos);
+    auto scope_args = base;
+    scope_args.insert(scope_args.end(), {"--format", "gradescope"});
+    const auto scope = nlohmann::json::parse(run_cli(scope_args).out);
+    CHECK(scope["tests"][0]["output"].get<std::string>().find("stdout, last 10 lines:\n  step 3\n") != std::string::npos);
+    CHECK(scope["tests"][1]["output"] == "hidden-1: crash: KeyError: dim");  // a hidden case's output stays hidden
+    // a program that wrote nothing has no output lines; a timeout keeps them too
+    const std::string quiet = submission(dir, "dave", "exit 3");
+    CHECK(run_json({"exercise", "grade", "causal-mask", quiet, "--run", "sh run.sh", "--hidden", "0"})["submissions"][0]["cases"][0]["stdout_tail"].empty());
+    const std::string looping = submission(dir, "erin", "echo started; while :; do :; done");
+    const auto slow = run_json({"exercise", "grade", "causal-mask", looping, "--run", "sh run.sh", "--hidden", "0", "--timeout", "0.3"});
+    CHECK(slow["submissions"][0]["cases"][0]["verdict"] == "timeout");
+    CHECK(slow["submissions"][0]["cases"][0]["stdout_tail"] == nlohmann::json::array({"started"}));
+}
+
 TEST_CASE("exercise grade: an answer stored as float16 is wrong, not judged at float16's tolerance")
 {
     const std::string dir = grade_dir("float16");

@@ -337,9 +337,20 @@ def check_json(book, submissions):
             first = sub["cases"][0]["diagnosis"]
             if not first or first[0]["id"] != name or first[0]["certainty"] != "matches":
                 fail(f"{name}: the visible case's diagnosis is {first}")
+        if name == "crash":
+            check_traceback(sub["cases"][0])
         check_smallest(name, sub)
         check_hostile(name, sub, book["isolation"])
     check_leads(book)
+
+
+def check_traceback(case):
+    """A Python crash keeps its traceback, its paths relative to the submission in every sandbox."""
+    tail = case["stderr_tail"]
+    if case["last_line"] != "RuntimeError: not written yet" or tail[0] != "Traceback (most recent call last):" or tail[-1] != case["last_line"]:
+        fail(f"crash: last line {case['last_line']!r}, stderr {tail}")
+    if not any(line.startswith('  File "starter.py", line ') for line in tail) or case["stdout_tail"]:
+        fail(f"crash: the traceback's file is not read relative to the submission: {tail}, stdout {case['stdout_tail']}")
 
 
 def check_leads(book):
@@ -406,13 +417,32 @@ def case_line(case, student=False):
     return line + (f"; mistake: {', '.join(ids)}" if ids else "")
 
 
+def output_lines(case, indent):
+    """A shown case's last lines of stdout and of stderr, as the gradebook indents them."""
+    if case["hidden"]:
+        return []
+    lines = []
+    for name in ("stdout", "stderr"):
+        tail = case[name + "_tail"]
+        if tail:
+            lines += [f"{indent}{name}, last {len(tail)} lines:"] + [f"{indent}  {t}" for t in tail]
+    return lines
+
+
+def case_output(case):
+    """Gradescope's and JUnit's text of a case: its line, then its output's lines."""
+    return "\n".join([case_line(case, student=True)] + output_lines(case, "")) + ("\n" if output_lines(case, "") else "")
+
+
 def check_text(text, book, isolation):
     """The text a student may see: a hidden case's name, verdict, matched mistake and exception line, no smallest failing case."""
     width = max(10, *(len(s["path"]) for s in book["submissions"]))
     lines = [f"exercise {EXERCISE}: 1 visible case, {HIDDEN} hidden", f"isolation: {isolation}", f"{'submission':<{width}}  score"]
     for sub in book["submissions"]:
         lines.append(f"{sub['path']:<{width}}  {sub['score']:g}/{sub['max_score']:g}")
-        lines += ["  " + case_line(c, student=True) for c in sub["cases"] if c["verdict"] != M]
+        for c in sub["cases"]:
+            if c["verdict"] != M:
+                lines += ["  " + case_line(c, student=True)] + output_lines(c, "    ")
     if text != "\n".join(lines) + "\n":
         fail("text gradebook:\n" + text + "\nexpected:\n" + "\n".join(lines))
     for sub in book["submissions"]:
@@ -453,7 +483,7 @@ def check_junit(text, book, tmp):
         if (suite.get("tests"), suite.get("errors"), suite.get("failures")) != (str(len(got)), str(errors), str(len(got) - errors - got.count(M))):
             fail(f"junit {sub['path']}: counts {suite.attrib}")
         for p, c in zip(problems, sub["cases"]):
-            if p is not None and (p.tag != ("error" if c["verdict"] in (C, T) else "failure") or p.text != case_line(c, student=True)):
+            if p is not None and (p.tag != ("error" if c["verdict"] in (C, T) else "failure") or p.text != case_output(c)):
                 fail(f"junit {sub['path']} {c['name']}: <{p.tag}> {p.text!r}")
 
 
@@ -461,7 +491,7 @@ def check_gradescope(results, sub):
     if set(results) != {"score", "execution_time", "output", "tests"} or results["score"] != sub["score"] or results["output"] != "":
         fail(f"gradescope {sub['path']}: {sorted(results)} score {results.get('score')} output {results.get('output')!r}")
     expected = [{"name": c["name"], "score": c["points"], "max_score": c["max_points"],
-                 "status": "passed" if c["verdict"] == M else "failed", "output": case_line(c, student=True),
+                 "status": "passed" if c["verdict"] == M else "failed", "output": case_output(c),
                  "visibility": "after_published" if c["hidden"] else "visible"} for c in sub["cases"]]
     if results["tests"] != expected:
         fail(f"gradescope {sub['path']}: {results['tests']}")

@@ -91,6 +91,8 @@ struct CaseResult {
     double time_s = 0.0;
     std::string answer_digest;             // fnv1a64_hex of the answer file's bytes, when there was one
     std::string last_line;                 // a crash's last line of output (the exception), escaped
+    // A crash's or a timeout's last lines of stdout and of stderr (kTailLines each), escaped.
+    std::vector<std::string> stdout_tail, stderr_tail;
 };
 
 // The smallest failing configuration found from the first failing hidden case.

@@ -280,7 +280,12 @@ struct Grader {
         const ProgramRun how{s.run, (dir / "run").string(), (dir / "output.log").string(), c.made.answer_file, (dir / "answer.out").string()};
         const ProgramOutcome run = run_program(how, s.limits);
         r.time_s = run.seconds;
-        if (!ended_badly(run, s.limits, s.lang, r)) judge_answer(c, run, s.lang, r);
+        if (ended_badly(run, s.limits, s.lang, r)) {
+            r.stdout_tail = run.stdout_tail;  // what the teacher (and, of the visible case, the student) reads
+            r.stderr_tail = run.stderr_tail;
+        } else {
+            judge_answer(c, run, s.lang, r);
+        }
         std::error_code ec;
         fs::remove_all(dir, ec);
         return r;

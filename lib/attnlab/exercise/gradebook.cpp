@@ -55,6 +55,28 @@ std::string case_line(const Gradebook& g, const CaseResult& c)
                        diagnosis_text(c.diagnosis, g.lang));
 }
 
+// A shown case's last lines of stdout and of stderr, indented under its line; nothing of a
+// hidden case, unless the gradebook shows hidden cases.
+std::string case_output(const Gradebook& g, const CaseResult& c, const std::string& indent)
+{
+    if (!shown(g, c)) return "";
+    std::string out;
+    const bool zh = g.lang == Lang::zh;
+    for (const auto& [name, lines] : {std::pair{"stdout", &c.stdout_tail}, std::pair{"stderr", &c.stderr_tail}}) {
+        if (lines->empty()) continue;
+        out += fmt::format(zh ? "{}{} 最后 {} 行：\n" : "{}{}, last {} lines:\n", indent, name, lines->size());
+        for (const auto& line : *lines) out += indent + "  " + line + "\n";
+    }
+    return out;
+}
+
+// The case's line, then its output's last lines where it has any (Gradescope's, JUnit's text).
+std::string case_line_and_output(const Gradebook& g, const CaseResult& c)
+{
+    const std::string output = case_output(g, c, "");
+    return output.empty() ? case_line(g, c) : case_line(g, c) + "\n" + output;
+}
+
 // The detail a student may see: nothing of a hidden case.
 std::string case_message(const Gradebook& g, const CaseResult& c)
 {
@@ -106,7 +128,7 @@ std::string junit_suite(const Gradebook& g, const SubmissionResult& s, std::size
         }
         const char* tag = is_error(c.verdict) ? "error" : "failure";
         out += fmt::format(">\n      <{0} type=\"{1}\" message=\"{2}\">{3}</{0}>\n    </testcase>\n", tag, name_of(c.verdict),
-                           xml_escape(case_message(g, c)), xml_escape(case_line(g, c)));
+                           xml_escape(case_message(g, c)), xml_escape(case_line_and_output(g, c)));
     }
     out += fmt::format("    <system-out>{}</system-out>\n    <system-err></system-err>\n  </testsuite>\n",
                        s.smallest && g.show_hidden ? xml_escape(smallest_line(*s.smallest, g.lang)) : "");
@@ -200,6 +222,8 @@ std::string csv_text_cell(const std::string& s)
 
 std::string case_message_shown(const Gradebook& g, const CaseResult& c) { return case_message(g, c); }
 
+std::string case_output_shown(const Gradebook& g, const CaseResult& c) { return case_output(g, c, ""); }
+
 std::string json_text(const nlohmann::ordered_json& j) { return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"; }
 
 namespace {
@@ -237,7 +261,7 @@ std::string gradebook_text(const Gradebook& g)
     for (const auto& s : g.submissions) {
         out += fmt::format("{:<{}}  {}/{}{}\n", one_line(s.path), width, number(s.score), number(s.max_score), student_note(s, g.lang));
         for (const auto& c : s.cases)
-            if (c.verdict != CaseVerdict::match) out += "  " + case_line(g, c) + "\n";
+            if (c.verdict != CaseVerdict::match) out += "  " + case_line(g, c) + "\n" + case_output(g, c, "    ");
         if (s.smallest && g.show_hidden) out += "  " + smallest_line(*s.smallest, g.lang) + "\n";
         if (!s.left_out.empty()) out += fmt::format(zh ? "  未复制：{}\n" : "  not copied: {}\n", fmt::join(one_line_each(s.left_out), ", "));
     }
@@ -279,7 +303,9 @@ nlohmann::ordered_json gradebook_json(const Gradebook& g)
                                     {"max_diff", c.max_diff ? nlohmann::ordered_json(*c.max_diff) : nlohmann::ordered_json()}, {"detail", valid_utf8(c.detail)},
                                     {"diagnosis", diagnosis}, {"points", c.points}, {"max_points", c.max_points}, {"time_s", c.time_s},
                                     {"answer_digest", c.answer_digest.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.answer_digest)},
-                                    {"last_line", valid_utf8(c.last_line)}});
+                                    {"last_line", valid_utf8(c.last_line)},
+                                    {"stdout_tail", valid_each(c.stdout_tail)},
+                                    {"stderr_tail", valid_each(c.stderr_tail)}});
         }
         sub["smallest_failing"] = nullptr;
         if (s.smallest)
@@ -319,7 +345,7 @@ nlohmann::ordered_json gradescope_results(const Gradebook& g, const SubmissionRe
                               {"score", c.points},
                               {"max_score", c.max_points},
                               {"status", c.verdict == CaseVerdict::match ? "passed" : "failed"},
-                              {"output", valid_utf8(case_line(g, c))},
+                              {"output", valid_utf8(case_line_and_output(g, c))},
                               {"visibility", c.config.hidden ? "after_published" : "visible"}});
     }
     return j;

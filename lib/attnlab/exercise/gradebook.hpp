@@ -66,6 +66,10 @@ nlohmann::ordered_json gradescope_results(const Gradebook& g, const SubmissionRe
 // hidden case its verdict alone (unless the gradebook shows hidden cases).
 std::string case_message_shown(const Gradebook& g, const CaseResult& c);
 
+// A crash's or a timeout's last lines of stdout and of stderr, as its author may see them:
+// nothing of a hidden case (unless the gradebook shows hidden cases).
+std::string case_output_shown(const Gradebook& g, const CaseResult& c);
+
 // A JSON document as text, whatever bytes it holds (any left that are not UTF-8 become U+FFFD).
 std::string json_text(const nlohmann::ordered_json& j);
 

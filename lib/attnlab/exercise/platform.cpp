@@ -155,7 +155,7 @@ nlohmann::ordered_json prairielearn_results(const Gradebook& g, const Submission
     for (const auto& c : s.cases) {
         const std::string message = valid_utf8(case_message_shown(g, c));
         tests.push_back({{"name", c.config.name}, {"description", c.config.hidden ? "a hidden case" : "the case handed out"}, {"points", c.points},
-                         {"max_points", c.max_points}, {"message", message}, {"output", ""}});
+                         {"max_points", c.max_points}, {"message", message}, {"output", valid_utf8(case_output_shown(g, c))}});
     }
     return {{"gradable", true}, {"score", s.max_score > 0 ? s.score / s.max_score : 0.0}, {"message", ""}, {"output", ""}, {"tests", tests}};
 }

@@ -65,10 +65,10 @@ void limit(int resource, double soft, double hard)
     setrlimit(resource, &r);
 }
 
-// The descriptors a child is given: stdin, the log pipe (stdout and stderr), and under bwrap
-// the ready, release and status pipes.
+// The descriptors a child is given: stdin, the stdout and stderr pipes, and under bwrap the
+// ready, release and status pipes.
 struct ChildFiles {
-    int input = -1, log = -1, ready = -1, release = -1, status = -1;
+    int input = -1, out = -1, err = -1, ready = -1, release = -1, status = -1;
 };
 
 // What the child does between fork and exec, all made before the fork.
@@ -131,7 +131,7 @@ bool limit_and_drop(const ChildPlan& p)
     if (!join_cgroup(p.account)) _exit(126);
     if (p.limits.sandbox == Sandbox::none && p.limits.isolate && !run_detail::enter_own_network()) _exit(126);
     if (chdir(p.dir.c_str()) != 0) _exit(127);
-    const FdMove moves[] = {{p.files.input, 0}, {p.files.log, 1}, {p.files.log, 2}, {p.files.ready, kReadyFd}, {p.files.release, kReleaseFd}, {p.files.status, kStatusFd}};
+    const FdMove moves[] = {{p.files.input, 0}, {p.files.out, 1}, {p.files.err, 2}, {p.files.ready, kReadyFd}, {p.files.release, kReleaseFd}, {p.files.status, kStatusFd}};
     if (!move_fds(moves, p.files.ready >= 0 ? 6 : 3)) _exit(127);
     if (!limit_and_drop(p)) _exit(126);
     // after the uid changes, which clear it; a grader gone already is not waited for
@@ -145,38 +145,67 @@ bool limit_and_drop(const ChildPlan& p)
     _exit(127);
 }
 
-// The run's output, read from its pipe as it comes: the first kLogBytes into the log file,
-// the last 4 KiB kept for the report, the rest counted.
+// The run's output, read from its two pipes (stdout, stderr) as it comes: the first kLogBytes
+// of both into the log file, in the order read; the last 4 KiB of each kept for the report; the
+// rest counted.
 class LogDrain {
 public:
-    LogDrain(int fd, int file) : fd_(fd), file_(file) {}
+    // FOLDER: the run's folder as the program sees it, left out of the lines kept (a traceback's
+    // paths read relative to the submission, the same in every run and sandbox)
+    LogDrain(int out, int err, int file, std::string folder) : fds_{out, err}, file_(file), folder_(std::move(folder)) {}
     void drain()
+    {
+        for (int i = 0; i < 2; ++i) drain(fds_[i], tails_[i]);
+    }
+    // The last line that holds anything, of stderr if it holds one (a traceback ends there),
+    // else of stdout; escaped for one line of a report.
+    std::string last_line() const
+    {
+        auto err = tail_lines(1, 1);
+        if (err.empty()) err = tail_lines(0, 1);
+        return err.empty() ? "" : err.back();
+    }
+    // The last N lines of stdout (0) or stderr (1) that hold anything, each escaped.
+    std::vector<std::string> tail_lines(int stream, std::size_t n) const
+    {
+        const std::string& t = tails_[stream];
+        std::string tail = t.size() > 4096 ? t.substr(t.size() - 4096) : t;
+        std::vector<std::string> lines;
+        std::istringstream in(tail);
+        for (std::string line; std::getline(in, line);) {
+            for (auto at = line.find(folder_); at != std::string::npos; at = line.find(folder_, at)) line.erase(at, folder_.size());
+            while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+            if (!line.empty()) lines.push_back(excerpt(line, 160));
+        }
+        if (lines.size() > n) lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(n));
+        return lines;
+    }
+    // The pipe still open for stream I, or -1 once every writer has closed it.
+    int fd(int i) const { return open_[i] ? fds_[i] : -1; }
+    void closed(int i) { open_[i] = false; }
+    bool open() const { return open_[0] || open_[1]; }
+
+private:
+    void drain(int fd, std::string& tail)
     {
         char buf[16384];
         for (;;) {
-            const ssize_t n = read(fd_, buf, sizeof buf);
+            const ssize_t n = read(fd, buf, sizeof buf);
             if (n <= 0) return;
             const auto keep = static_cast<std::size_t>(std::min<double>(static_cast<double>(n), static_cast<double>(kLogBytes - std::min(kLogBytes, written_))));
             if (keep > 0 && file_ >= 0 && write(file_, buf, keep) == static_cast<ssize_t>(keep)) written_ += keep;
             dropped_ += static_cast<std::size_t>(n) - keep;
-            tail_.append(buf, static_cast<std::size_t>(n));
-            if (tail_.size() > 8192) tail_.erase(0, tail_.size() - 4096);
+            tail.append(buf, static_cast<std::size_t>(n));
+            if (tail.size() > 8192) tail.erase(0, tail.size() - 4096);
         }
     }
-    // The last line that holds anything, escaped for one line of a report.
-    std::string last_line() const
-    {
-        std::string tail = tail_.size() > 4096 ? tail_.substr(tail_.size() - 4096) : tail_;
-        while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r' || tail.back() == ' ')) tail.pop_back();
-        const auto nl = tail.find_last_of('\n');
-        return excerpt(nl == std::string::npos ? tail : tail.substr(nl + 1), 160);
-    }
-    int fd() const { return fd_; }
 
-private:
-    int fd_, file_;
+    int fds_[2];
+    bool open_[2] = {true, true};
+    int file_;
+    std::string folder_;
     std::size_t written_ = 0, dropped_ = 0;
-    std::string tail_;
+    std::string tails_[2];
 };
 
 // The answer, opened once by the grader below the folder DIRFD (the sandbox's root, or the
@@ -233,7 +262,7 @@ private:
     void take_boxed_answer();
     void measure();
     void finish();
-    bool wait_a_little(bool log_open, int pause_us) const;
+    void wait_a_little(int pause_us) const;
 
     pid_t pid_;
     Watch& w_;
@@ -303,13 +332,14 @@ void Watcher::take_boxed_answer()
     w_.release = -1;
 }
 
-// Waits at most PAUSE_US (at least 1 ms) for output or the sandbox's word; returns whether the
-// log is still open (once every writer has closed it, poll would return at once).
-bool Watcher::wait_a_little(bool log_open, int pause_us) const
+// Waits at most PAUSE_US (at least 1 ms) for output or the sandbox's word; a pipe every writer
+// has closed is left out from then on (poll would return at once).
+void Watcher::wait_a_little(int pause_us) const
 {
-    pollfd fds[2] = {{log_open ? w_.log.fd() : -1, POLLIN, 0}, {w_.release >= 0 ? w_.ready : -1, POLLIN, 0}};
-    poll(fds, 2, std::max(1, pause_us / 1000));
-    return log_open && (fds[0].revents & (POLLHUP | POLLERR)) == 0;
+    pollfd fds[3] = {{w_.log.fd(0), POLLIN, 0}, {w_.log.fd(1), POLLIN, 0}, {w_.release >= 0 ? w_.ready : -1, POLLIN, 0}};
+    poll(fds, 3, std::max(1, pause_us / 1000));
+    for (int i = 0; i < 2; ++i)
+        if ((fds[i].revents & (POLLHUP | POLLERR)) != 0) w_.log.closed(i);
 }
 
 ProgramOutcome Watcher::watch()
@@ -318,7 +348,6 @@ ProgramOutcome Watcher::watch()
     const auto start = clock::now();
     next_memory_ = next_disk_ = start;
     int pause_us = 200;
-    bool log_open = true;  // until every writer has closed it: then poll would return at once
     for (;;) {
         w_.log.drain();
         const pid_t done = waitpid(pid_, &status_, WNOHANG);
@@ -326,7 +355,7 @@ ProgramOutcome Watcher::watch()
         out_.seconds = std::chrono::duration<double>(clock::now() - start).count();
         if (over_limits(clock::now())) break;
         if (w_.ready >= 0 && w_.release >= 0) take_boxed_answer();
-        log_open = wait_a_little(log_open, pause_us);
+        wait_a_little(pause_us);
         pause_us = std::min(pause_us * 2, 20000);
     }
     finish();
@@ -360,7 +389,7 @@ int open_file(const std::string& path, int flags) { return open(path.c_str(), fl
 
 void close_files(const ChildFiles& f)
 {
-    for (int fd : {f.input, f.log, f.ready, f.release, f.status})
+    for (int fd : {f.input, f.out, f.err, f.ready, f.release, f.status})
         if (fd >= 0) close(fd);
 }
 
@@ -407,20 +436,23 @@ bool make_pipe(int& read_end, int& write_end, bool grader_reads)
 
 // The grader's ends of a run's pipes, closed when the run is over.
 struct GraderEnds {
-    int log = -1, log_file = -1, ready = -1, release = -1, status = -1, run_dir = -1;
+    int out = -1, err = -1, log_file = -1, ready = -1, release = -1, status = -1, run_dir = -1;
     ~GraderEnds()
     {
-        for (int fd : {log, log_file, ready, release, status, run_dir})
+        for (int fd : {out, err, log_file, ready, release, status, run_dir})
             if (fd >= 0) close(fd);
     }
 };
 
 bool open_pipes(bool boxed, ChildFiles& child, GraderEnds& mine)
 {
-    if (!make_pipe(mine.log, child.log, true)) return false;
+    if (!make_pipe(mine.out, child.out, true) || !make_pipe(mine.err, child.err, true)) return false;
     if (!boxed) return true;
     return make_pipe(mine.ready, child.ready, true) && make_pipe(child.release, mine.release, false) && make_pipe(mine.status, child.status, true);
 }
+
+// The run's folder as the program sees it, with its last slash.
+std::string folder_seen(bool boxed, const ProgramRun& run) { return (boxed ? std::string(kSandboxRun) : run.dir) + "/"; }
 
 ProgramOutcome run_with(const ProgramRun& run, const ProgramLimits& limits, const RunAccount& account)
 {
@@ -441,13 +473,15 @@ ProgramOutcome run_with(const ProgramRun& run, const ProgramLimits& limits, cons
     }
     std::vector<std::string> argv{"/bin/sh", "-c", run.command};
     if (boxed) argv = run_detail::bwrap_arguments(run_detail::find_bwrap(), limits, run.dir, {"/bin/sh", "-c", kInside, "sh", run.command});
-    LogDrain log(mine.log, mine.log_file);
+    LogDrain log(mine.out, mine.err, mine.log_file, folder_seen(boxed, run));
     Watch watch{limits, account, boxed ? std::vector<std::string>{} : std::vector<std::string>{run.dir, tmp}, log, mine.ready, mine.release, mine.status,
                 mine.run_dir, run};
     const ChildPlan plan{boxed ? "/" : run.dir, files, limits, account, getpid()};
     outcome = start_and_wait(plan, argv, run_detail::program_environment(limits, tmp), watch);
     mine.release = watch.release;  // closed already once the answer was taken
     outcome.output_tail = log.last_line();
+    outcome.stdout_tail = log.tail_lines(0, kTailLines);
+    outcome.stderr_tail = log.tail_lines(1, kTailLines);
     outcome.answer_path = run.answer_out;
     outcome.accounting = account.cgroup ? limits.host->accounting() : Accounting::polled;
     fs::remove_all(tmp, ec);

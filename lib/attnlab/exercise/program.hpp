@@ -60,6 +60,8 @@ inline double cpu_limit(const ProgramLimits& l) { return l.cpu_seconds > 0 ? l.c
 
 // The most of a run's output kept in its log file; the rest is counted and dropped.
 inline constexpr std::size_t kLogBytes = std::size_t{1} << 20;
+// How many of the last lines of stdout and of stderr a report keeps.
+inline constexpr std::size_t kTailLines = 10;
 
 // The ranges the limits are taken in (exit 2 outside them): a limit is converted to bytes and
 // seconds without overflow anywhere in them.
@@ -81,7 +83,9 @@ struct ProgramOutcome {
     double peak_bytes = 0.0;   // the most memory its processes held together (the cgroup's, or polled)
     bool process_cap = false;  // a fork or a thread was refused at the process cap
     Accounting accounting = Accounting::polled;
-    std::string output_tail;  // the last line the program wrote to stdout or stderr, escaped
+    std::string output_tail;  // the last line the program wrote to stderr (else stdout), escaped
+    // The last kTailLines lines of each that hold anything, each escaped.
+    std::vector<std::string> stdout_tail, stderr_tail;
     // The answer file it left: answer_path names where to read it when answer == regular.
     enum class Answer { absent, regular, other };
     Answer answer = Answer::absent;

@@ -86,6 +86,8 @@ CaseResult case_result_from_json(const nlohmann::json& c)
     r.time_s = c.at("time_s").get<double>();
     if (c.contains("answer_digest") && !c.at("answer_digest").is_null()) r.answer_digest = c.at("answer_digest").get<std::string>();
     if (c.contains("last_line")) r.last_line = c.at("last_line").get<std::string>();
+    if (c.contains("stdout_tail")) r.stdout_tail = c.at("stdout_tail").get<std::vector<std::string>>();
+    if (c.contains("stderr_tail")) r.stderr_tail = c.at("stderr_tail").get<std::vector<std::string>>();
     return r;
 }
 
