@@ -160,3 +160,80 @@ TEST_CASE("against: a PyTorch file, a pickle and space-separated text are named,
     // a true header over comma-separated numbers still reads
     CHECK(run_cli({"pe", "--len", "1", "--dim", "2", "--against", write("header.csv", "a,b\n0,1\n"), "--quiet"}).status == 0);
 }
+
+namespace {
+
+void flatten(const nlohmann::json& j, std::vector<double>& out)
+{
+    if (j.is_array()) {
+        for (const auto& x : j) flatten(x, out);
+    } else {
+        out.push_back(j.get<double>());
+    }
+}
+
+// The run's tensor NAME, flattened, from its JSON.
+std::vector<double> run_values(std::vector<std::string> args, const std::string& name)
+{
+    args.insert(args.end(), {"--show", name, "--dtype", "float64"});
+    std::vector<double> out;
+    flatten(run_json(args)["tensors"][0]["data"], out);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("against: a lead only where it leads: no far-off 'closest', and what the answer is, said instead")
+{
+    const std::string base = kAgainstDir + "-leads";
+    const std::vector<std::string> mask = {"mask", "--len", "4", "--against-tensor", "mask", "--against", base + ".npy", "--quiet"};
+    std::vector<double> hidden_ones(16), zeros(16, 0.0);
+    for (std::size_t k = 0; k < 16; ++k) hidden_ones[k] = k % 4 > k / 4 ? 1.0 : 0.0;  // triu(ones, 1): True where hidden
+    // the untouched starter: all zeros, said to be one, and no mistake 1e9 away named
+    write_npy(base + ".npy", {4, 4}, zeros);
+    auto r = run_cli(mask);
+    CHECK(r.status == 1);
+    CHECK(r.out.find("note: every element is 0, as the starter's placeholder np.zeros is") != std::string::npos);
+    CHECK(r.out.find("closest") == std::string::npos);
+    CHECK(r.out.find("boolean") == std::string::npos);  // zeros are not a 0/1 mask
+    CHECK(r.out.find("; all_zero\n") != std::string::npos);
+    // a boolean mask in either convention: the conversion named, no "closest"
+    write_npy(base + ".npy", {4, 4}, hidden_ones);
+    r = run_cli(mask);
+    CHECK(r.out.find("True where hidden (the convention of nn.MultiheadAttention's attn_mask and key_padding_mask); this tensor is additive: "
+                     "np.where(mask, -np.inf, 0.0)") != std::string::npos);
+    CHECK(r.out.find("closest") == std::string::npos);
+    std::vector<double> visible_ones(16);
+    for (std::size_t k = 0; k < 16; ++k) visible_ones[k] = 1.0 - hidden_ones[k];
+    write_npy(base + ".npy", {4, 4}, visible_ones);
+    r = run_cli(mask);
+    CHECK(r.out.find("True where a query may look (the convention of scaled_dot_product_attention's boolean attn_mask); this tensor is additive: "
+                     "np.where(mask, 0.0, -np.inf)") != std::string::npos);
+    // a constant answer is said to be one
+    write_npy(base + ".npy", {4, 4}, std::vector<double>(16, -1.0));
+    CHECK(run_cli(mask).out.find("note: every element is -1: the answer does not vary") != std::string::npos);
+    // near a mistake, not on it: the unmasked output 2 % too large is led to mask_ignored (its
+    // residual is 2 % of it), the all-zero output is not (as far from it as from the reference)
+    const std::vector<std::string> attend = {"attend", "--mask", "causal", "--len", "5", "--heads", "2", "--dim", "8", "--seed", "3"};
+    std::vector<double> unmasked = run_values({"attend", "--mask", "none", "--len", "5", "--heads", "2", "--dim", "8", "--seed", "3"}, "out_merged");
+    for (double& v : unmasked) v *= 1.02;
+    write_npy(base + "-out.npy", {1, 5, 8}, unmasked);
+    auto judged = attend;
+    judged.insert(judged.end(), {"--against-tensor", "out_merged", "--against", base + "-out.npy", "--quiet"});
+    auto j = run_json(judged);
+    REQUIRE(j["against"]["diagnosis"].size() == 1);
+    CHECK(j["against"]["diagnosis"][0]["id"] == "mask_ignored");
+    CHECK(j["against"]["diagnosis"][0]["certainty"] == "closest");
+    write_npy(base + "-out.npy", {1, 5, 8}, std::vector<double>(40, 0.0));
+    j = run_json(judged);
+    CHECK(j["against"]["diagnosis"].empty());
+    CHECK(j["against"]["kind"] == nlohmann::json::array({"all_zero"}));
+    // NaN rows the reference lets see keys: the mask named, no safe softmax advised
+    std::vector<double> inverted(18, std::nan(""));
+    for (std::size_t k = 9; k < 18; ++k) inverted[k] = k % 3 == 2 ? 1.0 : 0.0;  // sequence 1 (length 2) sees only its padding key 2
+    write_npy(base + "-inv.npy", {2, 3, 3}, inverted);
+    r = run_cli({"mask", "--kind", "padding", "--lengths", "3,2", "--against-tensor", "weights", "--against", base + "-inv.npy", "--quiet"});
+    CHECK(r.out.find("matches bool_inverted") != std::string::npos);
+    CHECK(r.out.find("the NaN fill whole rows that should see keys: your mask hides every key of them") != std::string::npos);
+    CHECK(r.out.find("safe softmax") == std::string::npos);
+}

@@ -56,7 +56,7 @@ TEST_CASE("verdicts: an all-zero float16 PE table is DIFFERS, judged at float16 
     write_npy(kVerdictsDir + "-zeros512.npy", {512, 32}, std::vector<double>(512 * 32, 0.0), NpyFloat::half);
     const auto big = run_cli({"pe", "--len", "512", "--dim", "32", "--against", kVerdictsDir + "-zeros512.npy", "--quiet"});
     CHECK(big.status == 1);
-    CHECK(last_line(big.out) == "DIFFERS max |diff| = 1; 16367 of 16384 elements differ");
+    CHECK(last_line(big.out) == "DIFFERS max |diff| = 1; 16367 of 16384 elements differ; all_zero");
     // positions counted from 1, in float16, differ too, and the mistake is named
     std::vector<double> from1 = pe_float32(65, 32);
     from1.erase(from1.begin(), from1.begin() + 32);

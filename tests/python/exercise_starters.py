@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """The starters as a student meets them: run unfilled, they give an answer check.sh rejects;
+check.sh names no far-off "closest" mistake for them and says an all-zero answer is one;
 filled in with a solution written from the task's text alone, check.sh accepts it, and
 `exercise grade` gives it full marks on the visible case and five hidden ones.
 
@@ -200,8 +201,14 @@ def one(attnlab, name, env, tmp):
     unfilled = run([sys.executable, starter], env)
     if unfilled.returncode != 0:
         return f"{name}: the unfilled starter does not run: {unfilled.stderr}"
-    if run([os.path.join(folder, "check.sh")], env).returncode != 1:
+    first = run([os.path.join(folder, "check.sh")], env)
+    if first.returncode != 1:
         return f"{name}: check.sh did not reject the unfilled starter's answer"
+    # the first run leads nowhere false: no "closest" mistake, and an all-zero answer is said to be one
+    verdict = first.stdout.strip().splitlines()[-1]
+    answer = numpy.load(os.path.join(folder, json.load(open(os.path.join(folder, "exercise.json")))["answer"]["file"]))
+    if "closest" in first.stdout or (not answer.any() and "all_zero" not in verdict.split("; ")):
+        return f"{name}: the unfilled starter's first check: {first.stdout[-600:]}"
     text = open(starter).read()
     filled, count = MARKED.subn(lambda m: m.group(1) + SOLUTIONS[name].strip("\n") + "\n" + m.group(2), text)
     if count != 1:

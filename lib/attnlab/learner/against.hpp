@@ -211,11 +211,11 @@ std::vector<Check> learner_properties(const Experiment<P>& e, const P& p, Run ru
 }
 
 // Every catalogued mistake for `name` that matches the learner's tensor within the
-// comparison's tolerance, nearest first; when none does, the nearest one if it is closer
-// to the learner's tensor than the reference is, marked "closest".
+// comparison's tolerance, nearest first; when none does and `lead`, the nearest one that
+// explains most of the difference (explains_most), marked "closest".
 template <class P>
 std::vector<Diagnosis> diagnose(const Experiment<P>& e, const P& p, const Run& run, const Tensor& got, const std::string& name,
-                                const Tolerance& tol, double reference_diff, Lang lang)
+                                const Tolerance& tol, bool lead, Lang lang)
 {
     std::vector<Diagnosis> found;
     std::optional<Diagnosis> nearest;
@@ -227,10 +227,10 @@ std::vector<Diagnosis> diagnose(const Experiment<P>& e, const P& p, const Run& r
         const bool match = tensors_match(wrong, got, tol, &diff);
         Diagnosis d{m.id, lang == Lang::zh ? m.zh : m.en, diff, match ? Certainty::matches : Certainty::closest};
         if (match) found.push_back(d);
-        else if (!nearest || diff < nearest->max_abs_diff) nearest = d;
+        else if (lead && explains_most(wrong, run.at(name), got) && (!nearest || diff < nearest->max_abs_diff)) nearest = d;
     }
     std::stable_sort(found.begin(), found.end(), [](const Diagnosis& a, const Diagnosis& b) { return a.max_abs_diff < b.max_abs_diff; });
-    if (found.empty() && nearest && nearest->max_abs_diff < 0.5 * reference_diff) found.push_back(*nearest);
+    if (found.empty() && nearest) found.push_back(*nearest);
     return found;
 }
 
@@ -257,7 +257,9 @@ Comparison compare_against(const Experiment<P>& e, const P& p, const Run& run, c
     if (req.judged_at) detail::hold_to_storage(got.elem, *req.judged_at, ctx.lang, c);  // after the kinds: its values may be right
     if (got.shape == expected.shape) c.properties = learner_properties(e, p, run, got, c.tensor, ctx, coarser(at.storage, at.compute), c.notes);
     if (c.passed) detail::drop_failed_properties(c, ctx.lang);
-    if (!c.passed) c.diagnosis = diagnose(e, p, run, got, c.tensor, detail::naming_tolerance(refs, c, tol, at, exact, ctx), c.max_abs_diff, ctx.lang);
+    // an answer of one value throughout is said to be one, not led to the mistake it happens to lie near
+    const bool lead = std::none_of(c.kinds.begin(), c.kinds.end(), [](const std::string& k) { return k == "all_zero" || k == "constant"; });
+    if (!c.passed) c.diagnosis = diagnose(e, p, run, got, c.tensor, detail::naming_tolerance(refs, c, tol, at, exact, ctx), lead, ctx.lang);
     return c;
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace attnlab {
@@ -52,6 +53,38 @@ bool tensors_match(const Tensor& expected, const Tensor& got, const Tolerance& t
     for (std::size_t k = 0; k < expected.size(); ++k)
         if (!within(expected.values[k], got.values[k], tol)) return false;
     return true;
+}
+
+namespace {
+
+// How far got lies from t (same shape): the elements where either is not finite and they are
+// not the same value (NaN with NaN, inf with inf of its sign), and the root of the summed
+// squares of the differences over the rest.
+struct Gap {
+    std::size_t nonfinite = 0;
+    double l2 = 0.0;
+};
+
+Gap gap(const Tensor& t, const Tensor& got)
+{
+    Gap g;
+    double sum = 0.0;
+    for (std::size_t k = 0; k < t.size(); ++k) {
+        const double a = t.values[k], b = got.values[k];
+        if (std::isfinite(a) && std::isfinite(b)) sum += (a - b) * (a - b);
+        else if (!(a == b || (std::isnan(a) && std::isnan(b)))) ++g.nonfinite;
+    }
+    g.l2 = std::sqrt(sum);
+    return g;
+}
+
+}  // namespace
+
+bool explains_most(const Tensor& mistake, const Tensor& expected, const Tensor& got)
+{
+    if (mistake.shape != got.shape || expected.shape != got.shape) return false;
+    const Gap m = gap(mistake, got), r = gap(expected, got);
+    return 2 * m.nonfinite <= r.nonfinite && 2 * m.l2 <= r.l2 && (m.nonfinite < r.nonfinite || m.l2 < r.l2);
 }
 
 void compare_tensors(const Tensor& expected, const Tensor& got, const Tolerance& tol, Comparison& c)

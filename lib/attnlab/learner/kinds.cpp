@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 namespace attnlab {
 
@@ -78,11 +79,39 @@ bool is_additive_mask(const Tensor& t)
     }
     return hidden && t.size() > 0;
 }
+// A 0/1 tensor that holds both.
 bool is_zero_one(const Tensor& t)
 {
-    for (double v : t.values)
+    bool zero = false, one = false;
+    for (double v : t.values) {
         if (v != 0.0 && v != 1.0) return false;
-    return t.size() > 0;
+        (v == 0.0 ? zero : one) = true;
+    }
+    return zero && one;
+}
+
+// The one value every element of t holds, if they all hold one (NaN holds none).
+std::optional<double> constant_value(const Tensor& t)
+{
+    if (t.size() < 2 || !(t.values[0] == t.values[0])) return std::nullopt;
+    for (double v : t.values)
+        if (v != t.values[0]) return std::nullopt;
+    return t.values[0];
+}
+
+// An answer that holds one value throughout, where the reference does not: the untouched
+// starter (zeros), or a function that ignores its inputs.
+void constant_kinds(const Tensor& e, const Tensor& g, bool zh, Comparison& c)
+{
+    const auto v = constant_value(g);
+    if (!v || constant_value(e)) return;
+    if (*v == 0.0) {
+        add(c, "all_zero", zh ? "每个元素都是 0，正如起始代码的占位 np.zeros：还没有算出任何东西；在“你的代码：开始/结束”之间写出计算"
+                              : "every element is 0, as the starter's placeholder np.zeros is: nothing is computed yet; write the computation between "
+                                "\"your code: start\" and \"your code: end\"");
+        return;
+    }
+    add(c, "constant", fmt::format(zh ? "每个元素都是 {:.6g}：答案不随位置或输入而变，看看是否返回了一个常数或广播错了" : "every element is {:.6g}: the answer does not vary with position or input; check for a constant returned or a broadcast gone wrong", *v));
 }
 
 void layout_kinds(const Tensor& e, const Tensor& g, const Tolerance& tol, bool zh, Comparison& c)
@@ -115,17 +144,66 @@ void layout_kinds(const Tensor& e, const Tensor& g, const Tolerance& tol, bool z
     }
 }
 
-// Whether every NaN of t lies in a row (along the last axis) that is NaN throughout.
-bool nan_fills_whole_rows(const Tensor& t)
+// Which boolean convention a 0/1 answer to an additive mask follows, and the conversion.
+std::string boolean_note(const Tensor& e, const Tensor& g, bool zh)
 {
-    if (t.rank() == 0) return false;
-    const std::size_t S = t.shape.back();
-    for (std::size_t r = 0; r * S < t.size(); ++r) {
-        std::size_t nan = 0;
-        for (std::size_t j = 0; j < S; ++j) nan += std::isnan(t.values[r * S + j]) ? 1 : 0;
-        if (nan != 0 && nan != S) return false;
+    bool ones_hidden = true, ones_visible = true;
+    for (std::size_t k = 0; k < e.size(); ++k) {
+        const bool hidden = e.values[k] != 0.0, one = g.values[k] == 1.0;
+        ones_hidden = ones_hidden && hidden == one;
+        ones_visible = ones_visible && hidden != one;
     }
-    return true;
+    if (ones_hidden)
+        return zh ? "你给的是布尔掩码，True 标出被遮住的位置（nn.MultiheadAttention 的 attn_mask、key_padding_mask 的约定）；这里要加性掩码：np.where(mask, -np.inf, 0.0)"
+                  : "yours is a boolean mask, True where hidden (the convention of nn.MultiheadAttention's attn_mask and key_padding_mask); this tensor is "
+                    "additive: np.where(mask, -np.inf, 0.0)";
+    if (ones_visible)
+        return zh ? "你给的是布尔掩码，True 标出可见的位置（scaled_dot_product_attention 的布尔 attn_mask 约定）；这里要加性掩码：np.where(mask, 0.0, -np.inf)"
+                  : "yours is a boolean mask, True where a query may look (the convention of scaled_dot_product_attention's boolean attn_mask); this tensor is "
+                    "additive: np.where(mask, 0.0, -np.inf)";
+    return zh ? "你给的是 0/1（布尔）掩码，且遮住的位置也不对；这里要的是加性掩码：可见处 0，遮住处 -inf"
+              : "yours is a 0/1 (boolean) mask, hiding other positions too; this tensor is additive: 0 where visible, -inf where hidden";
+}
+
+// Whether every NaN of got lies in a row (along the last axis) that is NaN throughout, and
+// whether each such row is one the reference holds at zero throughout (a row meant to see no
+// key, under a safe softmax).
+struct NanRows {
+    bool whole = true, meant_empty = true;
+};
+
+NanRows nan_rows(const Tensor& e, const Tensor& got)
+{
+    NanRows out;
+    if (got.rank() == 0) return {false, false};
+    const std::size_t S = got.shape.back();
+    for (std::size_t r = 0; r * S < got.size(); ++r) {
+        std::size_t nan = 0;
+        bool zero = true;
+        for (std::size_t j = 0; j < S; ++j) {
+            nan += std::isnan(got.values[r * S + j]) ? 1 : 0;
+            zero = zero && e.shape == got.shape && e.values[r * S + j] == 0.0;
+        }
+        out.whole = out.whole && (nan == 0 || nan == S);
+        out.meant_empty = out.meant_empty && (nan == 0 || zero);
+    }
+    return out;
+}
+
+// What NaN in the answer says: a row that sees no key (safe softmax advice only where the
+// reference's row sees none either), or 0 * inf.
+std::string nan_advice(const Tensor& e, const Tensor& got, bool zh)
+{
+    const NanRows rows = nan_rows(e, got);
+    if (rows.whole && rows.meant_empty)
+        return zh ? "；NaN 占满了整行：这些行本就没有可见的键，普通 softmax 在 -inf - (-inf) 处得到 NaN（用 safe softmax，让这些行为 0）"
+                  : "; the NaN fill whole rows that are meant to see no key, where a plain softmax meets -inf - (-inf) (use a safe softmax: zeros there)";
+    if (rows.whole)
+        return zh ? "；NaN 占满了整行：这些行在参考答案里能看到键，而你的掩码把它们的键全遮住了：检查掩码遮住了哪些键（三角形或布尔约定反了？）"
+                  : "; the NaN fill whole rows that should see keys: your mask hides every key of them; check which keys it hides (a flipped "
+                    "triangle or an inverted boolean?)";
+    return zh ? "；NaN 常来自 0 * inf（如 -inf * triu(ones) 中的 0 乘 -inf）：用 masked_fill 或 where 构造掩码"
+              : "; NaN often comes from 0 * inf (in -inf * triu(ones), the zeros times -inf): build the mask with masked_fill or where";
 }
 
 }  // namespace
@@ -137,18 +215,12 @@ void detect_kinds(const Tensor& expected, const Tensor& got, const Tolerance& to
     if (n.total() > 0) {
         std::string note = fmt::format(zh ? "参考答案是有限数的地方，你的张量有 {} 个 NaN、{} 个 +inf、{} 个 -inf" : "{} NaN, {} +inf and {} -inf where the reference holds numbers",
                                        n.nan, n.posinf, n.neginf);
-        if (n.nan > 0 && nan_fills_whole_rows(got)) {
-            note += zh ? "；NaN 占满了整行：这些行没有任何可见的键，普通 softmax 在 -inf - (-inf) 处得到 NaN（用 safe softmax，或让每行至少看到一个键）"
-                       : "; the NaN fill whole rows: rows with no visible key, where a plain softmax meets -inf - (-inf) (use a safe softmax, or give each "
-                         "row a key it may see)";
-        } else if (n.nan > 0) {
-            note += zh ? "；NaN 常来自 0 * inf（如 -inf * triu(ones) 中的 0 乘 -inf）：用 masked_fill 或 where 构造掩码"
-                       : "; NaN often comes from 0 * inf (in -inf * triu(ones), the zeros times -inf): build the mask with masked_fill or where";
-        }
+        if (n.nan > 0) note += nan_advice(expected, got, zh);
         add(c, "nonfinite", note);
     }
+    if (expected.shape == got.shape) constant_kinds(expected, got, zh, c);
     if (expected.shape == got.shape && is_additive_mask(expected) && is_zero_one(got)) {
-        add(c, "boolean_vs_additive", zh ? "你给的是 0/1（布尔）掩码；这里要的是加性掩码：可见处 0，遮住处 -inf" : "yours is a 0/1 (boolean) mask; this tensor is additive: 0 where visible, -inf where hidden");
+        add(c, "boolean_vs_additive", boolean_note(expected, got, zh));
     } else if (expected.shape == got.shape && is_zero_one(expected) && is_additive_mask(got)) {
         add(c, "boolean_vs_additive", zh ? "你给的是加性掩码（0 与 -inf）；这里要的是 0/1（布尔）掩码" : "yours is an additive mask (0 and -inf); this tensor is a 0/1 (boolean) mask");
     }
