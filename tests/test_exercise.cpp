@@ -69,7 +69,7 @@ TEST_CASE("exercise: each one recognises exactly its catalogued mistakes")
     CHECK(mistake_ids(made("alibi-bias")) == std::vector<std::string>{"simple_slopes", "bias_positive", "slopes_reversed"});
     // With a power-of-two head count the simple formula is right, so it is no mistake there.
     CHECK(mistake_ids(made("alibi-bias", {{"heads", 4}})) == std::vector<std::string>{"bias_positive", "slopes_reversed"});
-    CHECK(mistake_ids(made("causal-mask")) == std::vector<std::string>{"diagonal_masked", "future_visible", "fill_minus_1e9", "mask_flipped", "mask_off_by_one"});
+    CHECK(mistake_ids(made("causal-mask")) == std::vector<std::string>{"fill_minus_1e9", "mask_flipped", "future_visible", "diagonal_masked", "mask_off_by_one"});
     CHECK(mistake_ids(made("padding-mask")) == std::vector<std::string>{"bool_inverted", "padding_one_late"});
     CHECK(mistake_ids(made("learned-pe")) == std::vector<std::string>{"positions_from_1", "table_not_added"});
     CHECK(mistake_ids(made("shaw-scores")) == std::vector<std::string>{"rel_index_i_minus_j", "rel_k_missing"});
@@ -78,7 +78,8 @@ TEST_CASE("exercise: each one recognises exactly its catalogued mistakes")
     CHECK(mistake_ids(made("position-without-pe")) == std::vector<std::string>{"mask_ignored", "diagonal_masked"});
     CHECK(mistake_ids(made("attention")) == std::vector<std::string>{"linear_weight_transposed", "scale_sqrt_E", "no_scale", "softmax_over_queries"});
     CHECK(mistake_ids(made("masked-attention")) == std::vector<std::string>{"linear_weight_transposed", "scale_sqrt_E", "no_scale", "softmax_over_queries",
-                                                                          "mask_ignored", "mask_flipped", "mask_off_by_one", "mask_after_softmax"});
+                                                                          "mask_ignored", "mask_flipped", "future_visible", "diagonal_masked",
+                                                                          "mask_off_by_one", "mask_multiplied", "mask_after_softmax"});
     // One head: 1/sqrt(E) is 1/sqrt(d), so that mistake gives the right answer and is left out.
     CHECK(mistake_ids(made("attention", {{"heads", 1}})) == std::vector<std::string>{"linear_weight_transposed", "no_scale", "softmax_over_queries"});
     CHECK(mistake_ids(made("softmax-backward")) == std::vector<std::string>{"softmax_grad_missing_subtraction"});

@@ -214,7 +214,7 @@ void slip_named(const Experiment<P>& e, const P& p, const std::string& id, const
     CHECK(c->diagnosis.front().id == id);
 }
 
-TEST_CASE("verdicts: each mask slip is named on every tensor of mask and attend that shows it")
+TEST_CASE("verdicts: each mask slip of the one catalogue is named first on every tensor of mask and attend that shows it")
 {
     MaskParams causal;
     causal.len = 6;
@@ -229,19 +229,24 @@ TEST_CASE("verdicts: each mask slip is named on every tensor of mask and attend 
     block_padded.mask = MaskKind::padding;
     block_padded.lengths = {6, 3, 0};
     block_padded.softmax = SoftmaxKind::safe;
-    for (const char* tensor : {"mask", "weights"}) {
-        slip_named(mask_experiment(), causal, "mask_flipped", tensor);
-        slip_named(mask_experiment(), causal, "mask_off_by_one", tensor);
-        slip_named(mask_experiment(), padded, "padding_on_queries", tensor);
+    // one catalogue: every slip, on every tensor of mask and attend that carries the mask
+    const std::vector<std::string> causal_slips = {"mask_flipped", "future_visible", "diagonal_masked", "mask_off_by_one", "mask_multiplied", "mask_after_softmax"};
+    const std::vector<std::string> padding_slips = {"padding_on_queries", "padding_one_late", "bool_inverted", "mask_multiplied", "mask_after_softmax",
+                                                    "fully_masked_row_nan"};
+    const auto acts_at_softmax = [](const std::string& id) { return id == "mask_after_softmax" || id == "fully_masked_row_nan"; };
+    const auto on_mask = [&](const std::string& id) { return !acts_at_softmax(id) && id != "mask_multiplied"; };
+    for (const std::string tensor : {"mask", "masked_scores", "weights"}) {
+        for (const auto& id : causal_slips)
+            if (tensor == "weights" || (tensor == "mask" ? on_mask(id) : !acts_at_softmax(id))) slip_named(mask_experiment(), causal, id, tensor);
+        for (const auto& id : padding_slips)
+            if (tensor == "weights" || (tensor == "mask" ? on_mask(id) : !acts_at_softmax(id))) slip_named(mask_experiment(), padded, id, tensor);
     }
-    slip_named(mask_experiment(), causal, "mask_after_softmax", "weights");
-    slip_named(mask_experiment(), padded, "fully_masked_row_nan", "weights");
-    for (const char* tensor : {"weights", "out", "out_merged"}) {
-        slip_named(attend_experiment(), block, "mask_flipped", tensor);
-        slip_named(attend_experiment(), block, "mask_off_by_one", tensor);
-        slip_named(attend_experiment(), block, "mask_after_softmax", tensor);
-        slip_named(attend_experiment(), block_padded, "padding_on_queries", tensor);
-        slip_named(attend_experiment(), block_padded, "fully_masked_row_nan", tensor);
+    for (const std::string tensor : {"mask", "scores", "weights", "out", "out_merged"}) {
+        const bool after = tensor == "weights" || tensor == "out" || tensor == "out_merged";
+        for (const auto& id : causal_slips)
+            if (after || (tensor == "mask" ? on_mask(id) : !acts_at_softmax(id))) slip_named(attend_experiment(), block, id, tensor);
+        for (const auto& id : padding_slips)
+            if (after || (tensor == "mask" ? on_mask(id) : !acts_at_softmax(id))) slip_named(attend_experiment(), block_padded, id, tensor);
     }
     // a slip the configuration gives no meaning builds nothing: no padding, no rows to pad
     const auto& mistakes = attend_experiment().mistakes;

@@ -358,17 +358,20 @@ Tensor attend_variant(const AttendParams& p, const Run& run, const AttendVariant
 }
 
 // A mask slip of experiments/mask_slips.hpp: the block run without its mask, then the slip's
-// rule of hidden keys applied to those scores (ALiBi's bias and the scale already in).
+// rule of hidden keys applied to those scores (ALiBi's bias and the scale already in); on the
+// mask, the slip's own mask.
 Tensor attend_slip(const AttendParams& p, const Run& run, MaskSlip slip, const std::string& tensor)
 {
     const Resolved r = resolve(p);
     const MaskSpec& m = r.cfg.mask;
     const auto hide = slip_rule(slip, m, p.softmax);
     if (!hide) return Tensor{};
+    if (tensor == "mask") return run.find("mask") ? additive_hiding(run.at("mask"), *hide, m.fill) : Tensor{};
     BlockConfig open = r.cfg;
     open.mask.kind = MaskKind::none;
     const BlockResult<double> res = block_as_run(run, weights_of<double>(run), open, r.cross, Matrices::keep);
     const Tensor raw = to_tensor("scores", {"batch", "head", "query", "key"}, res.attn.scores, Elem::float64);
+    if (tensor == "scores") return Tensor{"scores", raw.axes, Elem::float64, raw.shape, slip_scores(slip, raw, res.attn.scores.shape(1), *hide, m.fill)};
     const std::vector<double> w = slip_weights(slip, raw, res.attn.scores.shape(1), *hide, m.fill, slip_softmax(slip, p.softmax));
     Ten4<double> weights = res.attn.scores;
     std::copy(w.begin(), w.end(), weights.begin());
@@ -396,6 +399,14 @@ std::vector<Mistake<AttendParams>> attend_mistakes()
         for (const SlipInfo& slip : mask_slips()) {
             out.push_back({slip.id, tensor, slip.en, slip.zh,
                            [s = slip.slip, tensor](const AttendParams& p, const Run& run) { return attend_slip(p, run, s, tensor); }});
+        }
+    }
+    // the same slips on the mask (those that hide other keys) and on the scores (those that change them)
+    for (const SlipInfo& slip : mask_slips()) {
+        for (const char* tensor : {"mask", "scores"}) {
+            if (std::string(tensor) == "mask" ? hides_other_keys(slip.slip) : changes_scores(slip.slip))
+                out.push_back({slip.id, tensor, slip.en, slip.zh,
+                               [s = slip.slip, tensor](const AttendParams& p, const Run& run) { return attend_slip(p, run, s, tensor); }});
         }
     }
     return out;

@@ -258,18 +258,7 @@ Tensor mask_with(const MaskParams& p, const std::function<void(MaskSpec&)>& chan
     return additive_mask_tensor<double>(m, batch_of(p, mask_spec(p)));
 }
 
-// The run's tensor with its last two axes swapped (a mask built as tril of -inf, say).
-Tensor transposed_last(const Tensor& t)
-{
-    Tensor out = t;
-    const std::size_t L = t.shape[t.rank() - 2], S = t.shape.back(), lead = t.size() / (L * S);
-    std::swap(out.shape[t.rank() - 2], out.shape.back());
-    for (std::size_t n = 0; n < lead; ++n)
-        for (std::size_t i = 0; i < L; ++i)
-            for (std::size_t j = 0; j < S; ++j) out.values[(n * S + j) * L + i] = t.values[(n * L + i) * S + j];
-    return out;
-}
-
+// A 0/1 tensor with its zeros and ones swapped.
 Tensor complement(const Tensor& t)
 {
     Tensor out = t;
@@ -279,13 +268,10 @@ Tensor complement(const Tensor& t)
 
 std::vector<Mistake<MaskParams>> mask_mistakes_own()
 {
-    return {{"diagonal_masked", "mask", "the diagonal is masked too: triu(..., diagonal=0) where diagonal=1 was needed",
-             "对角线也被屏蔽了：用了 triu(..., diagonal=0)，应为 diagonal=1",
-             [](const MaskParams& p, const Run&) { return mask_with(p, [](MaskSpec& m) { m.diagonal = 0; }); }},
-            {"future_visible", "mask", "the mask is transposed: each query sees the future and not the past",
-             "掩码转置了：每个查询看到的是未来而不是过去", [](const MaskParams&, const Run& run) { return transposed_last(run.at("mask")); }},
-            {"fill_minus_1e9", "mask", "hidden positions hold -1e9 instead of -inf", "被屏蔽的位置填了 -1e9，而不是 -inf",
-             [](const MaskParams& p, const Run&) { return mask_with(p, [](MaskSpec& m) { m.fill = -1e9; }); }},
+    return {{"fill_minus_1e9", "mask", "hidden positions hold -1e9 instead of -inf", "被屏蔽的位置填了 -1e9，而不是 -inf",
+             [](const MaskParams& p, const Run&) {  // a slip from -inf only: with --fill -1e9 it is the answer
+                 return std::isinf(mask_spec(p).fill) ? mask_with(p, [](MaskSpec& m) { m.fill = -1e9; }) : Tensor{};
+             }},
             {"bool_inverted", "key_padding_mask", "the boolean convention is inverted: True marks the positions that may be attended",
              "布尔约定反了：True 标记的是可以关注的位置", [](const MaskParams&, const Run& run) { return complement(run.at("key_padding_mask")); }},
             {"padding_one_late", "key_padding_mask", "padding starts one position late: True where j > lengths[b] instead of j >= lengths[b]",
@@ -296,18 +282,6 @@ std::vector<Mistake<MaskParams>> mask_mistakes_own()
                  for (std::size_t b = 0; b < p.lengths.size() && b < t.shape.front(); ++b)
                      for (std::size_t j = 0; j < S; ++j) t.values[b * S + j] = static_cast<long>(j) > p.lengths[b] ? 1.0 : 0.0;
                  return t;
-             }},
-            {"mask_multiplied", "weights", "the scores were multiplied by a 0/1 mask instead of adding -inf: masked keys keep weight",
-             "得分乘以了 0/1 掩码，而不是加上 -inf：被屏蔽的键仍有权重",
-             [](const MaskParams& p, const Run& run) {
-                 const MaskSpec m = mask_spec(p);
-                 Ten3<double> s = from_tensor<double, 3>(run.at("scores"));
-                 for (std::size_t b = 0; b < s.shape(0); ++b)
-                     for (long i = 0; i < m.queries; ++i)
-                         for (long j = 0; j < m.keys; ++j)
-                             if (m.masked(static_cast<long>(b), i, j)) s(b, i, j) = 0.0;
-                 softmax_rows(s.data(), s.shape(0) * s.shape(1), s.shape(2), SoftmaxKind::plain);
-                 return to_tensor("weights", {"batch", "query", "key"}, s, Elem::float64);
              }},
             {"mask_ignored", "weights", "the mask was not applied: every key keeps its weight", "没有应用掩码：每个键都保留了权重",
              [](const MaskParams&, const Run& run) {
@@ -321,27 +295,30 @@ std::vector<Mistake<MaskParams>> mask_mistakes_own()
              [](const MaskParams&, const Run& run) { return complement(run.at("attn_mask_bool")); }}};
 }
 
-// The slips of experiments/mask_slips.hpp, on the mask (the ones a mask can show) and on the
+// A slip of experiments/mask_slips.hpp on one tensor: the mask, the masked scores or the
 // weights; a slip the params give no meaning builds nothing.
+Mistake<MaskParams> slip_on(const SlipInfo& s, const std::string& tensor)
+{
+    return {s.id, tensor, s.en, s.zh, [slip = s.slip, tensor](const MaskParams& p, const Run& run) {
+                const MaskSpec m = mask_spec(p);
+                const auto hide = slip_rule(slip, m, p.softmax);
+                if (!hide) return Tensor{};
+                if (tensor == "mask") return additive_hiding(run.at("mask"), *hide, m.fill);
+                const Tensor& scores = run.at("scores");
+                return Tensor{tensor, scores.axes, Elem::float64, scores.shape,
+                              tensor == "weights" ? slip_weights(slip, scores, 1, *hide, m.fill, slip_softmax(slip, p.softmax))
+                                                  : slip_scores(slip, scores, 1, *hide, m.fill)};
+            }};
+}
+
+// Every slip on the weights; those that hide other keys on the mask too, and those that change
+// the scores on the masked scores.
 void add_slips(std::vector<Mistake<MaskParams>>& out)
 {
     for (const SlipInfo& s : mask_slips()) {
-        const MaskSlip slip = s.slip;
-        if (slip == MaskSlip::flipped || slip == MaskSlip::off_by_one || slip == MaskSlip::on_queries) {
-            out.push_back({s.id, "mask", s.en, s.zh, [slip](const MaskParams& p, const Run& run) {
-                               const MaskSpec m = mask_spec(p);
-                               const auto hide = slip_rule(slip, m, p.softmax);
-                               return hide ? additive_hiding(run.at("mask"), *hide, m.fill) : Tensor{};
-                           }});
-        }
-        out.push_back({s.id, "weights", s.en, s.zh, [slip](const MaskParams& p, const Run& run) {
-                           const MaskSpec m = mask_spec(p);
-                           const auto hide = slip_rule(slip, m, p.softmax);
-                           if (!hide) return Tensor{};
-                           const Tensor& scores = run.at("scores");
-                           return Tensor{"weights", scores.axes, Elem::float64, scores.shape,
-                                         slip_weights(slip, scores, 1, *hide, m.fill, slip_softmax(slip, p.softmax))};
-                       }});
+        if (hides_other_keys(s.slip)) out.push_back(slip_on(s, "mask"));
+        if (changes_scores(s.slip)) out.push_back(slip_on(s, "masked_scores"));
+        out.push_back(slip_on(s, "weights"));
     }
 }
 
@@ -406,6 +383,9 @@ MaskParams sample_mask(Rng& rng)
     if ((p.kind == MaskKind::causal || p.kind == MaskKind::window) && rng.below(10) < 3) p.batch = between(rng, 1, 3);
     p.softmax = rng.below(2) ? SoftmaxKind::safe : SoftmaxKind::plain;
     p.dk = between(rng, 1, 16);
+    // a finite fill (one that leaks weight, one that does not) and the multiplied mask, together too
+    if (rng.below(10) < 3) p.fill = std::array{"-1e9", "-1.79", "-30"}[rng.below(3)];
+    p.multiply = rng.below(10) < 3;
     if (p.kind == MaskKind::padding) return p;
     if (rng.below(10) < 4) p.diagonal = between(rng, -3, 4);
     if (rng.below(10) < 3) p.kv_len = between(rng, *p.len, 14), p.align = rng.below(2) ? Align::lower_right : Align::upper_left;

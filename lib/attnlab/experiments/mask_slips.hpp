@@ -28,12 +28,25 @@ inline std::vector<long> sample_lengths(Rng& rng, long len)
 using Hide = std::function<bool(long b, long i, long j)>;
 
 enum class MaskSlip {
-    flipped,             // mask_flipped: the triangle's two halves swapped, the past hidden
-    off_by_one,          // mask_off_by_one: triu(..., diagonal + 1), each query sees the next key
-    on_queries,          // padding_on_queries: padding hides rows (queries), not keys
+    // a different set of hidden keys: shows on the mask, the scores, the weights and the output
+    flipped,           // mask_flipped: hide the past and the diagonal, show the future (tril(ones) == 1)
+    future_visible,    // future_visible: hide the strict past, show the diagonal and the future (keep = triu(ones))
+    diagonal_masked,   // diagonal_masked: triu(..., diagonal=0) where diagonal=1 was asked for
+    off_by_one,        // mask_off_by_one: triu(..., diagonal + 1), each query sees the next key
+    on_queries,        // padding_on_queries: padding hides rows (queries), not keys
+    padding_one_late,  // padding_one_late: j > lengths[b] hidden instead of j >= lengths[b]
+    bool_inverted,     // bool_inverted: a boolean mask's convention inverted (with padding: the complement)
+    // the right keys, hidden the wrong way: shows on the weights and the output
+    multiplied,          // mask_multiplied: scores times a 0/1 mask (hidden scores 0, not -inf)
     after_softmax,       // mask_after_softmax: weights zeroed after the softmax, not renormalised
     fully_masked_plain,  // fully_masked_row_nan: a row with no visible key under a plain softmax
 };
+
+// Whether the slip is a different set of hidden keys (a mask, scores can show it), not a
+// different way of hiding the right ones.
+inline bool hides_other_keys(MaskSlip s) { return s != MaskSlip::multiplied && s != MaskSlip::after_softmax && s != MaskSlip::fully_masked_plain; }
+// Whether the slip changes the masked scores (all but the two that act at the softmax).
+inline bool changes_scores(MaskSlip s) { return s != MaskSlip::after_softmax && s != MaskSlip::fully_masked_plain; }
 
 struct SlipInfo {
     MaskSlip slip;
@@ -51,9 +64,11 @@ std::optional<Hide> slip_rule(MaskSlip slip, const MaskSpec& m, SoftmaxKind run_
 // The softmax the slip's weights are taken with.
 SoftmaxKind slip_softmax(MaskSlip slip, SoftmaxKind run_softmax);
 
-// Weights from unmasked scores [B, H, L, S] or [B, L, S] (heads = 1): `fill` added where
-// `hide` holds, then the softmax; with after_softmax, the softmax over every key and the
-// hidden keys zeroed, rows left unrenormalised.
+// Masked scores from unmasked ones [B, H, L, S] or [B, L, S] (heads = 1): `fill` added where
+// `hide` holds; with multiplied, the hidden scores set to 0; after_softmax leaves them as they are.
+std::vector<double> slip_scores(MaskSlip slip, const Tensor& raw, std::size_t heads, const Hide& hide, double fill);
+// Weights from unmasked scores: slip_scores, then the softmax; with after_softmax, the softmax
+// over every key and the hidden keys zeroed, rows left unrenormalised.
 std::vector<double> slip_weights(MaskSlip slip, const Tensor& raw, std::size_t heads, const Hide& hide, double fill, SoftmaxKind kind);
 // An additive mask shaped as `like` ([L, S], or [B, 1, L, S]): fill where hide holds.
 Tensor additive_hiding(const Tensor& like, const Hide& hide, double fill);
