@@ -141,7 +141,7 @@ TEST_CASE("mask: a learner's mask bugs are named: a flipped triangle, a row with
                                            "--against", dir + "/plain/weights.npy", "--quiet"};
     const auto nan = run_cli(safe);
     CHECK(nan.out.find("  matches fully_masked_row_nan: a row with no visible key went through a plain softmax and became NaN") != std::string::npos);
-    CHECK(nan.out.find("the NaN fill whole rows: rows with no visible key") != std::string::npos);
+    CHECK(nan.out.find("the NaN fill whole rows that are meant to see no key, where a plain softmax meets -inf - (-inf) (use a safe softmax") != std::string::npos);
     CHECK(nan.out.find("0 * inf") == std::string::npos);  // the other cause of NaN is not suggested
     auto safe_zh = safe;
     safe_zh.insert(safe_zh.end(), {"--lang", "zh"});
@@ -191,4 +191,34 @@ TEST_CASE("mask and attend: --window-convention names the window's rule, in the 
     expect_usage_error({"mask", "--window-convention", "hf2024"}, "--window-convention applies to --kind window");
     expect_usage_error({"attend", "--mask", "causal", "--window-convention", "hf2024"}, "--window-convention applies to --mask window");
     expect_usage_error({"mask", "--kind", "window", "--window", "2", "--window-convention", "hf2025"}, "--window-convention");
+}
+
+TEST_CASE("mask: a finite fill with --multiply raises no false alarm: the renormalised product is held to the -inf mask's weights")
+{
+    // with --fill -1.79 the additive mask's own weights leak, so they are not the yardstick
+    const auto r = run_json({"mask", "--kind", "causal", "--len", "11", "--fill", "-1.79", "--softmax", "plain", "--multiply", "--seed", "705523"});
+    bool renormalised = false;
+    for (const auto& c : r["checks"]) {
+        if (c["name"] == "renormalised_multiply_masks") {
+            renormalised = true;
+            CHECK(c["passed"] == true);
+            CHECK(c["role"] == "invariant");
+        }
+        // a fill that leaks shows the leak: a demonstration, never the exit status
+        if (c["name"] == "masked_weights_exactly_zero" || c["name"] == "row0_one_hot" || c["name"] == "hidden_scores_ignored") {
+            CHECK(c["role"] == "demonstration");
+            CHECK(c["passed"] == false);
+        }
+    }
+    CHECK(renormalised);
+    CHECK(run_cli({"mask", "--kind", "causal", "--len", "11", "--fill", "-1.79", "--softmax", "plain", "--multiply", "--seed", "705523", "--quiet"}).status == 0);
+    // -1e9 hides exactly (exp underflows to 0): the exact-zero checks stay invariants
+    int exact = 0;
+    const auto minus_1e9 = run_json({"mask", "--len", "6", "--fill", "-1e9"});
+    for (const auto& c : minus_1e9["checks"])
+        if (c["name"] == "masked_weights_exactly_zero") {
+            CHECK(c["role"] == "invariant");
+            ++exact;
+        }
+    CHECK(exact == 1);
 }
