@@ -90,6 +90,12 @@ void setup_experiment(CLI::App& app, const Registered& r, Runners& runners)
     }
     runners.emplace_back(sub, [invocation, common, options, sub] {
         apply_implied_lengths(*sub, *options);
+        common->given_flags.clear();
+        for (const auto& o : *options) {
+            if (sub->count(o.flag) == 0) continue;
+            common->given_flags.push_back(o.flag);
+            if (!o.sets_length_of.empty()) common->given_flags.push_back(o.sets_length_of);  // --positions 0,3,7 gives --len
+        }
         return execute(*common, [&](const RunContext& ctx) { return invocation->run(ctx); });
     });
 }

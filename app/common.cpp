@@ -171,6 +171,7 @@ RunContext run_context(const CommonOpts& o)
     ctx.render_format = name_of(o.format);
     ctx.max_work = o.max_work_g * 1e9;
     ctx.lang = o.lang.value_or(lang_from_env());
+    ctx.given_flags = o.given_flags;
     // A run of more than about 2 s says so on a terminal, so that it is not mistaken for a hang.
     ctx.on_long_run = [](double work) {
         if (isatty(STDERR_FILENO) != 1) return;

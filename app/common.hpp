@@ -40,6 +40,7 @@ struct CommonOpts {
     std::string report;        // --report FILE.html
     std::vector<std::string> inputs;  // --input NAME=FILE, repeatable
     PlotOpts plot;             // --plot, --plot-style, --plot-file
+    std::vector<std::string> given_flags;  // the experiment's own options the command line gave
 };
 
 // A seed: a whole number that fits 64 bits (never saturated to 2^64 - 1).

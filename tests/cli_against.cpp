@@ -128,6 +128,25 @@ TEST_CASE("--input replaces an input with the learner's own: the saved inputs un
     const std::string mask = saved({"mask"}, "mask-inputs");
     CHECK(run_cli({"mask", "--seed", "9", "--input", "scores=" + mask + "/scores.npy", "--quiet"}).status == 0);
     expect_usage_error({"attend", "--input", "x=" + dir + "/w_q.npy"}, "--input x: the file holds shape [8, 8], the options imply [1, 6, 8]");
+    // the sizes come from the file where the options leave them unset, and are reported
+    std::vector<double> q16(64);
+    for (std::size_t k = 0; k < q16.size(); ++k) q16[k] = 0.01 * static_cast<double>(k);
+    write_npy(dir + "/q16.npy", {1, 1, 16, 4}, q16);
+    const auto fitted = run_json({"rope", "--input", "q=" + dir + "/q16.npy", "--show", "q_rot"});
+    CHECK(fitted["params"]["len"] == 16);
+    CHECK(fitted["params"]["dim"] == 4);
+    CHECK(fitted["notes"][0] == "sizes from the --input files: --len 16 --dim 4");
+    CHECK(fitted["tensors"][0]["shape"] == nlohmann::json::parse("[1, 1, 16, 4]"));
+    // a size given is kept: the refusal names the options that would fit
+    expect_usage_error({"rope", "--len", "8", "--input", "q=" + dir + "/q16.npy"},
+                       "--input q: the file holds shape [1, 1, 16, 4], the options given imply [1, 1, 8, 8]; --len 16 --dim 4 would fit it");
+    // several inputs fit together, into the run that made them
+    const std::string nine = saved({"attend", "--len", "9", "--dim", "12", "--seed", "4"}, "inputs-9");
+    const auto both = run_json({"attend", "--input", "x=" + nine + "/x.npy", "--input", "w_q=" + nine + "/w_q.npy", "--input", "w_k=" + nine + "/w_k.npy",
+                                "--input", "w_v=" + nine + "/w_v.npy", "--show", "out"});
+    CHECK(both["params"]["len"] == 9);
+    CHECK(both["params"]["dim"] == 12);
+    CHECK(both["tensors"][0]["data"] == run_json({"attend", "--len", "9", "--dim", "12", "--seed", "4", "--show", "out"})["tensors"][0]["data"]);
     expect_usage_error({"attend", "--input", "nope=" + dir + "/x.npy"}, "attend takes no such input here; it takes x, x_kv, w_q, w_k, w_v");
     expect_usage_error({"attend", "--input", "x"}, "--input takes NAME=FILE");
     expect_usage_error({"pe", "--input", "x=" + dir + "/x.npy"}, "--input x: pe takes no such input here");  // x needs --embed

@@ -51,7 +51,10 @@ TEST_CASE("learned: --against names both usual mistakes, a right answer passes, 
     const auto rot = with({"--input", "pos_emb=" + dir + "/rot.csv", "--quiet"});
     CHECK(rot.status == 0);
     CHECK(rot.out.find("NOT SHOWN pos_emb(p).pos_emb(p+k) depends on p") != std::string::npos);
-    expect_usage_error({"learned", "--input", "pos_emb=" + dir + "/rot.csv"}, "--input pos_emb: the file holds shape [4, 2], the options imply [16, 8]");
+    // alone, the table sets the sizes; with --max-len given, the refusal names the options that fit
+    CHECK(run_cli({"learned", "--input", "pos_emb=" + dir + "/rot.csv"}).out.find("note: sizes from the --input files: --dim 2 --max-len 4\n") != std::string::npos);
+    expect_usage_error({"learned", "--max-len", "16", "--input", "pos_emb=" + dir + "/rot.csv"},
+                       "--input pos_emb: the file holds shape [4, 2], the options given imply [16, 8]; --dim 2 --max-len 4 would fit it");
     std::filesystem::remove_all(dir);
     expect_usage_error({"learned", "--dim", "7"}, "--dim must be even");
     expect_usage_error({"learned", "--max-len", "0"}, "--max-len");

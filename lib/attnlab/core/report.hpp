@@ -113,6 +113,8 @@ struct RunContext {
     bool keep_all = false;  // keep every tensor in the report (--save writes them all)
     std::string drawn;      // the tensor a picture draws: NAME_min and NAME_max are kept too (its bars)
     std::map<std::string, Tensor> inputs;  // --input NAME=FILE: tensors that replace the run's inputs
+    // The options the command line gave (their flags): --input fits the sizes of the others.
+    std::vector<std::string> given_flags;
 
     // Whether the report keeps tensor NAME (MAIN_TENSOR is the command's main one).
     bool keeps(const std::string& name, const std::string& main_tensor) const;

@@ -6,6 +6,7 @@
 // unit tests, its section in docs/experiments.md and its row in the README's table. The app binds the options; the runner does the rest.
 #include "attnlab/registry/registry.hpp"
 
+#include "attnlab/experiments/input_sizes.hpp"
 #include "attnlab/learner/against.hpp"
 #include "attnlab/registry/experiment_list.hpp"
 
@@ -37,7 +38,9 @@ public:
     ParamList params() const override { return params_of(e_, resolved(e_, p_)); }
     Report run(const RunContext& ctx) const override
     {
-        Report report = run_judged(e_, p_, ctx);
+        std::string sizes;
+        Report report = run_judged(e_, fit_input_sizes(e_, p_, ctx, sizes), ctx);
+        if (!sizes.empty()) report.notes.insert(report.notes.begin(), sizes);
         note_old_spellings(old_spellings_, ctx.lang, report);
         return report;
     }
