@@ -134,7 +134,7 @@ TEST_CASE("mask: a learner's mask bugs are named: a flipped triangle, a row with
     CHECK(en.status == 1);
     CHECK(en.out.find("  matches mask_flipped: the triangle is flipped: the mask hides the past and the query itself") != std::string::npos);
     const auto zh = run_cli({"mask", "--len", "6", "--dtype", "float64", "--against", flipped, "--quiet", "--lang", "zh"});
-    CHECK(zh.out.find("  符合 mask_flipped: 三角形反了：掩码遮住了过去和查询自己") != std::string::npos);
+    CHECK(zh.out.find("  符合 mask_flipped：三角形反了：掩码遮住了过去和查询自己") != std::string::npos);
     // a padding length 0 under a plain softmax: NaN rows, against a safe softmax's zeros
     REQUIRE(run_cli({"mask", "--kind", "padding", "--lengths", "3,0", "--save", dir + "/plain", "--quiet"}).status == 1);
     const std::vector<std::string> safe = {"mask", "--kind", "padding", "--lengths", "3,0", "--softmax", "safe", "--against-tensor", "weights",
@@ -146,7 +146,7 @@ TEST_CASE("mask: a learner's mask bugs are named: a flipped triangle, a row with
     auto safe_zh = safe;
     safe_zh.insert(safe_zh.end(), {"--lang", "zh"});
     const auto nan_zh = run_cli(safe_zh);
-    CHECK(nan_zh.out.find("  符合 fully_masked_row_nan: 一行没有任何可见的键，经过普通 softmax 变成了 NaN") != std::string::npos);
+    CHECK(nan_zh.out.find("  符合 fully_masked_row_nan：一行没有任何可见的键，经过普通 softmax 变成了 NaN") != std::string::npos);
     CHECK(nan_zh.out.find("NaN 占满了整行") != std::string::npos);
     // the same NaN rows against a plain-softmax run: MATCH, and no property line fails under it
     const auto same = run_cli({"mask", "--kind", "padding", "--lengths", "3,0", "--against-tensor", "weights", "--against", dir + "/plain/weights.npy"});

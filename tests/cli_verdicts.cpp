@@ -138,7 +138,7 @@ TEST_CASE("verdicts: --quiet leaves out the reference run's checks, and without 
     CHECK(full.out.find("(article's claim)", full.out.find("\nagainst ")) == std::string::npos);
     const auto zh = run_cli({"pe", "--against", kVerdictsDir + "-pe32b.npy", "--lang", "zh"});
     CHECK(zh.out.find("参考运行的检查：") != std::string::npos);
-    CHECK(last_line(zh.out).rfind("MATCH max |diff| = ", 0) == 0);
+    CHECK(last_line(zh.out).rfind("MATCH 最大 |差| = ", 0) == 0);  // the verdict word first in every language
 }
 
 TEST_CASE("verdicts: where, non-finite values, kinds and certainty in JSON")
@@ -262,7 +262,7 @@ TEST_CASE("verdicts: attend --input q=,k=,v= checks a stand-alone attention func
     CHECK(ignored.out.find("    FAIL  query 0 sees only key 0, so row 0 of out is v[0]") != std::string::npos);
     CHECK(ignored.out.find("    FAIL  every row of out is a weighted average of the value rows its query sees") != std::string::npos);
     const auto ignored_zh = run_cli({"attend", "--mask", "causal", "--input", given, "--against", none + "/out.npy", "--against-tensor", "out", "--quiet", "--lang", "zh"});
-    CHECK(ignored_zh.out.find("  符合 mask_ignored: 没有应用掩码") != std::string::npos);
+    CHECK(ignored_zh.out.find("  符合 mask_ignored：没有应用掩码") != std::string::npos);
 }
 
 TEST_CASE("verdicts: rope --positions catches code that ignores its token positions")

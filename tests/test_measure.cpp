@@ -154,14 +154,16 @@ TEST_CASE("row sampling says which rows it looked at")
     // floor(2^26 / (3 * 10^6)) = 22 rows per range; 32 at most.
     const auto rows = sampled_rows(4096, 1e6);
     REQUIRE(rows.size() == 3);
-    CHECK(rows_description(rows, 4096) == "over rows 0..21, 2048..2069, 4074..4095");
-    CHECK(rows_description(sampled_rows(4096, 1e5), 4096) == "over rows 0..31, 2048..2079, 4064..4095");
+    CHECK(rows_description(rows, 4096, Lang::en) == "over rows 0..21, 2048..2069, 4074..4095");
+    CHECK(rows_description(sampled_rows(4096, 1e5), 4096, Lang::en) == "over rows 0..31, 2048..2079, 4064..4095");
     // Short enough that the middle rows from len / 2 would reach the last ones: they end where
     // the last begin.
-    CHECK(rows_description(sampled_rows(100, 1e9), 100) == "over rows 0..0, 50..50, 99..99");
-    CHECK(rows_description(sampled_rows(100, 680000.0), 100) == "over rows 0..31, 36..67, 68..99");
-    CHECK(rows_description(sampled_rows(100, 1e6), 100) == "over rows 0..21, 50..71, 78..99");
-    CHECK(rows_description(sampled_rows(10, 1.0), 10) == "over all rows");
+    CHECK(rows_description(sampled_rows(100, 1e9), 100, Lang::en) == "over rows 0..0, 50..50, 99..99");
+    CHECK(rows_description(sampled_rows(100, 680000.0), 100, Lang::en) == "over rows 0..31, 36..67, 68..99");
+    CHECK(rows_description(sampled_rows(100, 1e6), 100, Lang::en) == "over rows 0..21, 50..71, 78..99");
+    CHECK(rows_description(sampled_rows(10, 1.0), 10, Lang::en) == "over all rows");
+    CHECK(rows_description(sampled_rows(10, 1.0), 10, Lang::zh) == "全部行");
+    CHECK(rows_description(rows, 4096, Lang::zh) == "第 0..21, 2048..2069, 4074..4095 行");
     CHECK(sampled_positions(1024).size() == 1024);
     const auto pos = sampled_positions(100000);
     CHECK(pos.size() == 512);

@@ -12,6 +12,7 @@ import concurrent.futures
 import json
 import os
 import py_compile
+import re
 import subprocess
 import sys
 import tempfile
@@ -92,7 +93,36 @@ def main():
                 fail(f"check.sh did not name mistake {mistake['id']}: {graded.stdout[-600:]}")
             if graded.stderr.count("\n") != 1 or "failed checks: against" not in graded.stderr:
                 fail(f"stderr for mistake {mistake['id']}: {graded.stderr!r}")
-        print(f"ok: {name}: reference accepted, {len(spec['mistakes'])} mistakes rejected and named")
+        check_chinese(attnlab, name, spec["mistakes"][0]["id"], env, tmp)
+        print(f"ok: {name}: reference accepted, {len(spec['mistakes'])} mistakes rejected and named; Chinese throughout")
+
+
+ENGLISH = re.compile(r"\b[A-Za-z]{3,}[ ,]+[A-Za-z]{3,}\b")
+
+
+def english_left(line):
+    """Two English words in a row, once what is not prose is taken out: formulas between |...|,
+    calls f(...), identifiers with an underscore, dtype and option names, a shell command."""
+    line = re.sub(r"\|[^|]*\||export PATH=\S+", " ", line)
+    for _ in range(3):
+        line = re.sub(r"[A-Za-z_][A-Za-z0-9_.]*\([^()]*\)", " ", line)
+    line = re.sub(r"\b[A-Za-z0-9]*_[A-Za-z0-9_]*\b|--[a-z-]+|\b(?:b?float(?:16|32|64)|MATCH|DIFFERS)\b", " ", line)
+    return ENGLISH.findall(line)
+
+
+def check_chinese(attnlab, name, mistake, env, tmp):
+    """A Chinese exercise speaks Chinese: check.sh, exercise solve's message, the against block
+    on a catalogued mistake (ids, option names, numbers and the verdict words aside)."""
+    folder = os.path.join(tmp, "zh")
+    made = run([attnlab, "exercise", "new", name, folder, "--lang", "zh", "--seed", "3"], env)
+    solved = run([attnlab, "exercise", "solve", name, folder, "--mistake", mistake, "--force", "--lang", "zh"], env)
+    graded = run([os.path.join(folder, "check.sh")], env)
+    script = open(os.path.join(folder, "check.sh")).read()
+    comments = [l for l in script.splitlines() if l.lstrip().startswith("#") and not l.startswith("#!")]
+    texts = [made.stdout, solved.stdout, graded.stdout] + comments + [l for l in script.splitlines() if "echo" in l]
+    left = [(t, english_left(line)) for t in texts for line in t.splitlines() if english_left(line)]
+    if graded.returncode != 1 or left:
+        fail(f"{name} in Chinese: English left in {left[:3]} (check.sh exit {graded.returncode})")
 
 
 def check_all(attnlab):

@@ -134,12 +134,13 @@ std::vector<RowRange> sampled_rows(long len, double work_per_row)
     return {RowRange{0, width}, RowRange{mid, mid + width}, RowRange{len - width, len}};
 }
 
-std::string rows_description(const std::vector<RowRange>& rows, long len)
+std::string rows_description(const std::vector<RowRange>& rows, long len, Lang lang)
 {
-    if (rows.size() == 1 && rows[0].begin == 0 && rows[0].end == len) return "over all rows";
+    const bool zh = lang == Lang::zh;
+    if (rows.size() == 1 && rows[0].begin == 0 && rows[0].end == len) return zh ? "全部行" : "over all rows";
     std::vector<std::string> parts;
     for (const auto& r : rows) parts.push_back(fmt::format("{}..{}", r.begin, r.end - 1));
-    return fmt::format("over rows {}", fmt::join(parts, ", "));
+    return fmt::format(zh ? "第 {} 行" : "over rows {}", fmt::join(parts, ", "));
 }
 
 std::vector<long> sampled_positions(long len)

@@ -111,7 +111,7 @@ constexpr double kCheckBudget = 67108864.0;  // 2^26
 // rows, 32 of each or as many as the budget holds (at least 1).
 std::vector<RowRange> sampled_rows(long len, double work_per_row);
 // "over all rows", or "over rows 0..31, 2032..2063, 4064..4095".
-std::string rows_description(const std::vector<RowRange>& rows, long len);
+std::string rows_description(const std::vector<RowRange>& rows, long len, Lang lang);
 // Positions an all-pairs check visits: all of them up to 1024, else the first 128, the last
 // 128 and 256 spread evenly between (so both ends of a long context are always measured).
 std::vector<long> sampled_positions(long len);

@@ -171,32 +171,37 @@ std::string exercise_starter(const MadeExercise& m, Lang lang)
 std::string exercise_check_script(const MadeExercise& m, Lang lang)
 {
     std::string out = "#!/bin/sh\n";
-    out += fmt::format("# Checks an answer to the attnlab exercise '{}'.\n", m.info.name);
-    out += "# Usage: ./check.sh [ANSWER]    (default: answer.npy in the exercise's folder)\n"
-           "# Exit status: 0 right; 1 wrong (what differs, and the mistake when it is a known one);\n"
-           "# 2 the answer file or attnlab is missing, or the answer cannot be read.\n"
-           "self=$0\n"
-           "while [ -L \"$self\" ]; do  # a link to this script: the folder is where the script is\n"
-           "    link=$(readlink -- \"$self\") || exit 2\n"
+    const bool zh = lang == Lang::zh;
+    out += fmt::format(zh ? "# 检查 attnlab 练习 '{}' 的答案。\n" : "# Checks an answer to the attnlab exercise '{}'.\n", m.info.name);
+    out += zh ? "# 用法：./check.sh [答案]    （默认：练习文件夹里的 answer.npy）\n"
+                "# 退出码：0 正确；1 不正确（哪里不同，若是已知错误则说出是哪一个）；\n"
+                "# 2 没有答案文件或 attnlab，或答案读不出来。\n"
+              : "# Usage: ./check.sh [ANSWER]    (default: answer.npy in the exercise's folder)\n"
+                "# Exit status: 0 right; 1 wrong (what differs, and the mistake when it is a known one);\n"
+                "# 2 the answer file or attnlab is missing, or the answer cannot be read.\n";
+    out += "self=$0\n";
+    out += zh ? "while [ -L \"$self\" ]; do  # 指向本脚本的链接：文件夹是脚本本身所在的文件夹\n"
+              : "while [ -L \"$self\" ]; do  # a link to this script: the folder is where the script is\n";
+    out += "    link=$(readlink -- \"$self\") || exit 2\n"
            "    case $link in /*) self=$link ;; *) self=$(dirname -- \"$self\")/$link ;; esac\n"
            "done\n"
            "here=$(CDPATH= cd -- \"$(dirname -- \"$self\")\" && pwd) || exit 2\n"
            "answer=${1:-\"$here/answer.npy\"}\n"
            "case $answer in /*) ;; *) answer=\"$PWD/$answer\" ;; esac\n"
            "if ! command -v attnlab >/dev/null 2>&1; then\n";
-    out += lang == Lang::zh
-               ? "    echo \"check.sh: PATH 中没有 attnlab；把它所在的文件夹加进去：export PATH=/path/to/attnlab/build/release:\\$PATH\" >&2\n"
-               : "    echo \"check.sh: attnlab is not on PATH; add the folder that holds it: export PATH=/path/to/attnlab/build/release:\\$PATH\" >&2\n";
+    out += zh ? "    echo \"check.sh: PATH 中没有 attnlab；把它所在的文件夹加进去：export PATH=/path/to/attnlab/build/release:\\$PATH\" >&2\n"
+              : "    echo \"check.sh: attnlab is not on PATH; add the folder that holds it: export PATH=/path/to/attnlab/build/release:\\$PATH\" >&2\n";
     out += "    exit 2\n"
            "fi\n"
            "if [ ! -f \"$answer\" ]; then\n";
-    out += lang == Lang::zh ? "    echo \"check.sh: $answer 处没有答案（no answer）；先运行 python3 starter.py，或给出答案的路径\" >&2\n"
-                            : "    echo \"check.sh: no answer at $answer; run python3 starter.py first, or give the answer's path\" >&2\n";
+    out += zh ? "    echo \"check.sh: $answer 处没有答案；先运行 python3 starter.py，或给出答案的路径\" >&2\n"
+              : "    echo \"check.sh: no answer at $answer; run python3 starter.py first, or give the answer's path\" >&2\n";
     out += "    exit 2\n"
            "fi\n"
-           "if [ -L \"$answer\" ]; then  # a link could show the grader's own files in the error line\n";
-    out += lang == Lang::zh ? "    echo \"check.sh: $answer 是一个符号链接（a symbolic link）；请给出文件本身\" >&2\n"
-                            : "    echo \"check.sh: $answer is a symbolic link; give the file itself\" >&2\n";
+           "if [ -L \"$answer\" ]; then";
+    out += zh ? "  # 链接可能在报错行里露出评分者自己的文件\n" : "  # a link could show the grader's own files in the error line\n";
+    out += zh ? "    echo \"check.sh: $answer 是一个符号链接；请给出文件本身\" >&2\n"
+              : "    echo \"check.sh: $answer is a symbolic link; give the file itself\" >&2\n";
     out += "    exit 2\n"
            "fi\n"
            "cd \"$here\" || exit 2\n";

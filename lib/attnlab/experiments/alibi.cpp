@@ -229,7 +229,7 @@ std::optional<Check> check_zero_diagonal(const AlibiParams&, const Run& run, con
 
 std::optional<Check> check_never_positive(const AlibiParams&, const Run& run, const CheckEnv& env)
 {
-    return within_bound(tr(env, "the bias is never positive", "偏置从不为正"), "max bias", max_finite(run.at("bias")), 0.0);
+    return within_bound(tr(env, "the bias is never positive", "偏置从不为正"), tr(env, "max bias", "偏置的最大值"), max_finite(run.at("bias")), 0.0);
 }
 
 std::optional<Check> check_toeplitz(const AlibiParams& p, const Run& run, const CheckEnv& env)

@@ -34,7 +34,7 @@ std::optional<Check> check_rows_sum(const AttendParams& p, const Run& run, const
         return m.kind != MaskKind::none && m.row_fully_masked(static_cast<long>(lead) / p.heads, static_cast<long>(i));
     })
                                              : run.measured.at("max_row_sum_error");
-    const std::string rows = run.has("weights") ? "" : ", " + rows_description(sampled_rows(r.len, work_per_row(p)), r.len);
+    const std::string rows = run.has("weights") ? "" : ", " + rows_description(sampled_rows(r.len, work_per_row(p)), r.len, env.lang);
     // S exps and sums and the division (S + 4 operations); in 16 bits each weight is then
     // rounded once when stored, and those S roundings add up to at most u(T) sum_j w = u(T).
     return at_most(tr(env, "every weights row that is not fully masked sums to 1", "每一行未被完全屏蔽的权重之和为 1"), "max |sum_j w - 1|" + rows,
@@ -95,7 +95,7 @@ std::optional<Check> check_reference(const AttendParams& p, const Run& run, cons
     double worst = 0.0;
     for (double diff : diffs) worst = worse(worst, diff);
     return at_most(tr(env, "the main implementation matches the plain-loop reference", "主实现与逐循环的参考实现一致"),
-                   fmt::format("max |out - out_ref|, {}", rows_description(rows, from.r.len)), worst,
+                   fmt::format("max |out - out_ref|, {}", rows_description(rows, from.r.len, env.lang)), worst,
                    // S + d operations per element; in 16 bits the two implementations may each
                    // round a weight and the output once to a neighbouring T: 4 u(T)
                    accumulate_then_store(env.dtype, dsize(from.r.kv_len) + dsize(head_dim(p)), 4.0) * (max_abs(run.at("v")) + 1.0),
@@ -190,10 +190,10 @@ std::optional<double> future_change(const AttendParams& p, const Run& run, const
 
 long early_rows_end(const AttendParams& p) { return p.len / 2 - 1; }
 
-std::string future_metric(const AttendParams& p)
+std::string future_metric(const AttendParams& p, const CheckEnv& env)
 {
     const long i_last = early_rows_end(p);
-    return fmt::format("max |out' - out|, {}", rows_description(sampled_rows(i_last + 1, work_per_row(p)), i_last + 1));
+    return fmt::format("max |out' - out|, {}", rows_description(sampled_rows(i_last + 1, work_per_row(p)), i_last + 1, env.lang));
 }
 
 template <class T>
@@ -205,7 +205,7 @@ std::optional<Check> check_causal_rows(const AttendParams& p, const Run& run, co
     if (!worst) return std::nullopt;
     return bit_identical(tr(env, "with the causal mask, changing X after position {0} leaves output rows 0..{0} bit-identical",
                             "加因果掩码时，改变位置 {0} 之后的 X，输出的第 0..{0} 行逐位不变", i_last),
-                         future_metric(p), *worst);
+                         future_metric(p, env), *worst);
 }
 
 template <class T>
@@ -217,7 +217,7 @@ std::optional<Check> check_unmasked_rows(const AttendParams& p, const Run& run, 
     if (!worst) return std::nullopt;
     return greater_than(tr(env, "without a mask, changing X after position {0} changes rows 0..{0} (the encoder sees the future)",
                            "不加掩码时，改变位置 {0} 之后的 X 会改变第 0..{0} 行（编码器看得到未来）", i_last),
-                        future_metric(p), *worst, 0.0);
+                        future_metric(p, env), *worst, 0.0);
 }
 
 // "Attention 的两个补丁" §5.3 (没有 Causal Mask 会发生什么？后果 3): without the mask "there is no
@@ -249,7 +249,7 @@ std::optional<Check> check_teacher_forcing(const AttendParams& p, const Run& run
     const long i_last = early_rows_end(p);
     const auto leak = future_change<T>(p, run, env, i_last);
     if (!leak) return words;
-    return meaning(words, future_metric(p), *leak, 0.0, Compare::gt);
+    return meaning(words, future_metric(p, env), *leak, 0.0, Compare::gt);
 }
 
 // Padding: change X at padded positions; no non-padded output may move.
@@ -261,7 +261,7 @@ std::optional<Check> check_padding(const AttendParams& p, const Run& run, const 
     const auto rows = sampled_rows(r.len, work_per_row(p));
     const double worst = future_rows_change<T>(p, run, p.lengths, env.seed, rows, &p.lengths);
     return bit_identical(tr(env, "changing X at padded positions leaves every non-padded output unchanged", "改变填充位置上的 X，所有非填充输出都不变"),
-                         fmt::format("max |out' - out| at non-padded rows, {}", rows_description(rows, r.len)), worst);
+                         fmt::format(env.lang == Lang::zh ? "未填充行上的 max |out' - out|，{}" : "max |out' - out| at non-padded rows, {}", rows_description(rows, r.len, env.lang)), worst);
 }
 
 long max_abs_position(const std::vector<long>& positions)
@@ -401,7 +401,7 @@ std::optional<Check> check_vs_float64(const AttendParams& p, const Run& run, con
     const double value_scale = max_abs(run.at("v"));
     const double tol = value_scale * (2.0 * score_error + 3.0 * env.eps);
     return at_most(tr(env, "the {} output stays within its rounding bound of float64's", "{} 的输出与 float64 的差在舍入误差界之内", name_of(env.dtype)),
-                   fmt::format("max |out - out_float64|, {}", rows_description(rows, r.len)), worst, tol, value_scale);
+                   fmt::format("max |out - out_float64|, {}", rows_description(rows, r.len, env.lang)), worst, tol, value_scale);
 }
 
 // Error model: an output element is sum_j w_j v_j / sum_j w_j over the n keys its query sees,

@@ -182,7 +182,7 @@ Run compute_bench(const BenchParams& p, const Plan& plan)
 std::optional<Check> check_reference(const BenchParams& p, const Run& run, const CheckEnv& env)
 {
     return at_most(tr(env, "the kernel matches the plain-loop reference", "内核与逐循环的参考实现一致"),
-                   fmt::format("max |out - out_ref|, {}", rows_description(sampled_rows(p.len, reference_row_work(p)), p.len)),
+                   fmt::format("max |out - out_ref|, {}", rows_description(sampled_rows(p.len, reference_row_work(p)), p.len, env.lang)),
                    run.measured.at("max_abs_err"), run.measured.at("tol"), run.measured.at("out_scale"));
 }
 
@@ -191,7 +191,7 @@ std::optional<Check> check_threads(const BenchParams& p, const Run& run, const C
     if (!run.measured.count("thread_diff")) return std::nullopt;
     return bit_identical(tr(env, "the rows computed again on one thread are bit-identical to the full run's",
                             "在单线程上重算的行与完整运行的结果逐位相同"),
-                         fmt::format("max |out - out_1 thread|, {}", rows_description(sampled_rows(p.len, reference_row_work(p)), p.len)),
+                         fmt::format("max |out - out_1 thread|, {}", rows_description(sampled_rows(p.len, reference_row_work(p)), p.len, env.lang)),
                          run.measured.at("thread_diff"));
 }
 

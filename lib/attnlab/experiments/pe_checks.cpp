@@ -17,11 +17,11 @@ namespace {
 
 // --- checks: each a claim and its measurement ---
 
-std::string pair_scope(const PeParams& p)
+std::string pair_scope(const PeParams& p, const CheckEnv& env)
 {
     const std::size_t max_offset = pair_offset_budget(p.len, p.dim);
-    return max_offset + 1 >= static_cast<std::size_t>(p.len) ? "over all pairs"
-                                                             : fmt::format("over pairs up to {} apart", max_offset);
+    return max_offset + 1 >= static_cast<std::size_t>(p.len) ? tr(env, "over all pairs", "全部位置对")
+                                                             : tr(env, "over pairs up to {} apart", "相距至多 {} 的位置对", max_offset);
 }
 
 std::optional<Check> check_row0(const PeParams& p, const Run& run, const CheckEnv& env)
@@ -54,7 +54,7 @@ std::optional<Check> check_bounded(const PeParams&, const Run& run, const CheckE
 std::optional<Check> check_rows_distinct(const PeParams& p, const Run& run, const CheckEnv& env)
 {
     if (p.len < 2) return std::nullopt;
-    return greater_than(tr(env, "every position's vector is distinct", "每个位置的向量互不相同"), fmt::format("min |PE(p) - PE(q)| {}", pair_scope(p)),
+    return greater_than(tr(env, "every position's vector is distinct", "每个位置的向量互不相同"), fmt::format("min |PE(p) - PE(q)| {}", pair_scope(p, env)),
                         min_pair_distance(run.at("pe"), pair_offset_budget(p.len, p.dim)), 0.0);
 }
 
@@ -90,7 +90,7 @@ std::optional<Check> check_dot_offset(const PeParams& p, const Run& run, const C
     // dot's own size is at most |PE|^2 = P = D/2.
     const Tensor& freq = run.at("freq");
     const double tol = dot_spread_bound(env.dtype, p.start_index + p.len, freq), pairs = static_cast<double>(freq.size());
-    return at_most(tr(env, "PE(p).PE(p+k) depends on k alone", "PE(p).PE(p+k) 只取决于 k"), fmt::format("max over k of spread over p, {}", pair_scope(p)),
+    return at_most(tr(env, "PE(p).PE(p+k) depends on k alone", "PE(p).PE(p+k) 只取决于 k"), tr(env, "max over k of spread over p, {}", "各 k 上对 p 的极差的最大值，{}", pair_scope(p, env)),
                    max_dot_spread(run.at("pe"), pair_offset_budget(p.len, p.dim)), tol, pairs);
 }
 

@@ -76,10 +76,10 @@ std::optional<Check> check_orthogonal(const RopeParams& p, const Run& run, const
     return at_most(tr(env, "each 2x2 block rotation is orthogonal", "每个 2x2 分块旋转都是正交的"), "max |cos^2 + sin^2 - 1|", worst, 4.0 * env.eps, 1.0);
 }
 
-std::string pair_scope(const RopeParams& p)
+std::string pair_scope(const RopeParams& p, const CheckEnv& env)
 {
     const std::size_t NP = sampled_positions(p.len).size();
-    return NP == static_cast<std::size_t>(p.len) ? "over all pairs" : fmt::format("over {} sampled positions", NP);
+    return NP == static_cast<std::size_t>(p.len) ? tr(env, "over all pairs", "全部位置对") : tr(env, "over {} sampled positions", "抽样的 {} 个位置", NP);
 }
 
 double theta_max(const std::vector<double>& theta)
@@ -109,7 +109,7 @@ std::optional<Check> check_composes(const RopeParams& p, const Run& run, const C
     // together a 2 max(m, n) theta <= 2 a (L-1) theta_max. Each stored cos and sin adds u,
     // each side two of them, and the float64 products nothing that counts: 6u.
     const double tol = 2.0 * angle_rel_error(env.dtype, dsize(p.len - 1)) * dsize(p.len - 1) * theta_max(theta_of(run)) + 6.0 * unit_roundoff(env.dtype);
-    return at_most(tr(env, "R(m)^T R(n) = R(n - m) for all m, n", "对所有 m, n，R(m)^T R(n) = R(n - m)"), fmt::format("max element error, {}", pair_scope(p)), worst,
+    return at_most(tr(env, "R(m)^T R(n) = R(n - m) for all m, n", "对所有 m, n，R(m)^T R(n) = R(n - m)"), tr(env, "max element error, {}", "最大元素误差，{}", pair_scope(p, env)), worst,
                    tol, 1.0);
 }
 
@@ -188,7 +188,7 @@ std::optional<Check> check_dot_relative(const RopeParams& p, const Run& run, con
             const double ref = relative_rotation_dot(p, theta_of(run), q0, k0, static_cast<double>(positions[b] - positions[a]));
             worst = worse(worst, std::abs(dots(a, b) - ref));
         }
-    return at_most(tr(env, "q_m . k_n = q^T R(n - m) k for all m, n", "对所有 m, n，q_m . k_n = q^T R(n - m) k"), fmt::format("max |q_m.k_n - q^T R(n-m) k|, {}", pair_scope(p)),
+    return at_most(tr(env, "q_m . k_n = q^T R(n - m) k for all m, n", "对所有 m, n，q_m . k_n = q^T R(n - m) k"), fmt::format("max |q_m.k_n - q^T R(n-m) k|, {}", pair_scope(p, env)),
                    worst, dot_tolerance(p, theta_of(run), q0, k0, env), dot_scale(q0, k0));
 }
 
@@ -211,7 +211,7 @@ std::optional<Check> check_relative_sign(const RopeParams& p, const Run& run, co
         }
     const double tol = dot_tolerance(p, theta_of(run), q0, k0, env);
     const Check words = article_claim_numeric(tr(env, "q_m . k_n = q^T R((m - n) theta) k, as the learning points write it", "q_m . k_n = q^T R((m - n) theta) k，如学习重点所写"),
-                                              fmt::format("max |q_m.k_n - q^T R(m-n) k|, {}", pair_scope(p)), as_written, tol, dot_scale(q0, k0));
+                                              fmt::format("max |q_m.k_n - q^T R(m-n) k|, {}", pair_scope(p, env)), as_written, tol, dot_scale(q0, k0));
     return meaning(quoting(words, "q_m^T R((m-n)θ) k_n",
                            tr(env, "the score depends on the relative position alone, with the angle (n - m) theta that §3.1 derives",
                               "得分只取决于相对位置，角度是 §3.1 推出的 (n - m) theta")),

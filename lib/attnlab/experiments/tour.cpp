@@ -207,7 +207,7 @@ void section_pe(TourReport& t, const RunContext& ctx)
     s.use(run_pe(big, all_tensors(ctx)), pe_command(big),
           {{"max_wavelength_is_base", "\"Attention 的两个补丁\" §2.1 (10000 is the maximum wavelength)", "10000 就是最长波长（在 2i = d_model - 1 时取到）"},
            {"base_sets_highest_frequency_period", "\"Attention 的两个补丁\" FAQ Q6 (10000 决定了最高频维度的周期)", "10000 决定了最高频维度的周期"},
-           {"log_space_more_accurate", "\"Attention 的两个补丁\" §2.3 (tip: compute div_term in log space)", "在对数空间计算 w_i（exp-log）至少与 base^(-2i/D) 一样精确"}});
+           {"log_space_more_accurate", "\"Attention 的两个补丁\" §2.3 (tip: compute div_term in log space)", "在对数空间计算 w_i（exp-log）至少与 1 / base^(2i/D)（pow）一样精确"}});
     // The articles' d_model = 4096 (§2.3's own example size), where the gap is widest. In 16
     // bits 2048 frequencies no longer fall strictly (neighbours round to one value), so the
     // table itself is not what the section shows there.
@@ -216,7 +216,7 @@ void section_pe(TourReport& t, const RunContext& ctx)
         wide.len = 2;
         wide.dim = 4096;
         s.use(run_pe(wide, all_tensors(ctx)), pe_command(wide),
-              {{"log_space_more_accurate", "\"Attention 的两个补丁\" §2.3, at d_model = 4096", "在对数空间计算 w_i（exp-log）至少与 base^(-2i/D) 一样精确（d_model = 4096）"}});
+              {{"log_space_more_accurate", "\"Attention 的两个补丁\" §2.3, at d_model = 4096", "在对数空间计算 w_i（exp-log）至少与 1 / base^(2i/D)（pow）一样精确（d_model = 4096）"}});
     }
     s.finish();
 }
@@ -406,8 +406,8 @@ void section_mask(TourReport& t, const RunContext& ctx)
     s.use(e, mask_command(empty),
           {{"no_nan_weights", "PyTorch docs: scaled_dot_product_attention (safe softmax since 2.5)", "没有任何注意力权重是 NaN"},
            {"nan_from_exp_overflow", "\"Attention 的两个补丁\" §5.3 (exp(-inf) 在 fp16 下可能溢出)", "-inf 会触发 NaN，因为 exp(-inf) 在 fp16 下可能溢出"}});
-    for (const auto& n : e.notes)
-        if (n.rfind("fully masked", 0) == 0) s.note(n);
+    for (const auto& n : e.notes)  // the note on fully masked rows, in the run's language
+        if (n.rfind("fully masked", 0) == 0 || n.rfind("完全被屏蔽的行", 0) == 0) s.note(n);
     s.finish();
 }
 

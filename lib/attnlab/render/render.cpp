@@ -285,18 +285,36 @@ std::string worst_text_of(const Comparison& c, bool zh)
                        format_value(c.worst_expected, c.expected_elem), format_value(c.worst_got, c.got_elem));
 }
 
-// The last line under --against, the same in every language: MATCH or DIFFERS, the max
-// difference, the mismatched count and the diagnosis.
-std::string result_line(const Comparison& c)
+// The last line under --against: MATCH or DIFFERS first in every language (a script greps for
+// it), then the max difference, the mismatched count, the diagnosis (ids as they are) and the
+// kinds, in the run's language.
+std::string result_line(const Comparison& c, bool zh)
 {
-    std::string line = fmt::format("{} max |diff| = {}; {} of {} elements differ", c.passed ? "MATCH" : "DIFFERS",
-                                   format_figure(c.max_abs_diff), c.mismatched, c.total);
-    if (c.shape_expected != c.shape_got) line = fmt::format("DIFFERS shape [{}] != [{}]", fmt::join(c.shape_got, ", "), fmt::join(c.shape_expected, ", "));
+    std::string line = fmt::format(zh ? "{0} 最大 |差| = {1}；{3} 个元素中 {2} 个不同" : "{0} max |diff| = {1}; {2} of {3} elements differ",
+                                   c.passed ? "MATCH" : "DIFFERS", format_figure(c.max_abs_diff), c.mismatched, c.total);
+    if (c.shape_expected != c.shape_got)
+        line = fmt::format(zh ? "DIFFERS 形状 [{}] != [{}]" : "DIFFERS shape [{}] != [{}]", fmt::join(c.shape_got, ", "), fmt::join(c.shape_expected, ", "));
     std::vector<std::string> named;
-    for (const auto& d : c.diagnosis) named.push_back(fmt::format("{} {}", name_of(d.certainty), d.id));
-    if (!named.empty()) line += fmt::format("; {}", fmt::join(named, ", "));
-    if (!c.kinds.empty()) line += fmt::format("; {}", fmt::join(c.kinds, ", "));
+    for (const auto& d : c.diagnosis) {
+        const bool sure = d.certainty == Certainty::matches;
+        named.push_back(fmt::format("{} {}", zh ? (sure ? "符合" : "最接近") : name_of(d.certainty), d.id));
+    }
+    const char* sep = zh ? "；" : "; ";
+    if (!named.empty()) line += fmt::format("{}{}", sep, fmt::join(named, zh ? "，" : ", "));
+    if (!c.kinds.empty()) line += fmt::format("{}{}", sep, fmt::join(c.kinds, zh ? "，" : ", "));
     return line + "\n";
+}
+
+// One line per catalogued mistake named: matches or closest, its id, what it is, how near.
+std::string diagnosis_lines(const Comparison& c, bool zh)
+{
+    std::string out;
+    for (const auto& d : c.diagnosis) {
+        const bool sure = d.certainty == Certainty::matches;
+        out += fmt::format(zh ? "  {} {}：{}（最大差 {}）\n" : "  {} {}: {} (max diff {})\n", sure ? (zh ? "符合" : "matches") : (zh ? "最接近" : "closest:"), d.id,
+                           d.explanation, format_figure(d.max_abs_diff));
+    }
+    return out;
 }
 
 // The verdict on a learner's tensor, after the run's own checks; it ends with the result line.
@@ -304,7 +322,7 @@ std::string against_text(const Comparison& c, const RenderOptions& opts)
 {
     const bool zh = opts.lang == Lang::zh;
     std::string out = fmt::format(zh ? "\n对照 {} （张量 {}），按 {} 评判：\n" : "\nagainst {} (tensor {}), judged at {}:\n", c.file, c.tensor, c.judged_at);
-    out += fmt::format("  {}: expected {}, got {}\n", zh ? "形状" : "shape", shape_text(c.shape_expected), shape_text(c.shape_got));
+    out += fmt::format(zh ? "  形状：期望 {}，得到 {}\n" : "  shape: expected {}, got {}\n", shape_text(c.shape_expected), shape_text(c.shape_got));
     if (c.shape_expected == c.shape_got) {
         // Chinese names the whole first: "128 个元素中 84 个超出" is "84 of 128"
         out += fmt::format(zh ? "  容差：|差| <= atol {0} + rtol {1} |期望值|；{3} 个元素中 {2} 个超出\n" : "  tolerance: |diff| <= atol {0} + rtol {1} |expected|; {2} of {3} elements outside\n",
@@ -316,11 +334,7 @@ std::string against_text(const Comparison& c, const RenderOptions& opts)
         for (const auto& n : *list) out += fmt::format("  {}{}\n", zh ? "注：" : "note: ", n);
     if (!c.properties.empty()) out += zh ? "  你的张量的性质：\n" : "  properties of your tensor:\n";
     for (const auto& p : c.properties) out += wrap_text("    " + check_line(p, opts.color, opts.lang), opts.width, 10) + "\n";
-    for (const auto& d : c.diagnosis) {
-        const bool sure = d.certainty == Certainty::matches;
-        out += fmt::format("  {} {}: {} (max diff {})\n", sure ? (zh ? "符合" : "matches") : (zh ? "最接近：" : "closest:"), d.id, d.explanation,
-                           format_figure(d.max_abs_diff));
-    }
+    out += diagnosis_lines(c, zh);
     if (c.diagnosis.empty() && !c.passed && c.kinds.empty()) {
         if (c.shape_expected != c.shape_got)  // no element was compared, so none is shown
             out += fmt::format(zh ? "  没有已知错误与之相符；先把形状改成 {}（张量 {} 的轴：见 --help）\n"
@@ -328,7 +342,7 @@ std::string against_text(const Comparison& c, const RenderOptions& opts)
                                shape_text(c.shape_expected), c.tensor);
         else out += zh ? "  没有已知错误与之相符；请从上面的最差元素查起\n" : "  no known mistake matches it; start from the worst element, above\n";
     }
-    return out + result_line(c);
+    return out + result_line(c, zh);
 }
 
 }  // namespace
