@@ -47,8 +47,11 @@ void set_size(const OptionRow<P>& row, P& p, long value)
     if (auto* v = std::get_if<std::optional<long>*>(&ref)) **v = value;
 }
 
+// The disagreement of a parameter set that is not a valid run: more than any valid one's.
+inline constexpr long kInvalid = std::numeric_limits<long>::max();
+
 // How many axes of the --input files disagree with the shapes P implies (every axis of a file
-// whose rank differs), or -1 where P is not a valid run.
+// whose rank differs), or kInvalid where P is not a valid run.
 template <class P>
 long disagreeing(const Experiment<P>& e, const P& given, const RunContext& ctx)
 {
@@ -68,7 +71,7 @@ long disagreeing(const Experiment<P>& e, const P& given, const RunContext& ctx)
         }
         return out;
     } catch (const InputError&) {
-        return -1;
+        return kInvalid;
     }
 }
 
@@ -92,16 +95,16 @@ P fitted(const Experiment<P>& e, P p, const std::vector<const OptionRow<P>*>& ro
     long now = disagreeing(e, p, ctx);
     for (std::size_t round = 0; now != 0 && round <= rows.size(); ++round) {
         P best = p;
-        long best_count = now < 0 ? std::numeric_limits<long>::max() : now;
+        long best_count = now;
         for (const auto* row : rows)
             for (long v : sizes) {
                 if (v < row->limits.lo || v > row->limits.hi) continue;
                 P trial = p;
                 set_size(*row, trial, v);
                 const long count = disagreeing(e, trial, ctx);
-                if (count >= 0 && count < best_count) best = trial, best_count = count;
+                if (count < best_count) best = trial, best_count = count;
             }
-        if (now >= 0 && best_count >= now) break;
+        if (best_count == now) break;
         p = best;
         now = best_count;
     }

@@ -72,39 +72,48 @@ std::optional<Check> check_rows_sum(const MaskParams&, const Run& run, const Che
                    max_row_sum_error(run.at("weights"), m), accumulate_then_store(env.dtype, dsize(m.keys) + 4.0, 1.0), 1.0);
 }
 
+// The (batch, query) rows the spec hides entirely.
+std::vector<std::pair<long, long>> fully_masked_rows(const MaskParams& p, const MaskSpec& m)
+{
+    std::vector<std::pair<long, long>> rows;
+    for (long b = 0; b < batch_of(p, m); ++b)
+        for (long i = 0; i < m.queries; ++i)
+            if (m.row_fully_masked(b, i)) rows.emplace_back(b, i);
+    return rows;
+}
+
 // Whether the fill hides exactly: -inf, or a finite fill so far below the scores that exp of
 // a hidden score minus the row's largest underflows to 0 even in float64 (below -745), with
 // room for hidden_scores_ignored's perturbation (|10 z| < 100), and no row that sees no key.
 // A finite fill nearer than that (--fill -1.79), or a fully masked row under any finite fill,
 // leaks weight by design: the exact-zero checks then show the leak, a demonstration, not an
 // invariant of the run; so does the boolean conventions' (-inf) agreement with it.
-bool fill_hides_exactly(const MaskSpec& m, const Run& run)
+bool fill_hides_exactly(const MaskParams& p, const Run& run)
 {
+    const MaskSpec& m = resolved_as<MaskSpec>(run);
     if (std::isinf(m.fill)) return true;
     // a row that sees no key spreads its weight evenly over the hidden ones under a finite fill
-    for (long b = 0; b < m.batch(); ++b)
-        for (long i = 0; i < m.queries; ++i)
-            if (m.row_fully_masked(b, i)) return false;
+    if (!fully_masked_rows(p, m).empty()) return false;
     double lo = 0.0, hi = 0.0;
     for (double v : run.at("scores").values) lo = std::min(lo, v), hi = std::max(hi, v);
     return m.fill + (hi - lo) + 100.0 < -745.0;
 }
 
-std::optional<Check> exact_under_fill(Check c, const Run& run)
+std::optional<Check> exact_under_fill(Check c, const MaskParams& p, const Run& run)
 {
-    if (!fill_hides_exactly(resolved_as<MaskSpec>(run), run)) c.role = Role::demonstration;
+    if (!fill_hides_exactly(p, run)) c.role = Role::demonstration;
     return c;
 }
 
-std::optional<Check> check_masked_zero(const MaskParams&, const Run& run, const CheckEnv& env)
+std::optional<Check> check_masked_zero(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     return exact_under_fill(exact_zero(tr(env, "every masked weight is exactly 0, not merely small", "每个被屏蔽的权重恰好为 0，而不只是很小"),
                       tr(env, "max |w| at masked keys", "被屏蔽键上的 max |w|"),
                       max_masked_weight(run.at("weights"), resolved_as<MaskSpec>(run))),
-                            run);
+                            p, run);
 }
 
-std::optional<Check> check_row0(const MaskParams&, const Run& run, const CheckEnv& env)
+std::optional<Check> check_row0(const MaskParams& p, const Run& run, const CheckEnv& env)
 {
     const MaskSpec& m = resolved_as<MaskSpec>(run);
     const bool causal_part = m.kind == MaskKind::causal || m.kind == MaskKind::both;
@@ -116,7 +125,7 @@ std::optional<Check> check_row0(const MaskParams&, const Run& run, const CheckEn
     double err = 0.0;
     for (std::size_t b = 0; b < w.dim(0); ++b)
         for (std::size_t j = 0; j < S; ++j) err = worse(err, std::abs(w.values[b * L * S + j] - (j == 0 ? 1.0 : 0.0)));
-    return exact_under_fill(exact_zero(tr(env, "row 0 of the causal weights is [1, 0, ..., 0]", "因果权重的第 0 行是 [1, 0, ..., 0]"), "max |w[0] - e_0|", err), run);
+    return exact_under_fill(exact_zero(tr(env, "row 0 of the causal weights is [1, 0, ..., 0]", "因果权重的第 0 行是 [1, 0, ..., 0]"), "max |w[0] - e_0|", err), p, run);
 }
 
 std::optional<Check> check_no_nan(const MaskParams&, const Run& run, const CheckEnv& env)
@@ -162,7 +171,7 @@ std::optional<Check> check_same_weights(const MaskParams& p, const Run& run, con
     return exact_under_fill(bit_identical(tr(env, "key_padding_mask, boolean attn_mask and the additive mask give the same weights",
                                              "key_padding_mask、布尔 attn_mask 与加性掩码给出相同的权重"),
                                           "max |w_bool - w_additive| (NaN = NaN)", worse(max_abs_diff(w_kpm, w), max_abs_diff(w_amb, w))),
-                            run);
+                            p, run);
 }
 
 // Causality of the result: the scores of hidden keys must not matter at all.
@@ -181,7 +190,7 @@ std::optional<Check> check_hidden_ignored(const MaskParams& p, const Run& run, c
     return exact_under_fill(bit_identical(tr(env, "changing the scores of masked keys leaves every row's weights bit-identical",
                                              "改变被屏蔽键的得分，每一行的权重逐位不变"),
                                           "max |w_changed - w|", max_abs_diff(w_changed, w)),
-                            run);
+                            p, run);
 }
 
 // "Attention 的两个补丁" §5.3: scaled_dot_product_attention's boolean mask puts True where
@@ -226,16 +235,6 @@ std::optional<Check> check_fill_fp16(const MaskParams& p, const Run&, const Chec
                    "工程上常用 -1e9 替代 -inf 防止 fp16 溢出",
                    tr(env, "a large finite fill such as -1e9 keeps masked scores finite in float16, where -inf would cause trouble",
                       "用 -1e9 这样的有限大数填充，在 float16 下被屏蔽的得分仍是有限值，而 -inf 会出问题"));
-}
-
-// The (batch, query) rows the spec hides entirely.
-std::vector<std::pair<long, long>> fully_masked_rows(const MaskParams& p, const MaskSpec& m)
-{
-    std::vector<std::pair<long, long>> rows;
-    for (long b = 0; b < batch_of(p, m); ++b)
-        for (long i = 0; i < m.queries; ++i)
-            if (m.row_fully_masked(b, i)) rows.emplace_back(b, i);
-    return rows;
 }
 
 // "Attention 的两个补丁" §5.3: -inf "triggers NaN in some fused kernels, because exp(-inf) may

@@ -65,10 +65,6 @@ bool any_row_fully_masked(const MaskSpec& m)
     return false;
 }
 
-}  // namespace
-
-namespace {
-
 // The slips of the triangle, or nothing where the spec has no triangle for them.
 std::optional<Hide> triangle_rule(MaskSlip slip, const MaskSpec& m)
 {

@@ -177,12 +177,13 @@ NanRows nan_rows(const Tensor& e, const Tensor& got)
     NanRows out;
     if (got.rank() == 0) return {false, false};
     const std::size_t S = got.shape.back();
+    const bool same_shape = e.shape == got.shape;
     for (std::size_t r = 0; r * S < got.size(); ++r) {
         std::size_t nan = 0;
-        bool zero = true;
+        bool zero = same_shape;
         for (std::size_t j = 0; j < S; ++j) {
             nan += std::isnan(got.values[r * S + j]) ? 1 : 0;
-            zero = zero && e.shape == got.shape && e.values[r * S + j] == 0.0;
+            zero = zero && e.values[r * S + j] == 0.0;
         }
         out.whole = out.whole && (nan == 0 || nan == S);
         out.meant_empty = out.meant_empty && (nan == 0 || zero);
