@@ -427,6 +427,8 @@ TEST_CASE("exercise grade --shard and exercise merge: the parts of a class make 
     for (const char* bad : {"3/3", "1", "-1/3", "a/b", "0/0"}) expect_usage_error({"exercise", "grade", "causal-mask", subs[0], "--shard", bad}, "--shard");
     expect_usage_error({"exercise", "grade", "causal-mask", subs[0], "--shard", "auto"}, "--shard auto: SLURM_ARRAY_TASK_COUNT is not set");
     expect_usage_error({"exercise", "grade", "causal-mask", subs[0], "--shard", "0/2", "--format", "csv"}, "give --format to the merge");
+    expect_usage_error({"exercise", "grade", "causal-mask", subs[0], "--shard", "0/2", "--hidden-detail", "verdict"},
+                       "--shard writes a part for exercise merge; give --teacher-report, --show-hidden and --hidden-detail to the merge");
 }
 
 TEST_CASE("exercise grade: a folder whose name starts with = lands in the CSV as text, not a formula")
